@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { main } from '../dist/commands/index.js';
+
+await main(process.argv);

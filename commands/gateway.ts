@@ -1,0 +1,53 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { withOverrides } from '../src/config/load.js';
+import type { UpstreamKind } from '../src/config/schema.js';
+import { startGateway } from '../src/gateway/server.js';
+import { newSecret, printJson, withStore } from './shared.js';
+
+export interface GatewayFlags {
+  upstream?: string; upstreamKind?: UpstreamKind; model?: string; host?: string; port?: number; adminKey?: string;
+  db?: string; config?: string; json?: boolean;
+}
+
+// Drain gives streams in flight this long to finish on SIGTERM.
+const drainMs = 30_000;
+
+/** A standalone gateway: runs until SIGTERM or SIGINT, then drains and returns. */
+export async function gatewayCommand(flags: GatewayFlags): Promise<void> {
+  await withStore(flags, async (store, fileConfig) => {
+    const config = withOverrides(fileConfig, {
+      upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
+      gateway: { host: flags.host, port: flags.port },
+    });
+    const given = flags.adminKey ?? process.env.ALIGHT_ADMIN_KEY;
+    const key = given ? { value: given, file: null } : storedAdminKey(store.path);
+    const gateway = await startGateway({
+      store, gateway: config.gateway, upstream: config.upstream, adminKey: key.value,
+      upstreamApiKey: config.upstream.apiKeyEnv ? process.env[config.upstream.apiKeyEnv] : undefined,
+    });
+    const info = { url: gateway.url, db: store.path, admin_key_file: key.file, upstream: config.upstream.url ?? null };
+    if (flags.json) printJson(info);
+    else {
+      process.stdout.write(`alight gateway listening on ${gateway.url} (db ${store.path})\n`);
+      if (key.file) process.stdout.write(`admin key in ${key.file}\n`);
+    }
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    process.stderr.write(`alight gateway: ${signal}, draining ${gateway.state().inflight} call(s) in flight\n`);
+    await gateway.drain(drainMs);
+    await gateway.close();
+  });
+}
+
+/** An admin key kept beside the database (mode 0600), so it is never printed. */
+function storedAdminKey(dbPath: string): { value: string; file: string | null } {
+  const file = join(dirname(dbPath), 'admin-key');
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), file };
+  const value = newSecret();
+  writeFileSync(file, `${value}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { value, file };
+}

@@ -1,0 +1,130 @@
+import { Command, CommanderError, Option } from 'commander';
+import { upstreamKinds } from '../src/config/schema.js';
+import { AlightError, ExitCode, errorMessage } from '../src/errors.js';
+
+const int = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new AlightError(`expected a whole number, got ${value}`, ExitCode.usage);
+  return n;
+};
+const num = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new AlightError(`expected a number, got ${value}`, ExitCode.usage);
+  return n;
+};
+
+function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
+
+/** The whole command table; each action loads its module only when it runs. */
+export function buildProgram(): Command {
+  const program = new Command('alight')
+    .description('Post-train LLM agents with RL through the harness they already ship')
+    .version('0.1.0')
+    .enablePositionalOptions()
+    .showHelpAfterError();
+
+  program.command('init')
+    .description('scaffold a project: alight.config.yaml, an example harness and tasks')
+    .argument('[dir]', 'target folder', '.')
+    .option('--force', 'overwrite existing files')
+    .addHelpText('after', examples(['alight init', 'alight init my-agent']))
+    .action(async (dir, opts) => { await (await import('./init.js')).init(dir, opts); });
+
+  program.command('record')
+    .description('run a harness through a recording gateway and store every model call')
+    .argument('<cmd>', 'harness command')
+    .argument('[args...]', 'its arguments; {{field}} is replaced by the task field')
+    .passThroughOptions()
+    .option('--upstream <url>', 'OpenAI-compatible base URL ending in /v1')
+    .addOption(new Option('--upstream-kind <kind>', 'vllm asks for token ids; openai-compatible passes through').choices(upstreamKinds))
+    .option('--model <name>', 'model name sent upstream')
+    .option('--run <name>', 'run name (default: generated)')
+    .option('--tasks <file.jsonl>', 'one task per line; id or instance_id names it')
+    .option('-n <k>', 'rollouts per task', int)
+    .option('--concurrency <c>', 'harness processes at once', int)
+    .option('--timeout <seconds>', 'kill a harness after this long (with --tasks)', num)
+    .option('--reward-cmd <cmd>', 'shell command run after the harness; its last printed number is the reward')
+    .option('--port <port>', 'gateway port (default: a free one)', int)
+    .option('--db <file>', 'SQLite trace store')
+    .option('--config <file>', 'config file (default: ./alight.config.yaml)')
+    .option('--json', 'print the summary as JSON')
+    .addHelpText('after', examples([
+      'alight record --upstream http://127.0.0.1:8000/v1 -- python agent.py',
+      'alight record --tasks tasks.jsonl -n 4 --concurrency 8 --timeout 600 -- node harness.mjs "{{problem}}"',
+      'alight record --tasks tasks.jsonl --reward-cmd "python grade.py" -- ./run-agent.sh',
+    ]))
+    .action(async (cmd, args, opts) => { await (await import('./record.js')).recordCommand(cmd, args, opts); });
+
+  program.command('gateway')
+    .description('run the recording gateway on its own (for clusters and benchmarks)')
+    .option('--upstream <url>', 'OpenAI-compatible base URL ending in /v1')
+    .addOption(new Option('--upstream-kind <kind>', 'upstream kind').choices(upstreamKinds))
+    .option('--model <name>', 'model name sent upstream')
+    .option('--host <host>', 'bind address (default 127.0.0.1)')
+    .option('--port <port>', 'port (default: a free one)', int)
+    .option('--admin-key <key>', 'admin key (or ALIGHT_ADMIN_KEY); generated and written to the db folder if absent')
+    .option('--db <file>', 'SQLite trace store')
+    .option('--config <file>', 'config file')
+    .option('--json', 'print the listening address as JSON')
+    .addHelpText('after', examples(['alight gateway --port 9000 --upstream http://127.0.0.1:8000/v1 --admin-key $KEY']))
+    .action(async (opts) => { await (await import('./gateway.js')).gatewayCommand(opts); });
+
+  const traces = program.command('traces').description('list, show and export recorded rollouts');
+  traces.command('list')
+    .description('one line per rollout')
+    .option('--run <name>', 'only this run')
+    .option('--db <file>', 'SQLite trace store')
+    .option('--json', 'JSON output')
+    .addHelpText('after', examples(['alight traces list --run rec-20261130-120000']))
+    .action(async (opts) => { await (await import('./traces.js')).listTraces(opts); });
+  traces.command('show')
+    .description('one rollout and its calls')
+    .argument('<rollout>', 'rollout id')
+    .option('--db <file>', 'SQLite trace store')
+    .option('--json', 'the export object as JSON')
+    .addHelpText('after', examples(['alight traces show ro_0123456789abcdef']))
+    .action(async (id, opts) => { await (await import('./traces.js')).showTrace(id, opts); });
+  traces.command('export')
+    .description('write rollouts as JSONL, one object per rollout (DESIGN §5)')
+    .option('--run <name>', 'only this run')
+    .addOption(new Option('--format <format>', 'output format').choices(['jsonl']).default('jsonl'))
+    .option('--out <file>', 'write here instead of stdout')
+    .option('--db <file>', 'SQLite trace store')
+    .addHelpText('after', examples(['alight traces export --run my-run --out traces.jsonl']))
+    .action(async (opts) => { await (await import('./traces.js')).exportTraces(opts); });
+
+  program.command('runs')
+    .description('recorded runs')
+    .command('list')
+    .description('one line per run')
+    .option('--db <file>', 'SQLite trace store')
+    .option('--json', 'JSON output')
+    .addHelpText('after', examples(['alight runs list']))
+    .action(async (opts) => { await (await import('./runs.js')).listRuns(opts); });
+
+  return program;
+}
+
+/** The only place that ends the process: every command returns or throws, and the exit code comes from here. */
+export async function main(argv: string[]): Promise<never> {
+  const program = buildProgram().exitOverride();
+  let code: number = ExitCode.ok;
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      code = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    } else if (err instanceof AlightError) {
+      process.stderr.write(`alight: ${err.message}\n`);
+      code = err.exitCode;
+    } else {
+      process.stderr.write(`alight: unexpected error: ${errorMessage(err)}\n${(err as Error).stack ?? ''}\n`);
+      code = ExitCode.failure;
+    }
+  }
+  // Piped stdout is asynchronous: let it drain so that exiting cuts no output.
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(code);
+}

@@ -1,0 +1,60 @@
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { AlightError, ExitCode } from '../src/errors.js';
+import type { RolloutSummary } from '../src/store/store.js';
+import { rolloutTrace, type RolloutTrace } from '../src/traces/export.js';
+import { table } from '../src/ui/summary.js';
+import { printJson, withStore } from './shared.js';
+
+const seconds = (r: RolloutSummary): string =>
+  r.started_at && r.ended_at ? `${((r.ended_at - r.started_at) / 1000).toFixed(1)}s` : '–';
+
+export async function listTraces(opts: { run?: string; db?: string; json?: boolean }): Promise<RolloutSummary[]> {
+  return withStore(opts, (store) => {
+    const rows = store.rolloutSummaries({ run: opts.run });
+    if (opts.json) printJson(rows);
+    else if (rows.length === 0) process.stdout.write(`no rollouts${opts.run ? ` in run ${opts.run}` : ''} in ${store.path}\n`);
+    else {
+      process.stdout.write(`${table(['rollout', 'run', 'task', 'state', 'reward', 'calls', 'tokens', 'time', 'error'],
+        rows.map((r) => [r.id, r.run, r.task_id ?? '-', r.state, r.reward ?? '–', r.calls, r.prompt_tokens + r.completion_tokens,
+          seconds(r), (r.error ?? '').slice(0, 60)]))}\n`);
+    }
+    return rows;
+  });
+}
+
+export async function showTrace(id: string, opts: { db?: string; json?: boolean }): Promise<RolloutTrace> {
+  return withStore(opts, (store) => {
+    const trace = rolloutTrace(store, id);
+    if (opts.json) printJson(trace);
+    else {
+      const t = trace;
+      process.stdout.write(`rollout ${t.rollout_id}  run ${t.run}  task ${t.task_id ?? '-'}  ${t.state}` +
+        `${t.exit_code !== null ? ` (exit ${t.exit_code})` : ''}  reward ${t.reward ?? '–'}` +
+        `${t.error ? `\nerror: ${t.error}` : ''}\nstored: ${store.calls.storedBytes(id)} bytes\n\n`);
+      process.stdout.write(`${table(['seq', 'protocol', 'stream', 'status', 'prompt', 'completion', 'finish', 'ms', 'version', 'error'],
+        t.calls.map((c) => [c.seq, c.protocol, c.stream ? 'yes' : 'no', c.status, c.prompt_token_ids?.length ?? '–',
+          c.completion_token_ids?.length ?? '–', c.finish_reason ?? '–', Math.round(c.latency_ms), c.model_version ?? '–',
+          (c.error ?? '').slice(0, 50)]))}\n`);
+    }
+    return trace;
+  });
+}
+
+export async function exportTraces(opts: { run?: string; out?: string; db?: string }): Promise<number> {
+  return withStore(opts, async (store) => {
+    if (opts.run && !store.getRun(opts.run)) throw new AlightError(`no run ${opts.run} in ${store.path} (alight runs list)`, ExitCode.input);
+    const out: Writable = opts.out ? createWriteStream(opts.out) : process.stdout;
+    const ids = store.rolloutSummaries({ run: opts.run }).map((r) => r.id);
+    for (const id of ids) {
+      if (!out.write(`${JSON.stringify(rolloutTrace(store, id))}\n`)) await once(out, 'drain');
+    }
+    if (opts.out) {
+      out.end();
+      await once(out, 'finish');
+      process.stderr.write(`alight: wrote ${ids.length} rollout(s) to ${opts.out}\n`);
+    }
+    return ids.length;
+  });
+}

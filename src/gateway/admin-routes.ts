@@ -1,0 +1,73 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { upstreamKinds } from '../config/schema.js';
+import { rolloutModes, rolloutStates } from '../rollouts/state.js';
+import { rolloutTrace } from '../traces/export.js';
+import { HttpError, parseBody, readJson, sendJson } from './http.js';
+import type { GatewayState } from './server.js';
+
+const adminBody = 1024 * 1024;
+
+const newRollout = z.object({
+  run: z.string().min(1).default('default'),
+  task_id: z.string().optional(),
+  group_id: z.string().optional(),
+  attempt: z.number().int().min(0).optional(),
+  mode: z.enum(rolloutModes).optional(),
+  task: z.unknown().optional(),
+});
+const patchRollout = z.object({
+  state: z.enum(rolloutStates),
+  exit_code: z.number().int().nullable().optional(),
+  error: z.string().nullable().optional(),
+});
+const endpoint = z.object({
+  url: z.string().url(),
+  model: z.string().nullable().optional(),
+  version: z.number().int().min(0),
+  kind: z.enum(upstreamKinds).default('vllm'),
+});
+
+/** Routes under `/api/`, already authorised by the admin key. */
+export async function handleAdmin(state: GatewayState, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = req.method ?? 'GET';
+  const rolloutMatch = /^\/api\/rollouts\/([^/]+)(\/trace)?$/.exec(path);
+
+  if (method === 'POST' && path === '/api/rollouts') {
+    const body = parseBody(newRollout, await readJson(req, adminBody));
+    const { rollout, token } = state.rollouts.create({
+      run: body.run, taskId: body.task_id, groupId: body.group_id, attempt: body.attempt, mode: body.mode, task: body.task,
+    });
+    const base = `http://${req.headers.host}/r/${token}`;
+    return sendJson(res, 201, { rollout_id: rollout.id, token, base_url: base, openai_base_url: `${base}/v1` });
+  }
+  if (rolloutMatch) {
+    const id = decodeURIComponent(rolloutMatch[1]);
+    const rollout = state.rollouts.get(id);
+    if (!rollout) throw new HttpError(404, `no rollout ${id}`, 'not_found_error');
+    if (method === 'GET' && rolloutMatch[2]) return sendJson(res, 200, rolloutTrace(state.calls.store, id));
+    if (method === 'GET') {
+      return sendJson(res, 200, { ...rollout, reward: state.calls.store.lastReward(id)?.value ?? null, calls: state.calls.store.calls.count(id) });
+    }
+    if (method === 'PATCH' && !rolloutMatch[2]) {
+      const body = parseBody(patchRollout, await readJson(req, adminBody));
+      try {
+        return sendJson(res, 200, state.rollouts.transition(id, body.state, { exitCode: body.exit_code, error: body.error }));
+      } catch (err) {
+        throw new HttpError(409, (err as Error).message);
+      }
+    }
+  }
+  if (method === 'POST' && path === '/api/endpoints') {
+    const body = parseBody(endpoint, await readJson(req, adminBody));
+    return sendJson(res, 200, state.endpoints.upsert({ url: body.url, model: body.model ?? null, version: body.version, kind: body.kind }));
+  }
+  if (method === 'POST' && path === '/api/pause') { state.paused = true; return sendJson(res, 200, stateOf(state)); }
+  if (method === 'POST' && path === '/api/resume') { state.paused = false; return sendJson(res, 200, stateOf(state)); }
+  if (method === 'GET' && path === '/api/state') return sendJson(res, 200, stateOf(state));
+  throw new HttpError(404, `no route ${method} ${path}`, 'not_found_error');
+}
+
+function stateOf(state: GatewayState): { paused: boolean; inflight: number } {
+  return { paused: state.paused, inflight: state.aborts.size };
+}

@@ -1,0 +1,56 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { isTerminal } from '../rollouts/state.js';
+import { HttpError, parseBody, readJson, sendJson } from './http.js';
+import { handleModelCall } from './model-call.js';
+import { protocols } from './protocols/index.js';
+import type { GatewayState } from './server.js';
+
+const smallBody = 1024 * 1024;
+const rewardBody = z.object({ value: z.number().finite(), reason: z.string().optional() });
+const eventBody = z.object({ type: z.string().min(1), data: z.record(z.string(), z.unknown()).default({}) });
+
+/** Routes under `/r/{token}/`: the token is the only credential and reaches its own rollout alone. */
+export async function handleAgent(state: GatewayState, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const match = /^\/r\/([^/]+)\/(.*)$/.exec(path);
+  if (!match) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
+  const rollout = state.rollouts.resolve(decodeURIComponent(match[1]));
+  if (!rollout) throw new HttpError(401, 'unknown rollout token', 'authentication_error');
+  if (isTerminal(rollout.state)) {
+    throw new HttpError(403, `rollout ${rollout.id} has ended (${rollout.state}); its token no longer works`, 'permission_error');
+  }
+  const rest = match[2];
+  const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocols[rest.slice(3)] : undefined;
+
+  if (protocol) {
+    if (state.paused) {
+      throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', { 'retry-after': '1' });
+    }
+    if (rollout.state === 'queued') state.rollouts.transition(rollout.id, 'running');
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort(new Error('the harness disconnected before the answer was complete'));
+    });
+    state.aborts.add(abort);
+    try {
+      return await handleModelCall(state.calls, rollout, protocol, req, res, abort.signal);
+    } finally {
+      state.aborts.delete(abort);
+    }
+  }
+  if (req.method === 'GET' && rest === 'v1/models') {
+    const ids = [...new Set(state.endpoints.all().map((e) => e.model ?? 'alight'))];
+    return sendJson(res, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', owned_by: 'alight' })) });
+  }
+  if (req.method === 'POST' && rest === 'reward') {
+    const { value, reason } = parseBody(rewardBody, await readJson(req, smallBody));
+    state.calls.store.addReward(rollout.id, value, reason ?? null, 'harness');
+    return sendJson(res, 200, { ok: true });
+  }
+  if (req.method === 'POST' && rest === 'events') {
+    const { type, data } = parseBody(eventBody, await readJson(req, smallBody));
+    state.calls.store.addEvent(rollout.id, type, data);
+    return sendJson(res, 200, { ok: true });
+  }
+  throw new HttpError(404, `no route ${req.method} /r/<token>/${rest}`, 'not_found_error');
+}

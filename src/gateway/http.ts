@@ -1,0 +1,64 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import { formatIssues } from '../config/load.js';
+
+/** An HTTP failure with the OpenAI-style error body every SDK understands. */
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly type = 'invalid_request_error', readonly headers: Record<string, string> = {}) {
+    super(message);
+  }
+}
+
+export function errorBody(status: number, message: string, type: string): { error: { message: string; type: string; code: number } } {
+  return { error: { message, type, code: status } };
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, err: HttpError): void {
+  if (res.headersSent) return void res.end();
+  sendJson(res, err.status, errorBody(err.status, err.message, err.type), err.headers);
+}
+
+/** Reads a JSON object body, refusing wrong content types, bodies over `limit` bytes and malformed JSON. */
+export async function readJson(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+  const type = req.headers['content-type'] ?? '';
+  if (!type.toLowerCase().startsWith('application/json')) {
+    throw new HttpError(415, `expected content-type application/json, got ${type || 'none'}`);
+  }
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw tooLarge(declared, limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(size, limit);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks, size).toString('utf8');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, `the request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new HttpError(400, 'the request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+function tooLarge(size: number, limit: number): HttpError {
+  return new HttpError(413, `the request body is ${size} bytes or more; the gateway accepts at most ${limit} (gateway.bodyLimitMb)`,
+    'invalid_request_error', { connection: 'close' });
+}
+
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new HttpError(400, `invalid body:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
+}

@@ -1,0 +1,32 @@
+/** What the gateway keeps of one upstream answer, whole or assembled from a stream. */
+export interface Extracted {
+  /** The answer without its token-level fields, which are kept as typed arrays instead. */
+  response: Record<string, unknown>;
+  promptIds: number[] | null;
+  completionIds: number[] | null;
+  completionLogprobs: number[] | null;
+  finishReason: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+}
+
+export interface StreamAssembler {
+  /** Feed one parsed SSE `data:` object. */
+  push(chunk: Record<string, unknown>): void;
+  result(): Extracted;
+  /** A finish_reason was seen: the answer is complete even if the stream then breaks. */
+  finished(): boolean;
+}
+
+/** One OpenAI-style wire protocol the gateway records; registered in `protocols/index.ts`. */
+export interface Protocol {
+  name: string;
+  /** The path after `/v1/`. */
+  path: string;
+  /** A reason the body is not a request of this protocol, or null. */
+  invalid(body: Record<string, unknown>): string | null;
+  /** Ask a vLLM upstream for what training needs, keeping what the harness asked for. */
+  requestTokens(body: Record<string, unknown>): void;
+  extract(body: Record<string, unknown>): Extracted;
+  assembler(): StreamAssembler;
+}

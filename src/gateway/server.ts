@@ -1,0 +1,138 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { GatewayConfig, UpstreamConfig } from '../config/schema.js';
+import { errorMessage } from '../errors.js';
+import { Rollouts } from '../rollouts/service.js';
+import type { Store } from '../store/store.js';
+import { handleAdmin } from './admin-routes.js';
+import { handleAgent } from './agent-routes.js';
+import { Endpoints } from './endpoints.js';
+import { HttpError, sendError, sendJson } from './http.js';
+import type { CallContext, CallEvent } from './model-call.js';
+import { UpstreamClient } from './upstream.js';
+
+export interface GatewayOptions {
+  store: Store;
+  gateway: GatewayConfig;
+  upstream: UpstreamConfig;
+  adminKey: string;
+  /** The upstream API key, read from the env var the config names; sent upstream, never stored. */
+  upstreamApiKey?: string;
+  onCall?: (event: CallEvent) => void;
+}
+
+export interface Gateway {
+  /** `http://host:port`, no trailing slash. */
+  url: string;
+  rollouts: Rollouts;
+  endpoints: Endpoints;
+  state(): { paused: boolean; inflight: number };
+  pause(): void;
+  resume(): void;
+  /** Refuse new calls and wait for those in flight (at most `timeoutMs`). */
+  drain(timeoutMs: number): Promise<void>;
+  /** Abort the calls in flight (each is recorded as failed), then stop listening. */
+  close(): Promise<void>;
+}
+
+/** Shared by the route modules. */
+export interface GatewayState {
+  rollouts: Rollouts;
+  endpoints: Endpoints;
+  calls: CallContext;
+  paused: boolean;
+  inflight: Set<Promise<void>>;
+  aborts: Set<AbortController>;
+}
+
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const { store } = options;
+  const upstream = new UpstreamClient(options.upstream, options.upstreamApiKey);
+  const endpoints = new Endpoints(store);
+  if (options.upstream.url) {
+    const endpoint = endpoints.upsert({ url: options.upstream.url, model: options.upstream.model ?? null, kind: options.upstream.kind, version: 0 });
+    if (!endpoint.model) endpoint.model = (await upstream.models(endpoint))[0] ?? null;
+  }
+  const seqs = new Map<string, number>();
+  const state: GatewayState = {
+    rollouts: new Rollouts(store),
+    endpoints,
+    paused: false,
+    inflight: new Set(),
+    aborts: new Set(),
+    calls: {
+      store, upstream, endpoints,
+      bodyLimit: Math.floor(options.gateway.bodyLimitMb * 1024 * 1024),
+      nextSeq(rolloutId) {
+        const seq = seqs.get(rolloutId) ?? store.calls.nextSeq(rolloutId);
+        seqs.set(rolloutId, seq + 1);
+        return seq;
+      },
+      onCall: options.onCall ?? (() => {}),
+    },
+  };
+  const adminKey = Buffer.from(options.adminKey);
+
+  const server = createServer((req, res) => {
+    const done = route(state, adminKey, req, res).catch((err) => {
+      sendError(res, err instanceof HttpError ? err : new HttpError(500, `gateway error: ${errorMessage(err)}`, 'server_error'));
+    });
+    state.inflight.add(done);
+    void done.finally(() => state.inflight.delete(done));
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.gateway.port, options.gateway.host, resolve);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  const settle = async (timeoutMs: number): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    while (state.inflight.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...state.inflight]), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())))]);
+    }
+  };
+
+  return {
+    url: `http://${host}:${address.port}`,
+    rollouts: state.rollouts,
+    endpoints,
+    state: () => ({ paused: state.paused, inflight: state.aborts.size }),
+    pause: () => { state.paused = true; },
+    resume: () => { state.paused = false; },
+    async drain(timeoutMs) {
+      state.paused = true;
+      await settle(timeoutMs);
+    },
+    async close() {
+      state.paused = true;
+      for (const abort of state.aborts) abort.abort(new Error('interrupted: the gateway shut down'));
+      await settle(10_000);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await upstream.close();
+    },
+  };
+}
+
+async function route(state: GatewayState, adminKey: Buffer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const path = url.split('?', 1)[0];
+  if (path === '/healthz' && req.method === 'GET') return sendJson(res, 200, { ok: true });
+  if (path.startsWith('/r/')) return handleAgent(state, path, req, res);
+  if (path.startsWith('/api/')) {
+    if (!authorised(req.headers.authorization, adminKey)) {
+      throw new HttpError(401, 'admin routes need `Authorization: Bearer <admin key>`', 'authentication_error');
+    }
+    return handleAdmin(state, path, req, res);
+  }
+  throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
+}
+
+function authorised(header: string | undefined, key: Buffer): boolean {
+  const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
+  return given.length === key.length && timingSafeEqual(given, key);
+}

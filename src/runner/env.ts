@@ -1,0 +1,33 @@
+import type { RolloutMode } from '../rollouts/state.js';
+
+export interface HarnessEnvInput {
+  gatewayUrl: string;
+  token: string;
+  rolloutId: string;
+  run: string;
+  taskId: string | null;
+  mode: RolloutMode;
+  task: Record<string, unknown> | null;
+  /** Variables the harness must not see: the admin key, the upstream API key. */
+  withhold: string[];
+}
+
+/** The harness contract (DESIGN §3): everything a harness needs, and nothing that grants more than its rollout. */
+export function harnessEnv(input: HarnessEnvInput, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  for (const name of input.withhold) delete env[name];
+  const url = `${input.gatewayUrl}/r/${input.token}`;
+  return Object.assign(env, {
+    OPENAI_BASE_URL: `${url}/v1`,
+    OPENAI_API_BASE: `${url}/v1`,
+    OPENAI_API_KEY: input.token,
+    ALIGHT_URL: url,
+    ALIGHT_REWARD_URL: `${url}/reward`,
+    ALIGHT_EVENT_URL: `${url}/events`,
+    ALIGHT_ROLLOUT_ID: input.rolloutId,
+    ALIGHT_RUN: input.run,
+    ALIGHT_TASK_ID: input.taskId ?? '',
+    ALIGHT_MODE: input.mode,
+    ALIGHT_TASK_JSON: JSON.stringify(input.task),
+  });
+}

@@ -1,0 +1,86 @@
+import { spawn, type StdioOptions } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+
+export interface ProcessSpec {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** `inherit` attaches the terminal; otherwise stdout and stderr go to these files. */
+  output: 'inherit' | { stdout: string; stderr: string };
+  timeoutMs: number | null;
+  signal: AbortSignal;
+  /** Collected instead of written to a file (for reward commands). */
+  captureStdout?: boolean;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  /** Why it ended other than by exiting: `timeout`, `interrupted`, a signal name, or a start error. */
+  reason: string | null;
+  stdout: string;
+}
+
+// The harness gets this long to exit after SIGTERM before SIGKILL.
+const killGraceMs = 3000;
+
+/**
+ * Runs one process in its own process group (unless it shares the terminal), so that a timeout or Ctrl-C
+ * ends everything it started, not just the direct child.
+ */
+export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
+  const files = spec.output === 'inherit' ? null : spec.output;
+  const group = files !== null;
+  const fds: number[] = [];
+  const open = (path: string): number => { const fd = openSync(path, 'a'); fds.push(fd); return fd; };
+  const stdio: StdioOptions = [
+    files ? 'ignore' : 'inherit',
+    spec.captureStdout ? 'pipe' : files ? open(files.stdout) : 'inherit',
+    files ? open(files.stderr) : 'inherit',
+  ];
+
+  return new Promise((resolve) => {
+    let reason: string | null = null;
+    let stdout = '';
+    let killTimer: NodeJS.Timeout | undefined;
+    const child = spawn(spec.command, spec.args, { env: spec.env, cwd: spec.cwd, stdio, detached: group });
+    child.stdout?.setEncoding('utf8').on('data', (s: string) => { if (stdout.length < 1 << 20) stdout += s; });
+
+    const stop = (why: string): void => {
+      if (reason !== null || child.exitCode !== null) return;
+      reason = why;
+      signal(child.pid, group, 'SIGTERM');
+      killTimer = setTimeout(() => signal(child.pid, group, 'SIGKILL'), killGraceMs);
+    };
+    const timer = spec.timeoutMs === null ? undefined : setTimeout(() => stop('timeout'), spec.timeoutMs);
+    const onAbort = (): void => stop('interrupted');
+    spec.signal.addEventListener('abort', onAbort, { once: true });
+    if (spec.signal.aborted) onAbort();
+
+    const finish = (result: ProcessResult): void => {
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      spec.signal.removeEventListener('abort', onAbort);
+      for (const fd of fds.splice(0)) closeSync(fd);
+      resolve(result);
+    };
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      const hint = err.code === 'ENOENT' ? ' (is it installed and on PATH?)' : '';
+      finish({ exitCode: null, reason: `cannot start ${spec.command}: ${err.code ?? err.message}${hint}`, stdout });
+    });
+    child.once('close', (code, sig) => {
+      // Whatever the group leader left behind goes too.
+      if (group && child.pid) signal(child.pid, group, 'SIGKILL');
+      finish({ exitCode: code, reason: reason ?? (sig ? `killed by ${sig}` : null), stdout });
+    });
+  });
+}
+
+function signal(pid: number | undefined, group: boolean, sig: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(group ? -pid : pid, sig);
+  } catch {
+    // Already gone.
+  }
+}

@@ -1,0 +1,109 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { startGateway, type Gateway } from '../gateway/server.js';
+import type { Store } from '../store/store.js';
+import { harnessEnv } from './env.js';
+import type { RunListener } from './events.js';
+import { runProcess } from './process.js';
+import { runRewardCommand } from './reward.js';
+import { summariseRun, type RunSummary } from './summary.js';
+import type { Task } from './tasks.js';
+import { substitute } from './template.js';
+
+export interface RecordOptions {
+  store: Store;
+  config: Config;
+  run: string;
+  command: string;
+  args: string[];
+  /** null: one rollout with the terminal attached. */
+  tasks: Task[] | null;
+  adminKey: string;
+  upstreamApiKey?: string;
+  signal: AbortSignal;
+  onEvent: RunListener;
+}
+
+interface Job { task: Task | null; args: string[] }
+
+/** `alight record`: a gateway, the harness once or per task × n, every call stored; returns the run's summary. */
+export async function record(options: RecordOptions): Promise<RunSummary> {
+  const { store, config, run, signal, onEvent } = options;
+  const started = performance.now();
+  const jobs: Job[] = options.tasks
+    ? options.tasks.flatMap((task) => {
+      const args = options.args.map((a) => substitute(a, task.data));
+      return Array.from({ length: config.record.n }, () => ({ task, args }));
+    })
+    : [{ task: null, args: options.args }];
+  const logDir = options.tasks ? join(dirname(store.path), 'runs', run, 'rollouts') : null;
+  if (logDir) mkdirSync(logDir, { recursive: true });
+
+  store.ensureRun(run, 'record', { upstream: { ...config.upstream, apiKeyEnv: undefined }, record: config.record });
+  const gateway = await startGateway({
+    store, gateway: config.gateway, upstream: config.upstream, adminKey: options.adminKey, upstreamApiKey: options.upstreamApiKey,
+    onCall: (call) => onEvent({ type: 'call', ...call }),
+  });
+  onEvent({ type: 'started', run, gatewayUrl: gateway.url, total: jobs.length, logDir });
+  const withhold = ['ALIGHT_ADMIN_KEY', ...(config.upstream.apiKeyEnv ? [config.upstream.apiKeyEnv] : [])];
+  try {
+    await inPool(jobs, options.tasks ? config.record.concurrency : 1, (job) =>
+      runRollout(options, gateway, job, logDir, withhold));
+  } finally {
+    if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
+    await gateway.close();
+  }
+  return summariseRun(store, run, (performance.now() - started) / 1000, signal.aborted);
+}
+
+async function runRollout(options: RecordOptions, gateway: Gateway, job: Job, logDir: string | null, withhold: string[]): Promise<void> {
+  const { store, config, run, signal, onEvent } = options;
+  const taskId = job.task?.id ?? null;
+  const { rollout, token } = gateway.rollouts.create({
+    run, taskId, groupId: taskId === null ? null : `${run}/${taskId}`, mode: 'record', task: job.task?.data,
+  });
+  const end = (state: 'succeeded' | 'failed', error: string | null, exitCode: number | null = null): void => {
+    gateway.rollouts.transition(rollout.id, state, { exitCode, error });
+    onEvent({ type: 'rollout-end', rolloutId: rollout.id, taskId, state, error, reward: store.lastReward(rollout.id)?.value ?? null });
+  };
+  if (signal.aborted) return end('failed', 'interrupted');
+
+  gateway.rollouts.transition(rollout.id, 'running');
+  onEvent({ type: 'rollout-start', rolloutId: rollout.id, taskId });
+  const env = harnessEnv({
+    gatewayUrl: gateway.url, token, rolloutId: rollout.id, run, taskId, mode: 'record', task: job.task?.data ?? null, withhold,
+  });
+  const output = logDir ? { stdout: join(logDir, `${rollout.id}.stdout.log`), stderr: join(logDir, `${rollout.id}.stderr.log`) } : 'inherit';
+  const timeoutMs = job.task ? config.record.timeoutS * 1000 : null;
+  const result = await runProcess({ command: options.command, args: job.args, env, output, timeoutMs, signal });
+
+  if (result.reason === null && config.record.rewardCmd) {
+    const reward = await runRewardCommand(config.record.rewardCmd, env, output, timeoutMs, signal);
+    if (reward.value !== null) store.addReward(rollout.id, reward.value, null, 'reward-cmd');
+    else store.addEvent(rollout.id, 'reward-missing', { problem: reward.problem });
+  }
+  if (result.reason !== null) return end('failed', result.reason, result.exitCode);
+  if (result.exitCode !== 0) {
+    const tail = output === 'inherit' ? '' : stderrTail(output.stderr);
+    return end('failed', `exited with code ${result.exitCode}${tail ? `: ${tail}` : ''}`, result.exitCode);
+  }
+  end('succeeded', null, 0);
+}
+
+function stderrTail(path: string): string {
+  try {
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    return lines[lines.length - 1].slice(0, 300);
+  } catch {
+    return '';
+  }
+}
+
+async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}

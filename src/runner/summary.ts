@@ -1,0 +1,58 @@
+import type { RolloutSummary, Store } from '../store/store.js';
+
+export interface TaskSummary { task_id: string | null; rollouts: number; succeeded: number; failed: number; mean_reward: number | null; calls: number }
+
+export interface RunSummary {
+  run: string;
+  db: string;
+  rollouts: number;
+  succeeded: number;
+  failed: number;
+  calls: number;
+  error_calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  mean_reward: number | null;
+  elapsed_s: number;
+  interrupted: boolean;
+  tasks: TaskSummary[];
+  failures: { rollout_id: string; task_id: string | null; error: string | null }[];
+}
+
+function mean(values: number[]): number | null {
+  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
+}
+
+function rewards(rows: RolloutSummary[]): number[] {
+  return rows.map((r) => r.reward).filter((v): v is number => v !== null);
+}
+
+export function summariseRun(store: Store, run: string, elapsedS: number, interrupted: boolean): RunSummary {
+  const rows = store.rolloutSummaries({ run });
+  const byTask = new Map<string | null, RolloutSummary[]>();
+  for (const r of rows) byTask.set(r.task_id, [...(byTask.get(r.task_id) ?? []), r]);
+  const sum = (f: (r: RolloutSummary) => number): number => rows.reduce((a, r) => a + f(r), 0);
+  return {
+    run,
+    db: store.path,
+    rollouts: rows.length,
+    succeeded: rows.filter((r) => r.state === 'succeeded').length,
+    failed: rows.filter((r) => r.state === 'failed').length,
+    calls: sum((r) => r.calls),
+    error_calls: sum((r) => r.error_calls),
+    prompt_tokens: sum((r) => r.prompt_tokens),
+    completion_tokens: sum((r) => r.completion_tokens),
+    mean_reward: mean(rewards(rows)),
+    elapsed_s: Math.round(elapsedS * 10) / 10,
+    interrupted,
+    tasks: [...byTask].map(([task_id, rs]) => ({
+      task_id,
+      rollouts: rs.length,
+      succeeded: rs.filter((r) => r.state === 'succeeded').length,
+      failed: rs.filter((r) => r.state === 'failed').length,
+      mean_reward: mean(rewards(rs)),
+      calls: rs.reduce((a, r) => a + r.calls, 0),
+    })),
+    failures: rows.filter((r) => r.state === 'failed').map((r) => ({ rollout_id: r.id, task_id: r.task_id, error: r.error })),
+  };
+}

@@ -1,0 +1,203 @@
+import type Database from 'better-sqlite3';
+import { commonPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from './codec.js';
+
+export type CallStatus = 'ok' | 'error';
+
+/** One model call as the gateway saw it; token fields are null when the upstream did not return them. */
+export interface CallRecord {
+  rolloutId: string;
+  seq: number;
+  protocol: string;
+  stream: boolean;
+  /** The body as sent upstream. Its history (chat `messages`, or a string `prompt`) is stored by reference. */
+  request: Record<string, unknown>;
+  response: Record<string, unknown> | null;
+  promptIds: ArrayLike<number> | null;
+  completionIds: ArrayLike<number> | null;
+  completionLogprobs: ArrayLike<number> | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  status: CallStatus;
+  httpStatus: number | null;
+  error: string | null;
+  latencyMs: number;
+  modelVersion: number | null;
+  finishReason: string | null;
+}
+
+export interface StoredCall extends Omit<CallRecord, 'promptIds' | 'completionIds' | 'completionLogprobs'> {
+  promptIds: number[] | null;
+  completionIds: number[] | null;
+  completionLogprobs: number[] | null;
+}
+
+/** What later calls of the same rollout may point back to. */
+interface Recent {
+  id: number;
+  history: History | null;
+  context: Int32Array | null;
+}
+type History = { key: 'messages'; items: string[] } | { key: 'prompt'; text: string };
+
+interface CallRow {
+  id: number; rollout_id: string; seq: number; protocol: string; stream: number; request: string;
+  msg_ref: number | null; msg_prefix: number; response: string | null;
+  prompt_ref: number | null; prompt_prefix: number; prompt_suffix: Buffer | null;
+  completion_ids: Buffer | null; completion_logprobs: Buffer | null;
+  prompt_tokens: number | null; completion_tokens: number | null; status: CallStatus;
+  http_status: number | null; error: string | null; latency_ms: number; model_version: number | null; finish_reason: string | null;
+}
+
+// Enough for sub-agents and parallel chains; older calls are rarely the best prefix.
+const recentPerRollout = 8;
+
+/**
+ * Calls are stored so that a rollout grows linearly: a prompt that extends an earlier call's prompt + completion
+ * keeps a reference and the new suffix, and so does the message history. References are found from an
+ * in-memory window of the rollout's recent calls; after a restart the first call simply stores everything.
+ */
+export class CallStore {
+  private readonly recent = new Map<string, Recent[]>();
+  private readonly insert: Database.Statement;
+
+  constructor(private readonly db: Database.Database) {
+    this.insert = db.prepare(`INSERT INTO calls (rollout_id, seq, protocol, stream, request, msg_ref, msg_prefix, response,
+      prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs, prompt_tokens, completion_tokens,
+      status, http_status, error, latency_ms, model_version, finish_reason, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  }
+
+  nextSeq(rolloutId: string): number {
+    const row = this.db.prepare('SELECT max(seq) AS m FROM calls WHERE rollout_id = ?').get(rolloutId) as { m: number | null };
+    return row.m === null ? 0 : row.m + 1;
+  }
+
+  count(rolloutId: string): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM calls WHERE rollout_id = ?').get(rolloutId) as { n: number }).n;
+  }
+
+  add(call: CallRecord): number {
+    const recents = this.recent.get(call.rolloutId) ?? [];
+    const history = historyOf(call.request);
+    const h = bestHistoryRef(history, recents);
+    const prompt = call.promptIds ? Int32Array.from(call.promptIds) : null;
+    const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
+    const storedRequest = history ? { ...call.request, [history.key]: historySuffix(call.request, history, h.prefix) } : call.request;
+    const completion = call.completionIds ? Int32Array.from(call.completionIds) : null;
+
+    const id = Number(this.insert.run(
+      call.rolloutId, call.seq, call.protocol, call.stream ? 1 : 0, JSON.stringify(storedRequest), h.ref, h.prefix,
+      call.response === null ? null : JSON.stringify(call.response),
+      p.ref, p.prefix, prompt ? encodeInt32(prompt.subarray(p.prefix)) : null,
+      completion ? encodeInt32(completion) : null,
+      call.completionLogprobs ? encodeFloat32(call.completionLogprobs) : null,
+      call.promptTokens, call.completionTokens, call.status, call.httpStatus, call.error, call.latencyMs,
+      call.modelVersion, call.finishReason, Date.now(),
+    ).lastInsertRowid);
+
+    const context = prompt && completion ? concat(prompt, completion) : null;
+    recents.unshift({ id, history, context });
+    if (recents.length > recentPerRollout) recents.pop();
+    this.recent.set(call.rolloutId, recents);
+    return id;
+  }
+
+  /** Drop the reference window of a finished rollout. */
+  forget(rolloutId: string): void {
+    this.recent.delete(rolloutId);
+  }
+
+  /** All calls of a rollout in seq order, with prompts and histories rebuilt from their references. */
+  list(rolloutId: string): StoredCall[] {
+    const rows = this.db.prepare('SELECT * FROM calls WHERE rollout_id = ? ORDER BY id').all(rolloutId) as CallRow[];
+    const byId = new Map<number, { request: Record<string, unknown>; prompt: Int32Array | null; context: Int32Array | null }>();
+    const out: StoredCall[] = [];
+    for (const row of rows) {
+      const request = JSON.parse(row.request) as Record<string, unknown>;
+      if (row.msg_ref !== null) restoreHistory(request, byId.get(row.msg_ref)?.request, row.msg_prefix);
+      let prompt: Int32Array | null = null;
+      if (row.prompt_suffix) {
+        const suffix = decodeInt32(row.prompt_suffix);
+        const base = row.prompt_ref === null ? null : byId.get(row.prompt_ref)?.context;
+        prompt = base ? concat(base.subarray(0, row.prompt_prefix), suffix) : suffix;
+      }
+      const completion = row.completion_ids ? decodeInt32(row.completion_ids) : null;
+      byId.set(row.id, { request, prompt, context: prompt && completion ? concat(prompt, completion) : null });
+      out.push({
+        rolloutId: row.rollout_id, seq: row.seq, protocol: row.protocol, stream: row.stream === 1, request,
+        response: row.response === null ? null : JSON.parse(row.response),
+        promptIds: prompt ? Array.from(prompt) : null,
+        completionIds: completion ? Array.from(completion) : null,
+        completionLogprobs: row.completion_logprobs ? Array.from(decodeFloat32(row.completion_logprobs)) : null,
+        promptTokens: row.prompt_tokens, completionTokens: row.completion_tokens, status: row.status,
+        httpStatus: row.http_status, error: row.error, latencyMs: row.latency_ms, modelVersion: row.model_version,
+        finishReason: row.finish_reason,
+      });
+    }
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Bytes the rollout's calls occupy in their columns (for storage checks and `traces show`). */
+  storedBytes(rolloutId: string): number {
+    const row = this.db.prepare(`SELECT sum(length(request) + coalesce(length(response), 0) + coalesce(length(prompt_suffix), 0)
+      + coalesce(length(completion_ids), 0) + coalesce(length(completion_logprobs), 0)) AS b FROM calls WHERE rollout_id = ?`)
+      .get(rolloutId) as { b: number | null };
+    return row.b ?? 0;
+  }
+}
+
+function historyOf(request: Record<string, unknown>): History | null {
+  if (Array.isArray(request.messages)) return { key: 'messages', items: request.messages.map((m) => JSON.stringify(m)) };
+  if (typeof request.prompt === 'string') return { key: 'prompt', text: request.prompt };
+  return null;
+}
+
+function bestHistoryRef(history: History | null, recents: Recent[]): { ref: number | null; prefix: number } {
+  let best = { ref: null as number | null, prefix: 0 };
+  if (!history) return best;
+  for (const r of recents) {
+    if (!r.history || r.history.key !== history.key) continue;
+    const prefix = history.key === 'messages'
+      ? commonPrefix(history.items, (r.history as { items: string[] }).items)
+      : commonTextPrefix(history.text, (r.history as { text: string }).text);
+    if (prefix > best.prefix) best = { ref: r.id, prefix };
+  }
+  return best;
+}
+
+function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | null; prefix: number } {
+  let best = { ref: null as number | null, prefix: 0 };
+  for (const r of recents) {
+    if (!r.context) continue;
+    const prefix = commonPrefix(prompt, r.context);
+    if (prefix > best.prefix) best = { ref: r.id, prefix };
+  }
+  return best;
+}
+
+function historySuffix(request: Record<string, unknown>, history: History, prefix: number): unknown {
+  return history.key === 'messages' ? (request.messages as unknown[]).slice(prefix) : history.text.slice(prefix);
+}
+
+function restoreHistory(request: Record<string, unknown>, base: Record<string, unknown> | undefined, prefix: number): void {
+  if (!base) throw new Error(`corrupt trace: a call refers to a missing earlier call`);
+  if (Array.isArray(request.messages)) {
+    request.messages = [...(base.messages as unknown[]).slice(0, prefix), ...request.messages];
+  } else if (typeof request.prompt === 'string') {
+    request.prompt = (base.prompt as string).slice(0, prefix) + request.prompt;
+  }
+}
+
+function commonTextPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function concat(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

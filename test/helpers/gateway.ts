@@ -1,0 +1,41 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { configSchema } from '../../src/config/schema.js';
+import { startGateway, type Gateway } from '../../src/gateway/server.js';
+import { Store } from '../../src/store/store.js';
+import { startScriptedUpstream, type ScriptedOptions, type ScriptedUpstream } from './scripted-upstream.js';
+
+export const ADMIN_KEY = 'test-admin-key-0123456789';
+
+export function tempDir(prefix = 'alight-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Rig {
+  upstream: ScriptedUpstream;
+  gateway: Gateway;
+  store: Store;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** A real gateway on a real socket and SQLite file, in front of a scripted upstream. */
+export async function startRig(scripted: ScriptedOptions = {}, overrides: { retries?: number; timeoutS?: number; bodyLimitMb?: number } = {}): Promise<Rig> {
+  const dir = tempDir();
+  const upstream = await startScriptedUpstream(scripted);
+  const store = Store.open(join(dir, 'alight.db'));
+  const config = configSchema.parse({
+    upstream: { url: upstream.url, kind: 'vllm', retries: overrides.retries ?? 2, timeoutS: overrides.timeoutS ?? 30 },
+    gateway: { bodyLimitMb: overrides.bodyLimitMb ?? 64 },
+  });
+  const gateway = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY });
+  return {
+    upstream, gateway, store, dir,
+    async close() {
+      await gateway.close();
+      await upstream.close();
+      store.close();
+    },
+  };
+}

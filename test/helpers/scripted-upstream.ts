@@ -1,0 +1,150 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A vLLM-format upstream with an exact byte-level tokenizer and a ChatML-style template, so that every token id
+ * and logprob the gateway should record is known. Its behaviour per request can be scripted (errors, garbage,
+ * a dropped stream, a hang), and it logs everything it produced.
+ */
+export const IM_START = 256;
+export const IM_END = 257;
+
+export type Behaviour = 'ok' | 'garbage' | 'drop-mid-stream' | 'hang' | 'not-sse' | { status: number; body?: string };
+
+export interface ScriptedOptions {
+  /** Chooses the behaviour of request `index` (0-based, over all requests). */
+  script?: (index: number, body: Record<string, unknown>) => Behaviour;
+  /** The assistant's text for a request; default `reply <index>`. */
+  reply?: (index: number, body: Record<string, unknown>) => string;
+  tokensPerChunk?: number;
+  /** Pause before the final chunk of a stream. */
+  lastChunkDelayMs?: number;
+  chunkDelayMs?: number;
+  /** Prompt ids to report instead of tokenizing (for benchmarks). */
+  fixedPromptIds?: number[];
+}
+
+export interface Produced {
+  index: number;
+  path: string;
+  request: Record<string, unknown>;
+  promptIds: number[];
+  completionIds: number[];
+  logprobs: number[];
+  lastChunkAt: number | null;
+}
+
+export interface ScriptedUpstream {
+  url: string;
+  log: Produced[];
+  close(): Promise<void>;
+}
+
+const enc = new TextEncoder();
+const bytes = (s: string): number[] => Array.from(enc.encode(s));
+
+export function renderChat(messages: { role: string; content: unknown }[]): number[] {
+  const ids: number[] = [];
+  for (const m of messages) {
+    ids.push(IM_START, ...bytes(`${m.role}\n${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`), IM_END, ...bytes('\n'));
+  }
+  ids.push(IM_START, ...bytes('assistant\n'));
+  return ids;
+}
+
+// Exactly representable in float32, as vLLM's logprobs are.
+export const logprobOf = (id: number, pos: number): number => Math.fround(-(((id * 31 + pos * 17) % 997) + 1) / 1000);
+
+export async function startScriptedUpstream(options: ScriptedOptions = {}): Promise<ScriptedUpstream> {
+  const log: Produced[] = [];
+  const hung = new Set<ServerResponse>();
+  let count = 0;
+  const server: Server = createServer(async (req, res) => {
+    if (req.method === 'GET' && req.url === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'scripted-model', object: 'model' }] });
+    const body = JSON.parse(await readAll(req)) as Record<string, unknown>;
+    const index = count++;
+    const behaviour = options.script?.(index, body) ?? 'ok';
+    if (typeof behaviour === 'object') return json(res, behaviour.status, behaviour.body ?? { error: { message: `scripted ${behaviour.status}` } });
+    if (behaviour === 'hang') return void hung.add(res);
+    if (behaviour === 'garbage') {
+      res.writeHead(200, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });
+      return void res.end(body.stream ? 'data: {not json\n\n' : '<html>bad gateway</html>');
+    }
+    const chat = req.url === '/v1/chat/completions';
+    const promptIds = options.fixedPromptIds ?? (chat
+      ? renderChat(body.messages as { role: string; content: unknown }[])
+      : bytes(String(body.prompt)));
+    const text = options.reply?.(index, body) ?? `reply ${index}`;
+    const completionIds = [...bytes(text), IM_END];
+    const logprobs = completionIds.map((id, pos) => logprobOf(id, pos));
+    const produced: Produced = { index, path: req.url ?? '', request: body, promptIds, completionIds, logprobs, lastChunkAt: null };
+    log.push(produced);
+    if (behaviour === 'not-sse' || !body.stream) return json(res, 200, whole(chat, body, produced, text));
+    await stream(res, chat, body, produced, options, behaviour === 'drop-mid-stream');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    log,
+    close: async () => {
+      for (const res of hung) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+function whole(chat: boolean, body: Record<string, unknown>, p: Produced, text: string): Record<string, unknown> {
+  const usage = { prompt_tokens: p.promptIds.length, completion_tokens: p.completionIds.length, total_tokens: p.promptIds.length + p.completionIds.length };
+  if (chat) {
+    return {
+      id: `chatcmpl-${p.index}`, object: 'chat.completion', created: 1, model: body.model, prompt_token_ids: p.promptIds,
+      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', token_ids: p.completionIds,
+        logprobs: { content: p.completionIds.map((id, i) => ({ token: String(id), logprob: p.logprobs[i], bytes: [], top_logprobs: [] })) } }],
+      usage,
+    };
+  }
+  return {
+    id: `cmpl-${p.index}`, object: 'text_completion', created: 1, model: body.model,
+    choices: [{ index: 0, text, finish_reason: 'stop', prompt_token_ids: p.promptIds, token_ids: p.completionIds,
+      logprobs: { token_logprobs: p.logprobs, tokens: p.completionIds.map(String), text_offset: [], top_logprobs: [] } }],
+    usage,
+  };
+}
+
+async function stream(res: ServerResponse, chat: boolean, body: Record<string, unknown>, p: Produced, o: ScriptedOptions, drop: boolean): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const head = { id: `${chat ? 'chatcmpl' : 'cmpl'}-${p.index}`, object: chat ? 'chat.completion.chunk' : 'text_completion', created: 1, model: body.model };
+  const send = (obj: unknown): boolean => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  const choice = (text: string, ids: number[] | undefined, lps: number[] | undefined, finish: string | null, first = false): Record<string, unknown> => chat
+    ? { index: 0, delta: first ? { role: 'assistant', content: text } : { content: text }, finish_reason: finish,
+      ...(ids && { token_ids: ids }), logprobs: lps ? { content: lps.map((lp, i) => ({ token: String(ids![i]), logprob: lp, bytes: [], top_logprobs: [] })) } : null }
+    : { index: 0, text, finish_reason: finish, ...(first && { prompt_token_ids: p.promptIds }), ...(ids && { token_ids: ids }),
+      logprobs: lps ? { token_logprobs: lps, tokens: ids!.map(String) } : null };
+  send({ ...head, ...(chat && { prompt_token_ids: p.promptIds }), choices: [choice('', chat ? undefined : [], chat ? undefined : [], null, true)] });
+  const step = o.tokensPerChunk ?? 4;
+  const dec = new TextDecoder();
+  for (let i = 0; i < p.completionIds.length; i += step) {
+    const last = i + step >= p.completionIds.length;
+    if (drop && i >= step) return void res.destroy();
+    const wait = last ? o.lastChunkDelayMs : o.chunkDelayMs;
+    if (wait) await new Promise((r) => setTimeout(r, wait));
+    const ids = p.completionIds.slice(i, i + step);
+    const text = dec.decode(new Uint8Array(ids.filter((id) => id < 256)), { stream: !last });
+    if (last) p.lastChunkAt = Date.now();
+    send({ ...head, choices: [choice(text, ids, p.logprobs.slice(i, i + step), last ? 'stop' : null)] });
+  }
+  res.end('data: [DONE]\n\n');
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readAll(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks).toString('utf8');
+}
