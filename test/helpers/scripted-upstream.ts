@@ -126,7 +126,11 @@ async function stream(res: ServerResponse, chat: boolean, body: Record<string, u
   const dec = new TextDecoder();
   for (let i = 0; i < p.completionIds.length; i += step) {
     const last = i + step >= p.completionIds.length;
-    if (drop && i >= step) return void res.destroy();
+    if (drop && i >= step) {
+      // Let what was sent reach the gateway, then cut the connection.
+      await new Promise((r) => setTimeout(r, 50));
+      return void res.destroy();
+    }
     const wait = last ? o.lastChunkDelayMs : o.chunkDelayMs;
     if (wait) await new Promise((r) => setTimeout(r, wait));
     const ids = p.completionIds.slice(i, i + step);

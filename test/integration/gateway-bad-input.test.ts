@@ -1,0 +1,123 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startRig, type Rig } from '../helpers/gateway.js';
+import type { Behaviour } from '../helpers/scripted-upstream.js';
+
+let rig: Rig;
+afterEach(async () => rig?.close());
+
+async function setup(script?: (i: number) => Behaviour, overrides = {}) {
+  rig = await startRig({ script }, overrides);
+  const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
+  const url = `${rig.gateway.url}/r/${token}/v1/chat/completions`;
+  const openai = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+  return { rollout, url, openai };
+}
+
+const post = (url: string, body: string | Buffer, type = 'application/json') =>
+  fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
+
+describe('bad requests from the harness', () => {
+  it('gives clear errors for malformed JSON, wrong content type, bad shape, oversized bodies and unknown routes', async () => {
+    const { rollout, url } = await setup(undefined, { bodyLimitMb: 0.01 });
+    const cases: [Promise<Response>, number, RegExp][] = [
+      [post(url, '{"messages": ['), 400, /not valid JSON/],
+      [post(url, 'hello', 'text/plain'), 415, /expected content-type application\/json/],
+      [post(url, '[1,2]'), 400, /must be a JSON object/],
+      [post(url, '{"model": "x"}'), 400, /`messages` must be an array/],
+      [post(url, JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(20_000) }] })), 413, /at most 10485 /],
+      [post(url.replace('chat/completions', 'embeddings'), '{}'), 404, /no route POST/],
+      [fetch(url.replace(/\/r\/.*/, '/nowhere')), 404, /no route GET \/nowhere/],
+    ];
+    for (const [res, status, message] of cases) {
+      const r = await res;
+      expect(r.status).toBe(status);
+      expect((await r.json()).error.message).toMatch(message);
+    }
+    // None of these reached the upstream or the store.
+    expect(rig.upstream.log).toHaveLength(0);
+    expect(rig.store.calls.count(rollout.id)).toBe(0);
+  });
+
+  it('rejects a body over the limit even without content-length', async () => {
+    const { url } = await setup(undefined, { bodyLimitMb: 0.01 });
+    const body = new ReadableStream({
+      start(c) { for (let i = 0; i < 30; i++) c.enqueue(new TextEncoder().encode('x'.repeat(1000))); c.close(); },
+    });
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+  });
+});
+
+describe('upstream failures', () => {
+  it('retries 503 before the first byte and records one successful call', async () => {
+    const { rollout, openai } = await setup((i) => (i < 2 ? { status: 503 } : 'ok'));
+    const answer = await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const c of answer) text += c.choices[0]?.delta?.content ?? '';
+    expect(text).toBe('reply 2');
+    expect(rig.store.calls.list(rollout.id).map((c) => c.status)).toEqual(['ok']);
+  });
+
+  it('relays the upstream status after the retries run out, and records the failure', async () => {
+    const { rollout, openai } = await setup(() => ({ status: 503, body: '{"error":{"message":"overloaded"}}' }));
+    await expect(openai.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 503 });
+    const [call] = rig.store.calls.list(rollout.id);
+    expect(call).toMatchObject({ status: 'error', httpStatus: 503 });
+    expect(call.error).toMatch(/overloaded/);
+    expect(rig.upstream.log).toHaveLength(0);
+  });
+
+  it('does not retry a 400 and relays it', async () => {
+    const { openai } = await setup(() => ({ status: 400, body: '{"error":{"message":"context too long"}}' }));
+    await expect(openai.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('answers 502 with a clear message for garbage, whole or streamed', async () => {
+    const { rollout, openai } = await setup(() => 'garbage');
+    await expect(openai.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 502 });
+    const streamed = openai.chat.completions.create({ model: 'x', messages: [], stream: true });
+    await expect(streamed).rejects.toMatchObject({ status: 502 });
+    const calls = rig.store.calls.list(rollout.id);
+    expect(calls.map((c) => c.error)).toEqual([
+      expect.stringMatching(/invalid JSON: <html>/), expect.stringMatching(/not a JSON object: \{not json/)]);
+  });
+
+  it('ends a stream the upstream drops midway with an error the SDK raises, and records it', async () => {
+    const { rollout, openai } = await setup(() => 'drop-mid-stream');
+    const stream = await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'a long one' }], stream: true });
+    const seen: string[] = [];
+    await expect((async () => { for await (const c of stream) seen.push(c.choices[0]?.delta?.content ?? ''); })())
+      .rejects.toThrow(/failed mid-stream/);
+    expect(seen.length).toBeGreaterThan(0);
+    const [call] = rig.store.calls.list(rollout.id);
+    expect(call).toMatchObject({ status: 'error', stream: true });
+    expect(call.error).toMatch(/mid-stream/);
+    // What did arrive is kept, token ids included.
+    expect(call.promptIds).toEqual(rig.upstream.log[0].promptIds);
+  });
+
+  it('answers 502 when the upstream is down, after retrying', async () => {
+    const { rollout, openai } = await setup();
+    await rig.upstream.close();
+    await expect(openai.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 502 });
+    expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/ECONNREFUSED/);
+  });
+
+  it('times out a hanging upstream and records the call', async () => {
+    const { rollout, openai } = await setup(() => 'hang', { timeoutS: 0.3, retries: 0 });
+    await expect(openai.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 502 });
+    expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/timeout/i);
+  });
+
+  it('records a call the harness abandons', async () => {
+    const { rollout, url } = await setup(() => 'hang');
+    const abort = new AbortController();
+    const pending = fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"messages":[]}', signal: abort.signal });
+    await new Promise((r) => setTimeout(r, 200));
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    await expect.poll(() => rig.store.calls.count(rollout.id)).toBe(1);
+    expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/harness disconnected/);
+  });
+});
