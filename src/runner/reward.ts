@@ -6,7 +6,8 @@ export interface RewardResult {
   problem: string | null;
 }
 
-const numberPattern = /[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/g;
+// A number standing on its own: the 2 in `t2` or `v1.2.3` is not a reward.
+const numberPattern = /(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)/g;
 
 /** The reward is the last number the command prints on stdout, whatever its exit code. */
 export function parseReward(stdout: string): number | null {
