@@ -43,7 +43,7 @@ export async function recordCommand(cmd: string, args: string[], flags: RecordFl
     let summary: RunSummary;
     try {
       summary = await record({
-        store, config, run: flags.run ?? defaultRunName(), command: cmd, args, tasks,
+        store, config, run: flags.run ?? defaultRunName(), command: cmd, args, tasks, harnessStdoutToStderr: flags.json,
         adminKey: process.env.ALIGHT_ADMIN_KEY ?? newSecret(), upstreamApiKey: apiKeyEnv ? process.env[apiKeyEnv] : undefined,
         signal: abort.signal, onEvent: listener,
       });

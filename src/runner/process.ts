@@ -6,13 +6,15 @@ export interface ProcessSpec {
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd?: string;
-  /** `inherit` attaches the terminal; otherwise stdout and stderr go to these files. */
-  output: 'inherit' | { stdout: string; stderr: string };
+  /** `inherit` attaches the terminal (`stdout-to-stderr` keeps our stdout clean for --json); else these files. */
+  output: ProcessOutput;
   timeoutMs: number | null;
   signal: AbortSignal;
   /** Collected instead of written to a file (for reward commands). */
   captureStdout?: boolean;
 }
+
+export type ProcessOutput = 'inherit' | 'stdout-to-stderr' | { stdout: string; stderr: string };
 
 export interface ProcessResult {
   exitCode: number | null;
@@ -29,13 +31,13 @@ const killGraceMs = 3000;
  * ends everything it started, not just the direct child.
  */
 export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
-  const files = spec.output === 'inherit' ? null : spec.output;
+  const files = typeof spec.output === 'string' ? null : spec.output;
   const group = files !== null;
   const fds: number[] = [];
   const open = (path: string): number => { const fd = openSync(path, 'a'); fds.push(fd); return fd; };
   const stdio: StdioOptions = [
     files ? 'ignore' : 'inherit',
-    spec.captureStdout ? 'pipe' : files ? open(files.stdout) : 'inherit',
+    spec.captureStdout ? 'pipe' : files ? open(files.stdout) : spec.output === 'stdout-to-stderr' ? 2 : 'inherit',
     files ? open(files.stderr) : 'inherit',
   ];
 

@@ -5,7 +5,7 @@ import { startGateway, type Gateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
-import { runProcess } from './process.js';
+import { runProcess, type ProcessOutput } from './process.js';
 import { runRewardCommand } from './reward.js';
 import { summariseRun, type RunSummary } from './summary.js';
 import type { Task } from './tasks.js';
@@ -19,6 +19,8 @@ export interface RecordOptions {
   args: string[];
   /** null: one rollout with the terminal attached. */
   tasks: Task[] | null;
+  /** Send a lone harness's stdout to stderr, so that ours carries only JSON. */
+  harnessStdoutToStderr?: boolean;
   adminKey: string;
   upstreamApiKey?: string;
   signal: AbortSignal;
@@ -74,7 +76,9 @@ async function runRollout(options: RecordOptions, gateway: Gateway, job: Job, lo
   const env = harnessEnv({
     gatewayUrl: gateway.url, token, rolloutId: rollout.id, run, taskId, mode: 'record', task: job.task?.data ?? null, withhold,
   });
-  const output = logDir ? { stdout: join(logDir, `${rollout.id}.stdout.log`), stderr: join(logDir, `${rollout.id}.stderr.log`) } : 'inherit';
+  const output: ProcessOutput = logDir
+    ? { stdout: join(logDir, `${rollout.id}.stdout.log`), stderr: join(logDir, `${rollout.id}.stderr.log`) }
+    : options.harnessStdoutToStderr ? 'stdout-to-stderr' : 'inherit';
   const timeoutMs = job.task ? config.record.timeoutS * 1000 : null;
   const result = await runProcess({ command: options.command, args: job.args, env, output, timeoutMs, signal });
 
@@ -85,7 +89,7 @@ async function runRollout(options: RecordOptions, gateway: Gateway, job: Job, lo
   }
   if (result.reason !== null) return end('failed', result.reason, result.exitCode);
   if (result.exitCode !== 0) {
-    const tail = output === 'inherit' ? '' : stderrTail(output.stderr);
+    const tail = typeof output === 'string' ? '' : stderrTail(output.stderr);
     return end('failed', `exited with code ${result.exitCode}${tail ? `: ${tail}` : ''}`, result.exitCode);
   }
   end('succeeded', null, 0);

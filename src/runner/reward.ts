@@ -1,4 +1,4 @@
-import { runProcess } from './process.js';
+import { runProcess, type ProcessOutput } from './process.js';
 
 export interface RewardResult {
   value: number | null;
@@ -18,7 +18,7 @@ export function parseReward(stdout: string): number | null {
 }
 
 export async function runRewardCommand(command: string, env: NodeJS.ProcessEnv,
-  output: 'inherit' | { stdout: string; stderr: string }, timeoutMs: number | null, signal: AbortSignal): Promise<RewardResult> {
+  output: ProcessOutput, timeoutMs: number | null, signal: AbortSignal): Promise<RewardResult> {
   const result = await runProcess({ command: 'sh', args: ['-c', command], env, output, timeoutMs, signal, captureStdout: true });
   const value = parseReward(result.stdout);
   if (value !== null) return { value, problem: null };
