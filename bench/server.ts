@@ -1,0 +1,116 @@
+/**
+ * One server of the gateway benchmark, run in its own process so that its CPU time and peak RSS can be measured:
+ *
+ *   node --import tsx bench/server.ts upstream
+ *   node --import tsx bench/server.ts proxy   <upstream base url>
+ *   node --import tsx bench/server.ts gateway <upstream base url> <temp dir>
+ *
+ * It talks to the parent over IPC: it sends `{ url }` once listening, then answers `{ type: 'usage' }`,
+ * `{ type: 'tokens', n }` (gateway only: issue n rollouts) and `{ type: 'stop' }`.
+ */
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { configSchema } from '../src/config/schema.js';
+import { startGateway } from '../src/gateway/server.js';
+import { Store } from '../src/store/store.js';
+import { startScriptedUpstream } from '../test/helpers/scripted-upstream.js';
+
+export const PROMPT_TOKENS = 8192;
+/** 199 ASCII bytes; with the closing IM_END the byte tokenizer makes 200 completion tokens. */
+export const REPLY = 'The answer, after reading the whole history: '.padEnd(199, 'x');
+/** vLLM streams one token per chunk by default. */
+export const TOKENS_PER_CHUNK = 1;
+
+export type Usage = { cpuUs: number; rssBytes: number; peakRssBytes: number };
+export type ToParent = { type: 'ready'; url: string } | { type: 'usage'; usage: Usage } | { type: 'tokens'; tokens: string[] }
+  | { type: 'stopped'; dbBytes: number | null };
+export type ToChild = { type: 'usage' } | { type: 'tokens'; n: number } | { type: 'stop' };
+
+interface Running {
+  url: string;
+  tokens?(n: number): string[];
+  stop(): Promise<number | null>;
+}
+
+function usage(): Usage {
+  const cpu = process.cpuUsage();
+  // maxRSS is in kilobytes: the peak over the process's life, which is one configuration of the benchmark.
+  return { cpuUs: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss(), peakRssBytes: process.resourceUsage().maxRSS * 1024 };
+}
+
+async function upstream(): Promise<Running> {
+  const fixedPromptIds = Array.from({ length: PROMPT_TOKENS }, (_, i) => 1000 + (i * 7919) % 150_000);
+  const up = await startScriptedUpstream({ fixedPromptIds, reply: () => REPLY, tokensPerChunk: TOKENS_PER_CHUNK });
+  // The scripted upstream logs every request it served; a benchmark has no use for that log.
+  setInterval(() => { up.log.length = 0; }, 200).unref();
+  return { url: up.url, stop: async () => { await up.close(); return null; } };
+}
+
+const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'proxy-connection', 'upgrade']);
+function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !hopByHop.has(name)));
+}
+
+/** The least a reverse proxy can do: pipe the request up and the response back, recording nothing. */
+async function proxy(target: string): Promise<Running> {
+  const base = new URL(target);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const server = createServer((req, res) => {
+    const up = request({
+      host: base.hostname, port: base.port, method: req.method, path: req.url!.replace(/^\/v1/, base.pathname),
+      headers: endToEnd(req.headers), agent,
+    }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
+      answer.pipe(res);
+    });
+    up.on('error', (err) => { if (!res.headersSent) res.writeHead(502); res.end(String(err)); });
+    req.pipe(up);
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      agent.destroy();
+      return null;
+    },
+  };
+}
+
+async function gateway(target: string, dir: string): Promise<Running> {
+  const db = join(dir, 'alight.db');
+  const store = Store.open(db);
+  const config = configSchema.parse({ upstream: { url: target, kind: 'vllm' }, gateway: { host: '127.0.0.1' } });
+  const gw = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: randomBytes(24).toString('hex') });
+  return {
+    url: gw.url,
+    tokens: (n) => Array.from({ length: n }, (_, i) => gw.rollouts.create({ run: 'bench', taskId: `client-${i}` }).token),
+    async stop() {
+      await gw.close();
+      store.close(); // checkpoints the WAL into the main file
+      return statSync(db).size;
+    },
+  };
+}
+
+const send = (message: ToParent): void => void process.send!(message);
+const [role, target, dir] = process.argv.slice(2);
+const running = role === 'upstream' ? await upstream()
+  : role === 'proxy' ? await proxy(target)
+    : role === 'gateway' ? await gateway(target, dir)
+      : (() => { throw new Error(`unknown role ${role}`); })();
+
+process.on('message', async (message: ToChild) => {
+  if (message.type === 'usage') send({ type: 'usage', usage: usage() });
+  else if (message.type === 'tokens') send({ type: 'tokens', tokens: running.tokens!(message.n) });
+  else if (message.type === 'stop') {
+    send({ type: 'stopped', dbBytes: await running.stop() });
+    process.disconnect();
+  }
+});
+send({ type: 'ready', url: running.url });

@@ -1,0 +1,62 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alight } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+
+describe('alight --help', () => {
+  it('lists every command, and every command has examples', async () => {
+    const top = await alight(['--help']);
+    expect(top.code).toBe(0);
+    for (const cmd of ['init', 'record', 'gateway', 'traces', 'runs']) expect(top.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+    for (const cmd of [['init'], ['record'], ['gateway'], ['traces', 'list'], ['traces', 'show'], ['traces', 'export'], ['runs', 'list']]) {
+      const res = await alight([...cmd, '--help']);
+      expect(res.code).toBe(0);
+      expect(res.stdout).toContain('Examples:');
+      expect(res.stdout).toContain(`$ alight ${cmd.join(' ')}`);
+    }
+    const bad = await alight(['record', '--concurrency', 'many', '--', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('expected a whole number, got many');
+  });
+});
+
+describe('alight init, then record with the scaffolded harness', () => {
+  let upstream: ScriptedUpstream;
+  beforeAll(async () => {
+    upstream = await startScriptedUpstream({ reply: (i) => (i % 2 === 0 ? 'Let me think: 42' : '42') });
+  });
+  afterAll(async () => upstream.close());
+
+  it('scaffolds a project whose harness and tasks run as written', async () => {
+    const dir = tempDir();
+    const init = await alight(['init', dir]);
+    expect(init.code).toBe(0);
+    for (const f of ['alight.config.yaml', 'harness.mjs', 'tasks.jsonl']) expect(existsSync(join(dir, f))).toBe(true);
+    const again = await alight(['init', dir]);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain('already exist; pass --force');
+
+    // The config file is read from the working folder; the flag overrides its upstream.
+    const rec = await alight(['record', '--upstream', upstream.url, '--run', 'demo', '--tasks', 'tasks.jsonl', '-n', '2', '--', 'node', 'harness.mjs'], { cwd: dir });
+    expect(rec.code, rec.stderr).toBe(0);
+    expect(rec.stdout).toMatch(/run demo: 6 rollouts, 6 succeeded, 0 failed, 12 calls/);
+    expect(rec.stdout).toMatch(/add-1\s+2\s+2\s+0\s+4\s+1\.000/);
+    expect(existsSync(join(dir, '.alight', 'alight.db'))).toBe(true);
+
+    const runs = await alight(['runs', 'list'], { cwd: dir });
+    expect(runs.stdout).toMatch(/demo\s+record\s+\S+\s+6\s+6\s+0\s+12\s+1\.000/);
+    const list = await alight(['traces', 'list', '--run', 'demo', '--json'], { cwd: dir });
+    const rows = JSON.parse(list.stdout);
+    expect(rows).toHaveLength(6);
+    const show = await alight(['traces', 'show', rows[0].id], { cwd: dir });
+    expect(show.stdout).toContain(`rollout ${rows[0].id}  run demo`);
+    expect(show.stdout).toMatch(/^1\s+openai\.chat\s+yes\s+ok/m);
+    const log = readFileSync(join(dir, '.alight', 'runs', 'demo', 'rollouts', `${rows[0].id}.stdout.log`), 'utf8');
+    expect(log).toContain('(reward 1)');
+    const missing = await alight(['traces', 'show', 'ro_nope'], { cwd: dir });
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toBe('alight: no rollout ro_nope\n');
+  });
+});

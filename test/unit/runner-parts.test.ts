@@ -1,0 +1,69 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, withOverrides } from '../../src/config/load.js';
+import { configSchema } from '../../src/config/schema.js';
+import { canTransition, isTerminal, transitions } from '../../src/rollouts/state.js';
+import { harnessEnv } from '../../src/runner/env.js';
+import { parseReward } from '../../src/runner/reward.js';
+import { readTasks } from '../../src/runner/tasks.js';
+import { substitute } from '../../src/runner/template.js';
+import { tempDir } from '../helpers/gateway.js';
+
+describe('rollout state machine', () => {
+  it('allows only forward moves and ends in succeeded or failed', () => {
+    expect(canTransition('queued', 'running')).toBe(true);
+    expect(canTransition('running', 'succeeded')).toBe(true);
+    expect(canTransition('succeeded', 'failed')).toBe(false);
+    expect(canTransition('running', 'queued')).toBe(false);
+    expect(Object.keys(transitions).filter((s) => isTerminal(s as keyof typeof transitions))).toEqual(['succeeded', 'failed']);
+  });
+});
+
+describe('reward parsing', () => {
+  it('takes the last standalone number', () => {
+    expect(parseReward('tests: 3 passed\nreward 0.75\n')).toBe(0.75);
+    expect(parseReward('score: -1e-3.')).toBe(-0.001);
+    expect(parseReward('graded t2 with v1.2.3')).toBeNull();
+    expect(parseReward('')).toBeNull();
+  });
+});
+
+describe('task files and substitution', () => {
+  it('reads ids from id or instance_id and substitutes nested fields', () => {
+    const path = join(tempDir(), 't.jsonl');
+    writeFileSync(path, '{"instance_id": "django-1", "repo": {"name": "django"}, "n": 3}\n\n{"id": 7}\n');
+    const tasks = readTasks(path);
+    expect(tasks.map((t) => t.id)).toEqual(['django-1', '7']);
+    expect(substitute('--repo={{repo.name}} -n {{ n }} {{repo}}', tasks[0].data)).toBe('--repo=django -n 3 {"name":"django"}');
+    expect(() => substitute('{{missing}}', tasks[0].data)).toThrow(/task django-1 has no such field/);
+  });
+});
+
+describe('harness environment', () => {
+  it('sets the contract variables and withholds the admin and upstream keys', () => {
+    const env = harnessEnv({ gatewayUrl: 'http://127.0.0.1:9', token: 'alt_x', rolloutId: 'ro_1', run: 'r', taskId: 't', mode: 'record',
+      task: { id: 't' }, withhold: ['ALIGHT_ADMIN_KEY', 'UPSTREAM_KEY'] }, { PATH: '/bin', ALIGHT_ADMIN_KEY: 'secret', UPSTREAM_KEY: 'sk' });
+    expect(env).toEqual({
+      PATH: '/bin', OPENAI_BASE_URL: 'http://127.0.0.1:9/r/alt_x/v1', OPENAI_API_BASE: 'http://127.0.0.1:9/r/alt_x/v1', OPENAI_API_KEY: 'alt_x',
+      ALIGHT_URL: 'http://127.0.0.1:9/r/alt_x', ALIGHT_REWARD_URL: 'http://127.0.0.1:9/r/alt_x/reward', ALIGHT_EVENT_URL: 'http://127.0.0.1:9/r/alt_x/events',
+      ALIGHT_ROLLOUT_ID: 'ro_1', ALIGHT_RUN: 'r', ALIGHT_TASK_ID: 't', ALIGHT_MODE: 'record', ALIGHT_TASK_JSON: '{"id":"t"}',
+    });
+  });
+});
+
+describe('config', () => {
+  it('validates the init template, applies defaults, and lets flags win', () => {
+    const { config } = loadConfig(join(import.meta.dirname, '../../templates/alight.config.yaml'));
+    expect(config.upstream).toMatchObject({ url: 'http://127.0.0.1:8000/v1', kind: 'vllm', retries: 3 });
+    expect(configSchema.parse({}).gateway).toEqual({ host: '127.0.0.1', port: 0, bodyLimitMb: 64 });
+    const merged = withOverrides(config, { record: { n: 8, concurrency: undefined } });
+    expect(merged.record).toMatchObject({ n: 8, concurrency: 4 });
+  });
+
+  it('names every bad key', () => {
+    const path = join(tempDir(), 'alight.config.yaml');
+    writeFileSync(path, 'upstream:\n  kind: sglang\n  url: not-a-url\nrecord:\n  n: 0\ncolour: blue\n');
+    expect(() => loadConfig(path)).toThrow(/upstream\.url: Invalid URL\n  upstream\.kind: Invalid option[\s\S]*record\.n: Too small[\s\S]*Unrecognized key: "colour"/);
+  });
+});

@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { commonPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../../src/store/codec.js';
+import type { CallRecord } from '../../src/store/calls.js';
+import { Store } from '../../src/store/store.js';
+import { migrations } from '../../src/store/migrations.js';
+import { tempDir } from '../helpers/gateway.js';
+
+const call = (seq: number, prompt: number[] | null, completion: number[] | null, messages: unknown[]): CallRecord => ({
+  rolloutId: 'ro_1', seq, protocol: 'openai.chat', stream: false, request: { model: 'm', messages }, response: { ok: seq },
+  promptIds: prompt, completionIds: completion, completionLogprobs: completion?.map((t) => -t / 8) ?? null,
+  promptTokens: prompt?.length ?? null, completionTokens: completion?.length ?? null, status: 'ok', httpStatus: 200, error: null,
+  latencyMs: 1, modelVersion: 0, finishReason: 'stop',
+});
+
+describe('codec', () => {
+  it('round-trips int32 and float32 BLOBs little-endian', () => {
+    const ids = [0, 1, 151_643, 2 ** 31 - 1, -5];
+    expect(Array.from(decodeInt32(encodeInt32(ids)))).toEqual(ids);
+    expect([...encodeInt32([1])]).toEqual([1, 0, 0, 0]);
+    const lps = [-0.5, -0.25, 0];
+    expect(Array.from(decodeFloat32(encodeFloat32(lps)))).toEqual(lps);
+    // Unaligned buffers (as SQLite may hand back) decode too.
+    const unaligned = Buffer.concat([Buffer.from([9]), encodeInt32([7, 8])]).subarray(1);
+    expect(Array.from(decodeInt32(unaligned))).toEqual([7, 8]);
+    expect(commonPrefix([1, 2, 3], [1, 2, 4, 5])).toBe(2);
+  });
+});
+
+describe('store', () => {
+  it('migrates a new file to the latest schema and refuses a newer one', () => {
+    const path = join(tempDir(), 'a.db');
+    const store = Store.open(path);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(migrations.length);
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    store.db.pragma(`user_version = ${migrations.length + 1}`);
+    store.close();
+    expect(() => Store.open(path)).toThrow(/newer alight/);
+  });
+
+  it('stores growing prompts as references and rebuilds them exactly, across parallel chains', () => {
+    const store = Store.open(join(tempDir(), 'b.db'));
+    const m1 = [{ role: 'user', content: 'a' }];
+    const m2 = [...m1, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }];
+    const sub = [{ role: 'user', content: 'sub-agent' }];
+    const calls = [
+      call(0, [1, 2, 3], [4, 5], m1),
+      call(1, [1, 2, 3, 4, 5, 6, 7], [8], m2), // extends call 0
+      call(2, [90, 91], [92], sub), // a sub-agent: a new chain
+      call(3, [1, 2, 3, 4, 5, 6, 7, 8, 9], [10], [...m2, { role: 'assistant', content: 'd' }]), // extends call 1
+      call(4, [90, 91, 92, 93], [94], [...sub, { role: 'user', content: 'more' }]), // extends call 2
+      call(5, [1, 2, 3, 4, 99], [100], m1), // a rewritten history: shares only a prefix
+      call(6, null, null, m1), // an upstream without token ids
+    ];
+    for (const c of calls) store.calls.add(c);
+    const rows = store.db.prepare('SELECT seq, prompt_ref, prompt_prefix, length(prompt_suffix) AS suffix, msg_prefix FROM calls ORDER BY seq').all();
+    expect(rows).toMatchObject([
+      { seq: 0, prompt_ref: null, suffix: 12 },
+      { seq: 1, prompt_prefix: 5, suffix: 8 },
+      { seq: 2, prompt_ref: null, suffix: 8 },
+      { seq: 3, prompt_prefix: 8, suffix: 4, msg_prefix: 3 },
+      { seq: 4, prompt_prefix: 3, suffix: 4, msg_prefix: 1 },
+      { seq: 5, prompt_prefix: 4, suffix: 4 },
+      { seq: 6, suffix: null },
+    ]);
+    const listed = store.calls.list('ro_1');
+    listed.forEach((c, i) => {
+      expect(c.promptIds).toEqual(calls[i].promptIds);
+      expect(c.completionIds).toEqual(calls[i].completionIds);
+      expect(c.completionLogprobs).toEqual(calls[i].completionLogprobs);
+      expect(c.request).toEqual(calls[i].request);
+    });
+    // A new process (no in-memory window) rebuilds the same calls.
+    store.close();
+  });
+
+  it('stores string prompts of the completions API by reference too', () => {
+    const store = Store.open(':memory:');
+    const base = { ...call(0, [1], [2], []), protocol: 'openai.completions' };
+    store.calls.add({ ...base, request: { prompt: 'hello world' } });
+    store.calls.add({ ...base, seq: 1, request: { prompt: 'hello world, and more' } });
+    const row = store.db.prepare('SELECT request, msg_prefix FROM calls WHERE seq = 1').get() as { request: string; msg_prefix: number };
+    expect(row.msg_prefix).toBe(11);
+    expect(JSON.parse(row.request).prompt).toBe(', and more');
+    expect(store.calls.list('ro_1').map((c) => c.request.prompt)).toEqual(['hello world', 'hello world, and more']);
+  });
+});
