@@ -5,8 +5,8 @@
  *   node --import tsx bench/server.ts proxy   <upstream base url>
  *   node --import tsx bench/server.ts gateway <upstream base url> <temp dir>
  *
- * It talks to the parent over IPC: it sends `{ url }` once listening, then answers `{ type: 'usage' }`,
- * `{ type: 'tokens', n }` (gateway only: issue n rollouts) and `{ type: 'stop' }`.
+ * It talks to the parent over IPC: it sends `{ type: 'ready', url }` once listening, then answers `{ type: 'usage' }`,
+ * `{ type: 'tokens', n }` (gateway only: issue n rollouts) and `{ type: 'stop' }` with a message of the same type.
  */
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
@@ -17,16 +17,11 @@ import { configSchema } from '../src/config/schema.js';
 import { startGateway } from '../src/gateway/server.js';
 import { Store } from '../src/store/store.js';
 import { startScriptedUpstream } from '../test/helpers/scripted-upstream.js';
-
-export const PROMPT_TOKENS = 8192;
-/** 199 ASCII bytes; with the closing IM_END the byte tokenizer makes 200 completion tokens. */
-export const REPLY = 'The answer, after reading the whole history: '.padEnd(199, 'x');
-/** vLLM streams one token per chunk by default. */
-export const TOKENS_PER_CHUNK = 1;
+import { PROMPT_TOKENS, REPLY, TOKENS_PER_CHUNK } from './workload.js';
 
 export type Usage = { cpuUs: number; rssBytes: number; peakRssBytes: number };
 export type ToParent = { type: 'ready'; url: string } | { type: 'usage'; usage: Usage } | { type: 'tokens'; tokens: string[] }
-  | { type: 'stopped'; dbBytes: number | null };
+  | { type: 'stop'; dbBytes: number | null };
 export type ToChild = { type: 'usage' } | { type: 'tokens'; n: number } | { type: 'stop' };
 
 interface Running {
@@ -60,7 +55,7 @@ async function proxy(target: string): Promise<Running> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const server = createServer((req, res) => {
     const up = request({
-      host: base.hostname, port: base.port, method: req.method, path: req.url!.replace(/^\/v1/, base.pathname),
+      host: base.hostname, port: base.port, method: req.method, path: req.url, // both serve under /v1
       headers: endToEnd(req.headers), agent,
     }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
@@ -109,7 +104,7 @@ process.on('message', async (message: ToChild) => {
   if (message.type === 'usage') send({ type: 'usage', usage: usage() });
   else if (message.type === 'tokens') send({ type: 'tokens', tokens: running.tokens!(message.n) });
   else if (message.type === 'stop') {
-    send({ type: 'stopped', dbBytes: await running.stop() });
+    send({ type: 'stop', dbBytes: await running.stop() });
     process.disconnect();
   }
 });

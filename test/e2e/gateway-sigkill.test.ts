@@ -11,7 +11,7 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripte
 let upstream: ScriptedUpstream;
 beforeAll(async () => {
   // Streams of very different lengths, so that some finish before the kill and some do not.
-  upstream = await startScriptedUpstream({ reply: (i) => `r${i} ${'x'.repeat((i % 25) * 12)}`, tokensPerChunk: 4, chunkDelayMs: 15 });
+  upstream = await startScriptedUpstream({ reply: (i) => `r${i} ${'x'.repeat((i % 25) * 40)}`, tokensPerChunk: 4, chunkDelayMs: 15 });
 });
 afterAll(async () => upstream.close());
 
