@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 
 interface Node {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string };
 }
 interface Profile {
   nodes: Node[];
@@ -28,11 +28,12 @@ for (const file of process.argv.slice(2)) {
   let total = 0;
   let idle = 0;
   for (const [id, us] of selfUs) {
-    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    const { functionName, url } = byId.get(id)!.callFrame;
     if (functionName === '(idle)') { idle += us; continue; }
     total += us;
     const where = url.replace(/^file:\/\/.*?\/(node_modules|src|bench|test)\//, '$1/');
-    const key = `${functionName || '(anonymous)'}  ${where ? `${where}:${lineNumber + 1}` : ''}`;
+    // No line numbers: under tsx they are those of the transpiled code.
+    const key = `${functionName || '(anonymous)'}  ${where}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
     const fileKey = where.startsWith('node:') ? 'node: (core)' : where.startsWith('node_modules/') ? where.split('/').slice(0, 2).join('/') : where || `(${functionName})`;
     byFile.set(fileKey, (byFile.get(fileKey) ?? 0) + us);

@@ -31,7 +31,7 @@ interface Running {
 }
 
 function usage(): Usage {
-  const cpu = process.cpuUsage(); const m = process.memoryUsage(); console.error('MEM', process.argv[2], (m.rss/2**20).toFixed(0), 'heapTotal', (m.heapTotal/2**20).toFixed(0), 'heapUsed', (m.heapUsed/2**20).toFixed(0), 'ext', (m.external/2**20).toFixed(0), 'ab', (m.arrayBuffers/2**20).toFixed(0));
+  const cpu = process.cpuUsage();
   // maxRSS is in kilobytes: the peak over the process's life, which is one configuration of the benchmark.
   return { cpuUs: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss(), peakRssBytes: process.resourceUsage().maxRSS * 1024 };
 }

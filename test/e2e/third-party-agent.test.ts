@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,13 +8,21 @@ import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
-// Qwen Code 0.15.10 (npm, a devDependency): the newest release that runs on Node 20.
-const QWEN = fileURLToPath(new URL('../../node_modules/.bin/qwen', import.meta.url));
+// Qwen Code 0.15.10 from npm, the newest release that runs on Node 20. It is installed on first use into a
+// cache rather than listed as a devDependency: its optional per-platform clipboard packages are not all on the
+// registry, which makes `npm ci` refuse a lock file that names it.
+const CACHE = fileURLToPath(new URL('../../node_modules/.cache/agents/qwen-code-0.15.10', import.meta.url));
+const QWEN = join(CACHE, 'node_modules', '.bin', 'qwen');
 
 let upstream: ScriptedUpstream;
 beforeAll(async () => {
+  if (!existsSync(QWEN)) {
+    mkdirSync(CACHE, { recursive: true });
+    writeFileSync(join(CACHE, 'package.json'), '{"private": true}');
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '@qwen-code/qwen-code@0.15.10'], { cwd: CACHE, stdio: 'inherit' });
+  }
   upstream = await startScriptedUpstream({ reply: () => 'Done.' });
-});
+}, 180_000);
 afterAll(async () => upstream.close());
 
 describe('a real third-party agent CLI', () => {
