@@ -7,12 +7,11 @@
  * The scripted upstream and the server under test each run in a child process (bench/server.ts); the load
  * generator runs here. See bench/BENCHMARKS.md for what is measured and the latest results.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import type { ToChild, ToParent, Usage } from './server.js';
+import { Child } from './child.js';
 import { HISTORY_BYTES, historyOf, PROMPT_TOKENS, REPLY, requestBody, TOKENS_PER_CHUNK } from './workload.js';
 
 const CLIENTS = 64;
@@ -20,57 +19,13 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const SEQ_WARMUP = 100;
 const SEQ_REQUESTS = 500;
+/** Rounds of the three configurations, interleaved so that drift on a shared machine hits all alike. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PHASE_LIMIT_MS = 60_000;
 const TOTAL_LIMIT_MS = 5 * 60_000;
 
-type Config = 'direct' | 'pass-through' | 'gateway';
-
-// ---- child processes --------------------------------------------------------------------------------------------
-
-class Child {
-  private constructor(private readonly proc: ChildProcess, readonly url: string) {}
-
-  static async start(args: string[], execArgv: string[] = []): Promise<Child> {
-    const proc = fork(new URL('./server.ts', import.meta.url), args, {
-      execArgv: ['--import', 'tsx', ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    children.add(proc);
-    proc.once('exit', () => children.delete(proc));
-    const ready = await next(proc, 'ready');
-    return new Child(proc, ready.url);
-  }
-
-  async ask<T extends ToChild['type']>(message: Extract<ToChild, { type: T }>): Promise<Extract<ToParent, { type: T }>> {
-    const answer = next(this.proc, message.type);
-    this.proc.send(message);
-    return answer;
-  }
-
-  async usage(): Promise<Usage> {
-    return (await this.ask({ type: 'usage' })).usage;
-  }
-
-  async stop(): Promise<number | null> {
-    const exited = new Promise((r) => this.proc.once('exit', r));
-    const { dbBytes } = await this.ask({ type: 'stop' });
-    await exited;
-    return dbBytes;
-  }
-}
-
-const children = new Set<ChildProcess>();
-
-function next<T extends ToParent['type']>(proc: ChildProcess, type: T): Promise<Extract<ToParent, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: ToParent): void => {
-      if (m.type !== type) return;
-      proc.off('message', onMessage).off('exit', onExit);
-      resolve(m as Extract<ToParent, { type: T }>);
-    };
-    const onExit = (code: number | null): void => reject(new Error(`bench server exited (${code}) before answering ${type}`));
-    proc.on('message', onMessage).once('exit', onExit);
-  });
-}
+const configs = ['direct', 'pass-through', 'gateway'] as const;
+type Config = (typeof configs)[number];
 
 // ---- load -------------------------------------------------------------------------------------------------------
 
@@ -119,6 +74,7 @@ async function load(urlOf: (client: number) => string, clients: number, total: n
 
 // ---- one configuration ------------------------------------------------------------------------------------------
 
+/** One configuration at one concurrency, pooled over rounds. */
 interface Row {
   config: Config;
   clients: number;
@@ -126,6 +82,7 @@ interface Row {
   proxyCpuUs: number | null;
   upstreamCpuUs: number;
   clientCpuUs: number;
+  idleRssBytes: number | null;
   peakRssBytes: number | null;
 }
 
@@ -138,11 +95,13 @@ async function measure(config: Config, server: Child | null, urlOf: (c: number) 
     proxyCpuUs: proxy0 && proxy1 ? proxy1.cpuUs - proxy0.cpuUs : null,
     upstreamCpuUs: up1.cpuUs - up0.cpuUs,
     clientCpuUs: client1.user + client1.system,
+    idleRssBytes: null,
     peakRssBytes: proxy1?.peakRssBytes ?? null,
   };
 }
 
-async function run(config: Config): Promise<{ rows: Row[]; dbBytes: number | null }> {
+/** One round of a configuration in a fresh server process: warm-up, 64 clients, then 1 client. */
+async function run(config: Config): Promise<Row[]> {
   let server: Child | null = null;
   let urlOf = (_c: number): string => `${upstream.url}/chat/completions`;
   if (config === 'pass-through') {
@@ -154,15 +113,31 @@ async function run(config: Config): Promise<{ rows: Row[]; dbBytes: number | nul
     const { tokens } = await server.ask({ type: 'tokens', n: CLIENTS });
     urlOf = (c) => `${server!.url}/r/${tokens[c]}/v1/chat/completions`;
   }
-  console.error(`${config}: warm-up, ${CLIENTS} clients`);
+  const idle = (await server?.usage())?.rssBytes ?? null;
+  console.error(`${config}: ${WARMUP} + ${REQUESTS} requests, ${CLIENTS} clients; ${SEQ_WARMUP} + ${SEQ_REQUESTS}, 1 client`);
   await load(urlOf, CLIENTS, WARMUP);
-  console.error(`${config}: ${REQUESTS} requests, ${CLIENTS} clients`);
   const concurrent = await measure(config, server, urlOf, CLIENTS, REQUESTS);
-  console.error(`${config}: ${SEQ_REQUESTS} requests, 1 client`);
   await load(urlOf, 1, SEQ_WARMUP);
   const sequential = await measure(config, server, urlOf, 1, SEQ_REQUESTS);
-  const dbBytes = server ? await server.stop() : null;
-  return { rows: [concurrent, sequential], dbBytes };
+  if (server) dbBytes = (await server.stop()) ?? dbBytes;
+  return [concurrent, sequential].map((row) => ({ ...row, idleRssBytes: idle }));
+}
+
+function pool(a: Row, b: Row): Row {
+  const sum = (x: number | null, y: number | null): number | null => (x === null || y === null ? null : x + y);
+  const max = (x: number | null, y: number | null): number | null => (x === null || y === null ? null : Math.max(x, y));
+  return {
+    ...a,
+    phase: {
+      done: a.phase.done + b.phase.done, errors: a.phase.errors + b.phase.errors, seconds: a.phase.seconds + b.phase.seconds,
+      whole: [...a.phase.whole, ...b.phase.whole], stream: [...a.phase.stream, ...b.phase.stream],
+    },
+    proxyCpuUs: sum(a.proxyCpuUs, b.proxyCpuUs),
+    upstreamCpuUs: a.upstreamCpuUs + b.upstreamCpuUs,
+    clientCpuUs: a.clientCpuUs + b.clientCpuUs,
+    idleRssBytes: max(a.idleRssBytes, b.idleRssBytes),
+    peakRssBytes: max(a.peakRssBytes, b.peakRssBytes),
+  };
 }
 
 // ---- report -----------------------------------------------------------------------------------------------------
@@ -174,12 +149,13 @@ const pct = (xs: number[], q: number): number => {
 const all = (r: Row): number[] => [...r.phase.whole, ...r.phase.stream];
 const cpuMsPerReq = (us: number | null, r: Row): number | null => (us === null ? null : us / 1000 / r.phase.done);
 const f = (x: number | null, digits = 2): string => (x === null || Number.isNaN(x) ? '—' : x.toFixed(digits));
+const mb = (bytes: number | null): string => (bytes === null ? '—' : (bytes / 2 ** 20).toFixed(0));
 const signed = (x: number | null): string => (x === null ? '—' : `${x >= 0 ? '+' : ''}${x.toFixed(2)}`);
 
 function table(rows: Row[]): string {
   const base = rows.find((r) => r.config === 'direct')!;
   const lines = [
-    '| config | clients | ok / errors | req/s | p50 ms | p99 ms | p50 whole / stream ms | added p50 ms | added p99 ms | added p50 whole / stream ms | proxy CPU ms/req | proxy peak RSS MB | upstream CPU ms/req | client CPU ms/req |',
+    '| config | clients | ok / errors | req/s | p50 ms | p99 ms | p50 whole / stream ms | added p50 ms | added p99 ms | added p50 whole / stream ms | proxy CPU ms/req | proxy RSS idle / peak MB | upstream CPU ms/req | client CPU ms/req |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const r of rows) {
@@ -189,7 +165,7 @@ function table(rows: Row[]): string {
       f(pct(all(r), 0.5)), f(pct(all(r), 0.99)), `${f(pct(r.phase.whole, 0.5))} / ${f(pct(r.phase.stream, 0.5))}`,
       signed(added((x) => pct(all(x), 0.5))), signed(added((x) => pct(all(x), 0.99))),
       `${signed(added((x) => pct(x.phase.whole, 0.5)))} / ${signed(added((x) => pct(x.phase.stream, 0.5)))}`,
-      f(cpuMsPerReq(r.proxyCpuUs, r)), r.peakRssBytes === null ? '—' : f(r.peakRssBytes / 2 ** 20, 0),
+      f(cpuMsPerReq(r.proxyCpuUs, r)), r.peakRssBytes === null ? '—' : `${mb(r.idleRssBytes)} / ${mb(r.peakRssBytes)}`,
       f(cpuMsPerReq(r.upstreamCpuUs, r)), f(cpuMsPerReq(r.clientCpuUs, r)),
     ].join(' | ')} |`);
   }
@@ -200,42 +176,45 @@ function table(rows: Row[]): string {
 
 const watchdog = setTimeout(() => {
   console.error(`bench: over ${TOTAL_LIMIT_MS / 1000} s, giving up`);
-  for (const proc of children) proc.kill('SIGKILL');
+  Child.killAll();
   process.exit(1);
 }, TOTAL_LIMIT_MS);
 
 const dir = mkdtempSync(join(tmpdir(), 'alight-bench-'));
+let dbBytes = 0;
 const upstream = await Child.start(['upstream']);
 // A throw-away round warms the upstream and this load generator (JIT, heap sizes); without it whichever
 // configuration runs first looks slow.
 await run('direct');
-const results: Record<Config, { rows: Row[]; dbBytes: number | null }> = {
-  direct: await run('direct'),
-  'pass-through': await run('pass-through'),
-  gateway: await run('gateway'),
-};
+const results = new Map<Config, Row[]>();
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const config of configs) {
+    console.error(`round ${round}/${ROUNDS}, ${config}`);
+    const rows = await run(config);
+    const before = results.get(config);
+    results.set(config, before ? before.map((row, i) => pool(row, rows[i])) : rows);
+  }
+}
 await upstream.stop();
 rmSync(dir, { recursive: true, force: true });
 clearTimeout(watchdog);
 
-const concurrent = Object.values(results).map((x) => x.rows[0]);
-const sequential = Object.values(results).map((x) => x.rows[1]);
-const [, passC, gwC] = concurrent;
-const [directS, passS, gwS] = sequential;
-const cpuRatio = (gwC.proxyCpuUs! / gwC.phase.done) / (passC.proxyCpuUs! / passC.phase.done);
-const cpuRatioSeq = (gwS.proxyCpuUs! / gwS.phase.done) / (passS.proxyCpuUs! / passS.phase.done);
-const addedSeq = pct(all(gwS), 0.5) - pct(all(directS), 0.5);
-const dbBytes = results.gateway.dbBytes!;
-const recorded = WARMUP + REQUESTS + SEQ_WARMUP + SEQ_REQUESTS;
+const [concurrent, sequential] = [0, 1].map((i) => configs.map((c) => results.get(c)![i]));
+const cpuPerReq = (r: Row): number => r.proxyCpuUs! / r.phase.done;
+const cpuRatio = cpuPerReq(concurrent[2]) / cpuPerReq(concurrent[1]);
+const cpuRatioSeq = cpuPerReq(sequential[2]) / cpuPerReq(sequential[1]);
+const addedP50 = (rows: Row[]): number => pct(all(rows[2]), 0.5) - pct(all(rows[0]), 0.5);
+const recorded = ROUNDS * (WARMUP + REQUESTS + SEQ_WARMUP + SEQ_REQUESTS);
 
 const sample = requestBody(histories[0], 0, false);
 console.log(`## Gateway benchmark — ${new Date().toISOString().slice(0, 10)}
 
-Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}, ${process.platform}.
+Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}.
 Workload: request body ${(Buffer.byteLength(sample) / 1024).toFixed(1)} KB (chat history ~${HISTORY_BYTES / 1024} KB); \
 answer: ${PROMPT_TOKENS} prompt token ids + ${REPLY.length + 1} completion tokens with logprobs, \
 streams at ${TOKENS_PER_CHUNK} token(s) per chunk; half the requests stream.
-Per configuration: ${WARMUP} warm-up + ${REQUESTS} requests with ${CLIENTS} clients, then ${SEQ_WARMUP} + ${SEQ_REQUESTS} with 1 client.
+${ROUNDS} interleaved rounds; per configuration and round, in a fresh server process: ${WARMUP} warm-up + ${REQUESTS} \
+measured requests with ${CLIENTS} clients, then ${SEQ_WARMUP} + ${SEQ_REQUESTS} with 1 client. Figures are pooled over the rounds.
 Latency is client-observed, to the last byte. "Added" is the configuration's percentile minus direct's.
 
 ${table(concurrent)}
@@ -243,8 +222,8 @@ ${table(concurrent)}
 ${table(sequential)}
 
 - gateway CPU/request ÷ pass-through CPU/request: **${cpuRatio.toFixed(2)}×** with ${CLIENTS} clients, \
-${cpuRatioSeq.toFixed(2)}× with 1 client (target ≤ 2×: ${cpuRatio <= 2 ? 'met' : 'missed'})
-- gateway added p50 latency, 1 client: **${addedSeq.toFixed(2)} ms** (target ≤ 2 ms: ${addedSeq <= 2 ? 'met' : 'missed'}); \
-with ${CLIENTS} clients: ${(pct(all(gwC), 0.5) - pct(all(concurrent[0]), 0.5)).toFixed(2)} ms
+${cpuRatioSeq.toFixed(2)}× with 1 client (target ≤ 2×: ${cpuRatio <= 2 && cpuRatioSeq <= 2 ? 'met' : 'missed'})
+- gateway added p50 latency with 1 client: **${addedP50(sequential).toFixed(2)} ms** \
+(target ≤ 2 ms: ${addedP50(sequential) <= 2 ? 'met' : 'missed'}); with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
 - SQLite file after the run: ${(dbBytes / 2 ** 20).toFixed(1)} MB for ${recorded} recorded calls \
-(${(dbBytes / recorded / 1024).toFixed(1)} KB/call; ${CLIENTS} rollouts)`);
+(${(dbBytes / recorded / 1024).toFixed(1)} KB/call) in ${ROUNDS * CLIENTS} rollouts`);

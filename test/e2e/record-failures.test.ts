@@ -11,7 +11,10 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripte
 let upstream: ScriptedUpstream;
 let dir: string;
 beforeAll(async () => {
-  upstream = await startScriptedUpstream({ chunkDelayMs: 40 });
+  upstream = await startScriptedUpstream({
+    chunkDelayMs: 40,
+    script: (_, body) => (JSON.stringify(body.messages).includes('stall-upstream') ? 'hang' : 'ok'),
+  });
   dir = tempDir();
 });
 afterAll(async () => upstream.close());
@@ -76,7 +79,7 @@ describe('harnesses that misbehave', () => {
 
   it('stops cleanly on Ctrl-C: harnesses killed, calls in flight recorded, rollouts failed as interrupted', async () => {
     const db = join(dir, 'int.db');
-    const tasks = taskFile('int', [{ id: 'a', turns: 50 }, { id: 'b', turns: 50 }, { id: 'c', behaviour: 'hang' }]);
+    const tasks = taskFile('int', [{ id: 'a', turns: 50 }, { id: 'b', prompt: 'stall-upstream' }, { id: 'c', behaviour: 'hang' }]);
     const child = spawn(process.execPath, [BIN, 'record', '--upstream', upstream.url, '--db', db, '--run', 'int', '--tasks', tasks,
       '--concurrency', '3', '--json', '--', process.execPath, harness], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -94,6 +97,11 @@ describe('harnesses that misbehave', () => {
     expect(rows.map((r) => r.state)).toEqual(['failed', 'failed', 'failed']);
     const calls = rows.flatMap((r) => store.calls.list(r.id));
     expect(calls.filter((c) => c.status === 'ok').length).toBeGreaterThan(0);
+    // b's call was waiting on the upstream when Ctrl-C came: it is recorded, as failed.
+    const stalled = store.calls.list(rows[1].id);
+    expect(stalled).toHaveLength(1);
+    expect(stalled[0].status).toBe('error');
+    expect(stalled[0].error).toMatch(/interrupted|disconnected/);
     store.close();
     // No harness outlives the run.
     const ps = await alightPs();

@@ -21,15 +21,17 @@ export interface Rig {
 }
 
 /** A real gateway on a real socket and SQLite file, in front of a scripted upstream. */
-export async function startRig(scripted: ScriptedOptions = {}, overrides: { retries?: number; timeoutS?: number; bodyLimitMb?: number } = {}): Promise<Rig> {
+export interface RigOverrides { retries?: number; timeoutS?: number; bodyLimitMb?: number; kind?: 'vllm' | 'openai-compatible'; apiKey?: string }
+
+export async function startRig(scripted: ScriptedOptions = {}, overrides: RigOverrides = {}): Promise<Rig> {
   const dir = tempDir();
   const upstream = await startScriptedUpstream(scripted);
   const store = Store.open(join(dir, 'alight.db'));
   const config = configSchema.parse({
-    upstream: { url: upstream.url, kind: 'vllm', retries: overrides.retries ?? 2, timeoutS: overrides.timeoutS ?? 30 },
+    upstream: { url: upstream.url, kind: overrides.kind ?? 'vllm', retries: overrides.retries ?? 2, timeoutS: overrides.timeoutS ?? 30 },
     gateway: { bodyLimitMb: overrides.bodyLimitMb ?? 64 },
   });
-  const gateway = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY });
+  const gateway = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY, upstreamApiKey: overrides.apiKey });
   return {
     upstream, gateway, store, dir,
     async close() {

@@ -28,6 +28,7 @@ export interface Produced {
   index: number;
   path: string;
   request: Record<string, unknown>;
+  authorization: string | null;
   promptIds: number[];
   completionIds: number[];
   logprobs: number[];
@@ -77,7 +78,7 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
     const text = options.reply?.(index, body) ?? `reply ${index}`;
     const completionIds = [...bytes(text), IM_END];
     const logprobs = completionIds.map((id, pos) => logprobOf(id, pos));
-    const produced: Produced = { index, path: req.url ?? '', request: body, promptIds, completionIds, logprobs, lastChunkAt: null };
+    const produced: Produced = { index, path: req.url ?? '', request: body, authorization: req.headers.authorization ?? null, promptIds, completionIds, logprobs, lastChunkAt: null };
     log.push(produced);
     if (behaviour === 'not-sse' || !body.stream) return json(res, 200, whole(chat, body, produced, text));
     await stream(res, chat, body, produced, options, behaviour === 'drop-mid-stream');
@@ -94,7 +95,21 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
   };
 }
 
+/** Like vLLM, token ids only when `return_token_ids` is set and logprobs only when asked for. */
+function asked(body: Record<string, unknown>, answer: Record<string, unknown>): Record<string, unknown> {
+  const json = JSON.stringify(answer, (key, value) => {
+    if (!body.return_token_ids && (key === 'prompt_token_ids' || key === 'token_ids')) return undefined;
+    if ((body.logprobs === undefined || body.logprobs === false) && key === 'logprobs') return undefined;
+    return value;
+  });
+  return JSON.parse(json);
+}
+
 function whole(chat: boolean, body: Record<string, unknown>, p: Produced, text: string): Record<string, unknown> {
+  return asked(body, wholeAnswer(chat, body, p, text));
+}
+
+function wholeAnswer(chat: boolean, body: Record<string, unknown>, p: Produced, text: string): Record<string, unknown> {
   const usage = { prompt_tokens: p.promptIds.length, completion_tokens: p.completionIds.length, total_tokens: p.promptIds.length + p.completionIds.length };
   if (chat) {
     return {
@@ -115,7 +130,7 @@ function whole(chat: boolean, body: Record<string, unknown>, p: Produced, text: 
 async function stream(res: ServerResponse, chat: boolean, body: Record<string, unknown>, p: Produced, o: ScriptedOptions, drop: boolean): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const head = { id: `${chat ? 'chatcmpl' : 'cmpl'}-${p.index}`, object: chat ? 'chat.completion.chunk' : 'text_completion', created: 1, model: body.model };
-  const send = (obj: unknown): boolean => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  const send = (obj: Record<string, unknown>): boolean => res.write(`data: ${JSON.stringify(asked(body, obj))}\n\n`);
   const choice = (text: string, ids: number[] | undefined, lps: number[] | undefined, finish: string | null, first = false): Record<string, unknown> => chat
     ? { index: 0, delta: first ? { role: 'assistant', content: text } : { content: text }, finish_reason: finish,
       ...(ids && { token_ids: ids }), logprobs: lps ? { content: lps.map((lp, i) => ({ token: String(ids![i]), logprob: lp, bytes: [], top_logprobs: [] })) } : null }

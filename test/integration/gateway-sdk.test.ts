@@ -59,4 +59,17 @@ describe('gateway with the openai SDK', () => {
     });
     expect(trace.calls[1].request.prompt).toBe('once upon a time');
   });
+
+  it('passes an openai-compatible upstream through, with token fields null and the upstream key sent but never stored', async () => {
+    rig = await startRig({}, { kind: 'openai-compatible', apiKey: 'sk-upstream-secret' });
+    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r1' });
+    await client(rig, token).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    const sent = rig.upstream.log[0];
+    expect(sent.request).not.toHaveProperty('return_token_ids');
+    expect(sent.request).not.toHaveProperty('logprobs');
+    expect(sent.authorization).toBe('Bearer sk-upstream-secret');
+    const [call] = rolloutTrace(rig.store, rollout.id).calls;
+    expect(call).toMatchObject({ status: 'ok', prompt_token_ids: null, completion_token_ids: null, completion_logprobs: null });
+    expect(JSON.stringify(call)).not.toContain('sk-upstream-secret');
+  });
 });
