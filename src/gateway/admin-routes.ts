@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { upstreamKinds } from '../config/schema.js';
 import { rolloutModes, rolloutStates } from '../rollouts/state.js';
 import { rolloutTrace } from '../traces/export.js';
-import { HttpError, parseBody, readJson, sendJson } from './http.js';
+import { decodePathPart, HttpError, parseBody, readJson, sendJson } from './http.js';
 import type { GatewayState } from './server.js';
 
 const adminBody = 1024 * 1024;
@@ -42,7 +42,7 @@ export async function handleAdmin(state: GatewayState, path: string, req: Incomi
     return sendJson(res, 201, { rollout_id: rollout.id, token, base_url: base, openai_base_url: `${base}/v1` });
   }
   if (rolloutMatch) {
-    const id = decodeURIComponent(rolloutMatch[1]);
+    const id = decodePathPart(rolloutMatch[1]);
     const rollout = state.rollouts.get(id);
     if (!rollout) throw new HttpError(404, `no rollout ${id}`, 'not_found_error');
     if (method === 'GET' && rolloutMatch[2]) return sendJson(res, 200, rolloutTrace(state.calls.store, id));
@@ -68,6 +68,6 @@ export async function handleAdmin(state: GatewayState, path: string, req: Incomi
   throw new HttpError(404, `no route ${method} ${path}`, 'not_found_error');
 }
 
-function stateOf(state: GatewayState): { paused: boolean; inflight: number } {
+export function stateOf(state: GatewayState): { paused: boolean; inflight: number } {
   return { paused: state.paused, inflight: state.aborts.size };
 }

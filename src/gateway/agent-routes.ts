@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { isTerminal } from '../rollouts/state.js';
-import { HttpError, parseBody, readJson, sendJson } from './http.js';
+import { decodePathPart, HttpError, parseBody, readJson, sendJson } from './http.js';
 import { handleModelCall } from './model-call.js';
 import { protocols } from './protocols/index.js';
 import type { GatewayState } from './server.js';
@@ -14,7 +14,7 @@ const eventBody = z.object({ type: z.string().min(1), data: z.record(z.string(),
 export async function handleAgent(state: GatewayState, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const match = /^\/r\/([^/]+)\/(.*)$/.exec(path);
   if (!match) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
-  const rollout = state.rollouts.resolve(decodeURIComponent(match[1]));
+  const rollout = state.rollouts.resolve(decodePathPart(match[1]));
   if (!rollout) throw new HttpError(401, 'unknown rollout token', 'authentication_error');
   if (isTerminal(rollout.state)) {
     throw new HttpError(403, `rollout ${rollout.id} has ended (${rollout.state}); its token no longer works`, 'permission_error');

@@ -62,3 +62,12 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   if (!parsed.success) throw new HttpError(400, `invalid body:\n${formatIssues(parsed.error)}`);
   return parsed.data;
 }
+
+/** A path segment, percent-decoded; a malformed escape decodes to itself rather than failing the request. */
+export function decodePathPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}

@@ -26,7 +26,6 @@ export interface CallContext {
   upstream: UpstreamClient;
   endpoints: Endpoints;
   bodyLimit: number;
-  nextSeq(rolloutId: string): number;
   onCall(event: CallEvent): void;
 }
 
@@ -54,7 +53,7 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, pro
   if (endpoint.model) body.model = endpoint.model;
   if (endpoint.kind === 'vllm') protocol.requestTokens(body);
   const stream = body.stream === true;
-  const seq = ctx.nextSeq(rollout.id);
+  const seq = ctx.store.calls.nextSeq(rollout.id);
 
   const outcome = stream
     ? await streamCall(ctx, endpoint, protocol, JSON.stringify(body), signal, res)

@@ -5,7 +5,7 @@ import type { GatewayConfig, UpstreamConfig } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import { Rollouts } from '../rollouts/service.js';
 import type { Store } from '../store/store.js';
-import { handleAdmin } from './admin-routes.js';
+import { handleAdmin, stateOf } from './admin-routes.js';
 import { handleAgent } from './agent-routes.js';
 import { Endpoints } from './endpoints.js';
 import { HttpError, sendError, sendJson } from './http.js';
@@ -54,7 +54,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const endpoint = endpoints.upsert({ url: options.upstream.url, model: options.upstream.model ?? null, kind: options.upstream.kind, version: 0 });
     if (!endpoint.model) endpoint.model = (await upstream.models(endpoint))[0] ?? null;
   }
-  const seqs = new Map<string, number>();
   const state: GatewayState = {
     rollouts: new Rollouts(store),
     endpoints,
@@ -64,11 +63,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     calls: {
       store, upstream, endpoints,
       bodyLimit: Math.floor(options.gateway.bodyLimitMb * 1024 * 1024),
-      nextSeq(rolloutId) {
-        const seq = seqs.get(rolloutId) ?? store.calls.nextSeq(rolloutId);
-        seqs.set(rolloutId, seq + 1);
-        return seq;
-      },
       onCall: options.onCall ?? (() => {}),
     },
   };
@@ -100,7 +94,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     url: `http://${host}:${address.port}`,
     rollouts: state.rollouts,
     endpoints,
-    state: () => ({ paused: state.paused, inflight: state.aborts.size }),
+    state: () => stateOf(state),
     pause: () => { state.paused = true; },
     resume: () => { state.paused = false; },
     async drain(timeoutMs) {

@@ -26,7 +26,7 @@ export function hashToken(token: string): string {
 export class Rollouts {
   // Token hash → rollout, so the agent routes do not query SQLite on every call.
   private readonly byHash = new Map<string, RolloutRow>();
-  private readonly byId = new Map<string, RolloutRow>();
+  private readonly hashById = new Map<string, string>();
 
   constructor(private readonly store: Store) {}
 
@@ -61,7 +61,7 @@ export class Rollouts {
     let rollout = this.byHash.get(hash);
     if (!rollout) {
       rollout = this.store.rolloutByTokenHash(hash);
-      if (rollout) this.remember(hash, rollout);
+      if (rollout && !isTerminal(rollout.state)) this.remember(hash, rollout);
     }
     return rollout;
   }
@@ -71,7 +71,8 @@ export class Rollouts {
   }
 
   transition(id: string, to: RolloutState, detail: { exitCode?: number | null; error?: string | null } = {}): RolloutRow {
-    const current = this.byId.get(id) ?? this.store.getRollout(id);
+    const hash = this.hashById.get(id);
+    const current = (hash && this.byHash.get(hash)) || this.store.getRollout(id);
     if (!current) throw new AlightError(`no rollout ${id}`, ExitCode.input);
     if (current.state === to) return current;
     if (!canTransition(current.state, to)) {
@@ -81,12 +82,17 @@ export class Rollouts {
     this.store.setRolloutState(id, { state: to, exit_code: detail.exitCode, error: detail.error, at });
     Object.assign(current, { state: to }, to === 'running' ? { started_at: at } : { ended_at: at },
       detail.exitCode !== undefined && { exit_code: detail.exitCode }, detail.error && { error: detail.error });
-    if (isTerminal(to)) this.store.calls.forget(id);
+    if (isTerminal(to)) {
+      // An ended rollout is looked up in SQLite again if its token comes back (to answer 403).
+      if (hash) this.byHash.delete(hash);
+      this.hashById.delete(id);
+      this.store.calls.forget(id);
+    }
     return current;
   }
 
   private remember(hash: string, rollout: RolloutRow): void {
     this.byHash.set(hash, rollout);
-    this.byId.set(rollout.id, rollout);
+    this.hashById.set(rollout.id, hash);
   }
 }

@@ -58,6 +58,7 @@ const recentPerRollout = 8;
  */
 export class CallStore {
   private readonly recent = new Map<string, Recent[]>();
+  private readonly seqs = new Map<string, number>();
   private readonly insert: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
@@ -67,9 +68,15 @@ export class CallStore {
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   }
 
+  /** Numbers calls in the order they arrive; concurrent calls of one rollout get distinct numbers at once. */
   nextSeq(rolloutId: string): number {
-    const row = this.db.prepare('SELECT max(seq) AS m FROM calls WHERE rollout_id = ?').get(rolloutId) as { m: number | null };
-    return row.m === null ? 0 : row.m + 1;
+    let seq = this.seqs.get(rolloutId);
+    if (seq === undefined) {
+      const row = this.db.prepare('SELECT max(seq) AS m FROM calls WHERE rollout_id = ?').get(rolloutId) as { m: number | null };
+      seq = row.m === null ? 0 : row.m + 1;
+    }
+    this.seqs.set(rolloutId, seq + 1);
+    return seq;
   }
 
   count(rolloutId: string): number {
@@ -102,9 +109,10 @@ export class CallStore {
     return id;
   }
 
-  /** Drop the reference window of a finished rollout. */
+  /** Drop what is kept in memory for a finished rollout. */
   forget(rolloutId: string): void {
     this.recent.delete(rolloutId);
+    this.seqs.delete(rolloutId);
   }
 
   /** All calls of a rollout in seq order, with prompts and histories rebuilt from their references. */
