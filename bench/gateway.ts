@@ -1,8 +1,10 @@
 /**
  * Gateway benchmark: what recording costs next to talking to the engine directly and to a bare proxy.
  *
- *   npm run bench                              # build, then this file
- *   BENCH_CPU_PROF=/tmp/prof npm run bench     # also write a V8 CPU profile of the gateway process
+ *   npm run bench                              # build, then this file (~75 s on 2 cores)
+ *   BENCH_CPU_PROF=/tmp/prof npm run bench     # also write V8 CPU profiles of the gateway process
+ *   BENCH_ROUNDS / BENCH_WARMUP / BENCH_REQUESTS override the rounds and the 64-client request counts.
+ *   BENCH_GATEWAY_FLAGS="--max-semi-space-size=64" passes Node flags to the gateway child (for experiments).
  *
  * The scripted upstream and the server under test each run in a child process (bench/server.ts); the load
  * generator runs here. See bench/BENCHMARKS.md for what is measured and the latest results.
@@ -56,7 +58,8 @@ async function load(urlOf: (client: number) => string, clients: number, total: n
         const res = await request(urlOf(c), { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher });
         const text = await res.body.text();
         const ms = performance.now() - started;
-        const complete = stream ? text.endsWith('data: [DONE]\n\n') : text.endsWith('}');
+        // A whole answer, with the token ids: without them the configurations would not be compared fairly.
+        const complete = (stream ? text.endsWith('data: [DONE]\n\n') : text.endsWith('}')) && text.includes('"prompt_token_ids"');
         if (res.statusCode !== 200 || !complete) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
         (stream ? phase.stream : phase.whole).push(ms);
         phase.done++;
@@ -109,12 +112,12 @@ async function run(config: Config): Promise<Row[]> {
     urlOf = () => `${server!.url}/chat/completions`;
   } else if (config === 'gateway') {
     const prof = process.env.BENCH_CPU_PROF;
-    server = await Child.start(['gateway', upstream.url, dir], prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
+    const flags = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
+    server = await Child.start(['gateway', upstream.url, dir], [...flags, ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])]);
     const { tokens } = await server.ask({ type: 'tokens', n: CLIENTS });
     urlOf = (c) => `${server!.url}/r/${tokens[c]}/v1/chat/completions`;
   }
   const idle = (await server?.usage())?.rssBytes ?? null;
-  console.error(`${config}: ${WARMUP} + ${REQUESTS} requests, ${CLIENTS} clients; ${SEQ_WARMUP} + ${SEQ_REQUESTS}, 1 client`);
   await load(urlOf, CLIENTS, WARMUP);
   const concurrent = await measure(config, server, urlOf, CLIENTS, REQUESTS);
   await load(urlOf, 1, SEQ_WARMUP);
@@ -185,11 +188,12 @@ let dbBytes = 0;
 const upstream = await Child.start(['upstream']);
 // A throw-away round warms the upstream and this load generator (JIT, heap sizes); without it whichever
 // configuration runs first looks slow.
+console.error('warming up');
 await run('direct');
 const results = new Map<Config, Row[]>();
 for (let round = 1; round <= ROUNDS; round++) {
   for (const config of configs) {
-    console.error(`round ${round}/${ROUNDS}, ${config}`);
+    console.error(`round ${round}/${ROUNDS}: ${config}`);
     const rows = await run(config);
     const before = results.get(config);
     results.set(config, before ? before.map((row, i) => pool(row, rows[i])) : rows);
@@ -227,3 +231,4 @@ ${cpuRatioSeq.toFixed(2)}× with 1 client (target ≤ 2×: ${cpuRatio <= 2 && cp
 (target ≤ 2 ms: ${addedP50(sequential) <= 2 ? 'met' : 'missed'}); with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
 - SQLite file after the run: ${(dbBytes / 2 ** 20).toFixed(1)} MB for ${recorded} recorded calls \
 (${(dbBytes / recorded / 1024).toFixed(1)} KB/call) in ${ROUNDS * CLIENTS} rollouts`);
+if ([...concurrent, ...sequential].some((r) => r.phase.errors > 0)) process.exitCode = 1;

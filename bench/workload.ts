@@ -31,8 +31,11 @@ export function historyOf(client: number): string {
   return messages.join(',');
 }
 
-/** The body of call `call` of a client, as a JSON string. */
+/**
+ * The body of call `call` of a client, as a JSON string. It asks for token ids and logprobs itself (the gateway
+ * would add both), so that the engine's answer is the same in every configuration.
+ */
 export function requestBody(history: string, call: number, stream: boolean): string {
   const last = JSON.stringify({ role: 'user', content: `Turn ${call}: run the tests again and fix what fails.` });
-  return `{"model":"scripted-model","stream":${stream},"logprobs":true,"max_tokens":256,"messages":[${history},${last}]}`;
+  return `{"model":"scripted-model","stream":${stream},"logprobs":true,"return_token_ids":true,"max_tokens":256,"messages":[${history},${last}]}`;
 }

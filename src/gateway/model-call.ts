@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { errorMessage } from '../errors.js';
 import type { CallStatus } from '../store/calls.js';
+import { encodeRequest } from '../store/request-json.js';
 import type { RolloutRow, Store } from '../store/store.js';
 import type { Endpoint, Endpoints } from './endpoints.js';
 import { errorBody, HttpError, readJson, sendJson } from './http.js';
@@ -54,16 +55,17 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, pro
   if (endpoint.kind === 'vllm') protocol.requestTokens(body);
   const stream = body.stream === true;
   const seq = ctx.store.calls.nextSeq(rollout.id);
+  const request = encodeRequest(body);
 
   const outcome = stream
-    ? await streamCall(ctx, endpoint, protocol, JSON.stringify(body), signal, res)
-    : await wholeCall(ctx, endpoint, protocol, JSON.stringify(body), signal, res);
+    ? await streamCall(ctx, endpoint, protocol, request.json, signal, res)
+    : await wholeCall(ctx, endpoint, protocol, request.json, signal, res);
 
   const x = outcome.extracted;
   const latencyMs = performance.now() - started;
   try {
     ctx.store.calls.add({
-      rolloutId: rollout.id, seq, protocol: protocol.name, stream, request: body, response: x?.response ?? null,
+      rolloutId: rollout.id, seq, protocol: protocol.name, stream, request, response: x?.response ?? null,
       promptIds: x?.promptIds ?? null, completionIds: x?.completionIds ?? null, completionLogprobs: x?.completionLogprobs ?? null,
       promptTokens: x?.promptTokens ?? null, completionTokens: x?.completionTokens ?? null,
       status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, latencyMs,
@@ -114,6 +116,8 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
     const splitter = new SseSplitter();
     try {
       for await (const bytes of up.body as AsyncIterable<Buffer>) {
+        // Everything one read brought goes to the harness in one write: per-event writes cost more than parsing.
+        let out = '';
         for (const event of splitter.push(bytes)) {
           if (event.data === '[DONE]') { sawDone = true; continue; }
           if (event.data) {
@@ -121,9 +125,11 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
             if (chunk.error) upstreamError = errorText(chunk.error);
             else assembler.push(chunk);
           }
-          if (!relayed) { res.writeHead(200, sseHeaders); relayed = true; }
-          if (!res.write(event.raw)) await once(res, 'drain', { signal });
+          out += event.raw;
         }
+        if (!out) continue;
+        if (!relayed) { res.writeHead(200, sseHeaders); relayed = true; }
+        if (!res.write(out)) await once(res, 'drain', { signal });
       }
     } catch (err) {
       // Before the first byte reached the harness the retry loop may try again; after it, the stream is spoiled.

@@ -50,9 +50,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { store } = options;
   const upstream = new UpstreamClient(options.upstream, options.upstreamApiKey);
   const endpoints = new Endpoints(store);
-  if (options.upstream.url) {
-    const endpoint = endpoints.upsert({ url: options.upstream.url, model: options.upstream.model ?? null, kind: options.upstream.kind, version: 0 });
-    if (!endpoint.model) endpoint.model = (await upstream.models(endpoint))[0] ?? null;
+  const { url, kind } = options.upstream;
+  if (url) {
+    // With no model configured, the upstream's first model is pinned, so that any name a harness sends works.
+    const model = options.upstream.model ?? (await upstream.models(url))[0] ?? null;
+    endpoints.upsert({ url, model, kind, version: 0 });
   }
   const state: GatewayState = {
     rollouts: new Rollouts(store),

@@ -36,6 +36,8 @@ function boundary(text: string): { index: number; length: number } | null {
 }
 
 function dataOf(block: string): string | null {
+  // The common case, one `data:` line, without splitting.
+  if (block.startsWith('data: ') && !block.includes('\n')) return block.slice(6);
   let data: string | null = null;
   for (const line of block.split(/\r?\n/)) {
     if (!line.startsWith('data:')) continue;

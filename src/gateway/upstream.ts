@@ -57,10 +57,10 @@ export class UpstreamClient {
   }
 
   /** The model ids the upstream lists, or [] when it does not answer. */
-  async models(endpoint: Endpoint): Promise<string[]> {
+  async models(baseUrl: string): Promise<string[]> {
     try {
       const headers: Record<string, string> = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
-      const res = await request(`${endpoint.url}/models`, { headers, dispatcher: this.agent, signal: AbortSignal.timeout(5000) });
+      const res = await request(`${baseUrl.replace(/\/+$/, '')}/models`, { headers, dispatcher: this.agent, signal: AbortSignal.timeout(5000) });
       const body = (await res.body.json()) as { data?: { id?: unknown }[] };
       return (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
     } catch {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { commonPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from './codec.js';
+import { commonPrefix, commonTokenPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from './codec.js';
+import { suffixJson, type EncodedRequest, type History } from './request-json.js';
 
 export type CallStatus = 'ok' | 'error';
 
@@ -10,7 +11,7 @@ export interface CallRecord {
   protocol: string;
   stream: boolean;
   /** The body as sent upstream. Its history (chat `messages`, or a string `prompt`) is stored by reference. */
-  request: Record<string, unknown>;
+  request: EncodedRequest;
   response: Record<string, unknown> | null;
   promptIds: ArrayLike<number> | null;
   completionIds: ArrayLike<number> | null;
@@ -25,7 +26,8 @@ export interface CallRecord {
   finishReason: string | null;
 }
 
-export interface StoredCall extends Omit<CallRecord, 'promptIds' | 'completionIds' | 'completionLogprobs'> {
+export interface StoredCall extends Omit<CallRecord, 'request' | 'promptIds' | 'completionIds' | 'completionLogprobs'> {
+  request: Record<string, unknown>;
   promptIds: number[] | null;
   completionIds: number[] | null;
   completionLogprobs: number[] | null;
@@ -37,7 +39,6 @@ interface Recent {
   history: History | null;
   context: Int32Array | null;
 }
-type History = { key: 'messages'; items: string[] } | { key: 'prompt'; text: string };
 
 interface CallRow {
   id: number; rollout_id: string; seq: number; protocol: string; stream: number; request: string;
@@ -85,15 +86,14 @@ export class CallStore {
 
   add(call: CallRecord): number {
     const recents = this.recent.get(call.rolloutId) ?? [];
-    const history = historyOf(call.request);
+    const history = call.request.history;
     const h = bestHistoryRef(history, recents);
     const prompt = call.promptIds ? Int32Array.from(call.promptIds) : null;
     const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
-    const storedRequest = history ? { ...call.request, [history.key]: historySuffix(call.request, history, h.prefix) } : call.request;
     const completion = call.completionIds ? Int32Array.from(call.completionIds) : null;
 
     const id = Number(this.insert.run(
-      call.rolloutId, call.seq, call.protocol, call.stream ? 1 : 0, JSON.stringify(storedRequest), h.ref, h.prefix,
+      call.rolloutId, call.seq, call.protocol, call.stream ? 1 : 0, suffixJson(call.request, h.prefix), h.ref, h.prefix,
       call.response === null ? null : JSON.stringify(call.response),
       p.ref, p.prefix, prompt ? encodeInt32(prompt.subarray(p.prefix)) : null,
       completion ? encodeInt32(completion) : null,
@@ -154,21 +154,18 @@ export class CallStore {
   }
 }
 
-function historyOf(request: Record<string, unknown>): History | null {
-  if (Array.isArray(request.messages)) return { key: 'messages', items: request.messages.map((m) => JSON.stringify(m)) };
-  if (typeof request.prompt === 'string') return { key: 'prompt', text: request.prompt };
-  return null;
-}
-
 function bestHistoryRef(history: History | null, recents: Recent[]): { ref: number | null; prefix: number } {
   let best = { ref: null as number | null, prefix: 0 };
   if (!history) return best;
   for (const r of recents) {
     if (!r.history || r.history.key !== history.key) continue;
+    const earlier = r.history.key === 'messages' ? r.history.items : r.history.text;
     const prefix = history.key === 'messages'
-      ? commonPrefix(history.items, (r.history as { items: string[] }).items)
-      : commonTextPrefix(history.text, (r.history as { text: string }).text);
+      ? commonPrefix(history.items, earlier as string[])
+      : commonTextPrefix(history.text, earlier as string);
     if (prefix > best.prefix) best = { ref: r.id, prefix };
+    // Extending a whole earlier history is the agent-loop case: no older call can do better in practice.
+    if (prefix === earlier.length) break;
   }
   return best;
 }
@@ -177,14 +174,11 @@ function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | n
   let best = { ref: null as number | null, prefix: 0 };
   for (const r of recents) {
     if (!r.context) continue;
-    const prefix = commonPrefix(prompt, r.context);
+    const prefix = commonTokenPrefix(prompt, r.context);
     if (prefix > best.prefix) best = { ref: r.id, prefix };
+    if (prefix === r.context.length || prefix === prompt.length) break;
   }
   return best;
-}
-
-function historySuffix(request: Record<string, unknown>, history: History, prefix: number): unknown {
-  return history.key === 'messages' ? (request.messages as unknown[]).slice(prefix) : history.text.slice(prefix);
 }
 
 function restoreHistory(request: Record<string, unknown>, base: Record<string, unknown> | undefined, prefix: number): void {

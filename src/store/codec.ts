@@ -24,7 +24,22 @@ export function decodeFloat32(blob: Buffer): Float32Array {
   return new Float32Array(copy.buffer, 0, copy.byteLength / 4);
 }
 
-/** Length of the common prefix of two token sequences. */
+/** Length of the common prefix of two token sequences, by memcmp: whole-prefix checks first, then bisection. */
+export function commonTokenPrefix(a: Int32Array, b: Int32Array): number {
+  const bytes = (x: Int32Array, n: number): Buffer => Buffer.from(x.buffer, x.byteOffset, n * 4);
+  let lo = 0;
+  let hi = Math.min(a.length, b.length);
+  if (bytes(a, hi).equals(bytes(b, hi))) return hi;
+  // Invariant: the first lo tokens agree, the first hi do not.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if (bytes(a, mid).equals(bytes(b, mid))) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Length of the common prefix of two sequences. */
 export function commonPrefix<T>(a: ArrayLike<T>, b: ArrayLike<T>): number {
   const n = Math.min(a.length, b.length);
   let i = 0;

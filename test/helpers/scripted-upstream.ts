@@ -97,6 +97,7 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
 
 /** Like vLLM, token ids only when `return_token_ids` is set and logprobs only when asked for. */
 function asked(body: Record<string, unknown>, answer: Record<string, unknown>): Record<string, unknown> {
+  if (body.return_token_ids && body.logprobs !== undefined && body.logprobs !== false) return answer;
   const json = JSON.stringify(answer, (key, value) => {
     if (!body.return_token_ids && (key === 'prompt_token_ids' || key === 'token_ids')) return undefined;
     if ((body.logprobs === undefined || body.logprobs === false) && key === 'logprobs') return undefined;

@@ -14,7 +14,7 @@ async function setup(script?: (i: number) => Behaviour, overrides = {}) {
   return { rollout, url, openai };
 }
 
-const post = (url: string, body: string | Buffer, type = 'application/json') =>
+const post = (url: string, body: string, type = 'application/json') =>
   fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
 
 describe('bad requests from the harness', () => {

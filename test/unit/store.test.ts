@@ -1,13 +1,14 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commonPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../../src/store/codec.js';
+import { commonPrefix, commonTokenPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../../src/store/codec.js';
 import type { CallRecord } from '../../src/store/calls.js';
 import { Store } from '../../src/store/store.js';
+import { encodeRequest, suffixJson } from '../../src/store/request-json.js';
 import { migrations } from '../../src/store/migrations.js';
 import { tempDir } from '../helpers/gateway.js';
 
 const call = (seq: number, prompt: number[] | null, completion: number[] | null, messages: unknown[]): CallRecord => ({
-  rolloutId: 'ro_1', seq, protocol: 'openai.chat', stream: false, request: { model: 'm', messages }, response: { ok: seq },
+  rolloutId: 'ro_1', seq, protocol: 'openai.chat', stream: false, request: encodeRequest({ model: 'm', messages }), response: { ok: seq },
   promptIds: prompt, completionIds: completion, completionLogprobs: completion?.map((t) => -t / 8) ?? null,
   promptTokens: prompt?.length ?? null, completionTokens: completion?.length ?? null, status: 'ok', httpStatus: 200, error: null,
   latencyMs: 1, modelVersion: 0, finishReason: 'stop',
@@ -68,7 +69,7 @@ describe('store', () => {
       expect(c.promptIds).toEqual(calls[i].promptIds);
       expect(c.completionIds).toEqual(calls[i].completionIds);
       expect(c.completionLogprobs).toEqual(calls[i].completionLogprobs);
-      expect(c.request).toEqual(calls[i].request);
+      expect(c.request).toEqual(calls[i].request.body);
     });
     // A new process (no in-memory window) rebuilds the same calls.
     store.close();
@@ -77,11 +78,35 @@ describe('store', () => {
   it('stores string prompts of the completions API by reference too', () => {
     const store = Store.open(':memory:');
     const base = { ...call(0, [1], [2], []), protocol: 'openai.completions' };
-    store.calls.add({ ...base, request: { prompt: 'hello world' } });
-    store.calls.add({ ...base, seq: 1, request: { prompt: 'hello world, and more' } });
+    store.calls.add({ ...base, request: encodeRequest({ prompt: 'hello world' }) });
+    store.calls.add({ ...base, seq: 1, request: encodeRequest({ prompt: 'hello world, and more' }) });
     const row = store.db.prepare('SELECT request, msg_prefix FROM calls WHERE seq = 1').get() as { request: string; msg_prefix: number };
     expect(row.msg_prefix).toBe(11);
     expect(JSON.parse(row.request).prompt).toBe(', and more');
     expect(store.calls.list('ro_1').map((c) => c.request.prompt)).toEqual(['hello world', 'hello world, and more']);
+  });
+});
+
+describe('request encoding', () => {
+  it('serialises each message once and builds the same JSON, whole or as a suffix', () => {
+    for (const body of [{ messages: [] }, { model: 'm', stream: true, messages: [{ role: 'user', content: 'é "q"' }, { role: 'assistant', content: null }] }]) {
+      const enc = encodeRequest(body);
+      expect(JSON.parse(enc.json)).toEqual(body);
+      expect(JSON.parse(suffixJson(enc, 1))).toEqual({ ...body, messages: body.messages.slice(1) });
+    }
+    const completions = encodeRequest({ prompt: 'abc', max_tokens: 3 });
+    expect(JSON.parse(suffixJson(completions, 2))).toEqual({ prompt: 'c', max_tokens: 3 });
+  });
+});
+
+describe('token prefix', () => {
+  it('agrees with a plain loop', () => {
+    const a = Int32Array.from({ length: 1000 }, (_, i) => i);
+    for (const cut of [0, 1, 499, 999, 1000]) {
+      const b = Int32Array.from(a);
+      if (cut < 1000) b[cut] = -1;
+      expect(commonTokenPrefix(a, b)).toBe(commonPrefix(a, b));
+      expect(commonTokenPrefix(a.subarray(0, 10), b)).toBe(Math.min(10, cut));
+    }
   });
 });
