@@ -37,7 +37,8 @@ export interface StoredCall extends Omit<CallRecord, 'request' | 'promptIds' | '
 interface Recent {
   id: number;
   history: History | null;
-  context: Int32Array | null;
+  /** Its prompt and completion: together, the context a later prompt may extend. */
+  context: [Int32Array, Int32Array] | null;
 }
 
 interface CallRow {
@@ -88,6 +89,7 @@ export class CallStore {
     const recents = this.recent.get(call.rolloutId) ?? [];
     const history = call.request.history;
     const h = bestHistoryRef(history, recents);
+    if (h.ref !== null && history?.key === 'messages') shareItems(history.items, recents.find((r) => r.id === h.ref)!.history, h.prefix);
     const prompt = call.promptIds ? Int32Array.from(call.promptIds) : null;
     const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
     const completion = call.completionIds ? Int32Array.from(call.completionIds) : null;
@@ -102,8 +104,7 @@ export class CallStore {
       call.modelVersion, call.finishReason, Date.now(),
     ).lastInsertRowid);
 
-    const context = prompt && completion ? concat(prompt, completion) : null;
-    recents.unshift({ id, history, context });
+    recents.unshift({ id, history, context: prompt && completion ? [prompt, completion] : null });
     if (recents.length > recentPerRollout) recents.pop();
     this.recent.set(call.rolloutId, recents);
     return id;
@@ -170,13 +171,21 @@ function bestHistoryRef(history: History | null, recents: Recent[]): { ref: numb
   return best;
 }
 
+/** Keep the earlier call's strings for the shared history, so the window holds each message once. */
+function shareItems(items: string[], earlier: History | null, prefix: number): void {
+  if (earlier?.key !== 'messages') return;
+  for (let i = 0; i < prefix; i++) items[i] = earlier.items[i];
+}
+
 function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | null; prefix: number } {
   let best = { ref: null as number | null, prefix: 0 };
   for (const r of recents) {
     if (!r.context) continue;
-    const prefix = commonTokenPrefix(prompt, r.context);
+    const [before, after] = r.context;
+    let prefix = commonTokenPrefix(prompt, before);
+    if (prefix === before.length) prefix += commonTokenPrefix(prompt.subarray(prefix), after);
     if (prefix > best.prefix) best = { ref: r.id, prefix };
-    if (prefix === r.context.length || prefix === prompt.length) break;
+    if (prefix === before.length + after.length || prefix === prompt.length) break;
   }
   return best;
 }
