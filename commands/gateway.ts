@@ -20,7 +20,7 @@ export async function gatewayCommand(flags: GatewayFlags): Promise<void> {
       upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
       gateway: { host: flags.host, port: flags.port },
     });
-    const given = flags.adminKey ?? process.env.ALIGHT_ADMIN_KEY;
+    const given = flags.adminKey || process.env.ALIGHT_ADMIN_KEY;
     const key = given ? { value: given, file: null } : storedAdminKey(store.path);
     const gateway = await startGateway({
       store, gateway: config.gateway, upstream: config.upstream, adminKey: key.value,
@@ -32,12 +32,18 @@ export async function gatewayCommand(flags: GatewayFlags): Promise<void> {
       process.stdout.write(`alight gateway listening on ${gateway.url} (db ${store.path})\n`);
       if (key.file) process.stdout.write(`admin key in ${key.file}\n`);
     }
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
+    // The first SIGTERM or SIGINT drains; a second one stops at once (calls in flight are recorded as failed).
+    let signals = 0;
+    const stopped = new Promise<void>((resolve) => {
+      const onSignal = (name: NodeJS.Signals): void => {
+        if (++signals > 1) return void gateway.close();
+        process.stderr.write(`alight gateway: ${name}, draining ${gateway.state().inflight} call(s) in flight\n`);
+        void gateway.drain(drainMs).then(resolve);
+      };
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
     });
-    process.stderr.write(`alight gateway: ${signal}, draining ${gateway.state().inflight} call(s) in flight\n`);
-    await gateway.drain(drainMs);
+    await stopped;
     await gateway.close();
   });
 }

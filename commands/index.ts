@@ -110,6 +110,11 @@ export function buildProgram(): Command {
 /** The only place that ends the process: every command returns or throws, and the exit code comes from here. */
 export async function main(argv: string[]): Promise<never> {
   const program = buildProgram().exitOverride();
+  // `alight traces export | head`: a closed pipe is the reader's choice, not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(ExitCode.ok);
+    throw err;
+  });
   let code: number = ExitCode.ok;
   try {
     await program.parseAsync(argv);

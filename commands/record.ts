@@ -33,9 +33,10 @@ export async function recordCommand(cmd: string, args: string[], flags: RecordFl
     const tasks = flags.tasks ? readTasks(flags.tasks) : null;
 
     const abort = new AbortController();
+    // Kept installed: a second Ctrl-C must not kill alight while it stops harnesses (at most a few seconds).
     const onSignal = (): void => abort.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     // With the terminal handed to a single harness, a live view would garble its output.
     const live = tasks && !flags.json && process.stdout.isTTY ? (await import('../src/ui/record-view.js')).liveProgress() : null;
     const plain = live ? null : plainProgress((line) => process.stderr.write(`alight: ${line}\n`), tasks ? 5000 : 60_000);
@@ -44,7 +45,7 @@ export async function recordCommand(cmd: string, args: string[], flags: RecordFl
     try {
       summary = await record({
         store, config, run: flags.run ?? defaultRunName(), command: cmd, args, tasks, harnessStdoutToStderr: flags.json,
-        adminKey: process.env.ALIGHT_ADMIN_KEY ?? newSecret(), upstreamApiKey: apiKeyEnv ? process.env[apiKeyEnv] : undefined,
+        adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(), upstreamApiKey: apiKeyEnv ? process.env[apiKeyEnv] : undefined,
         signal: abort.signal, onEvent: listener,
       });
     } finally {

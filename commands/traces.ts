@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { AlightError, ExitCode } from '../src/errors.js';
@@ -6,6 +6,13 @@ import type { RolloutSummary } from '../src/store/store.js';
 import { rolloutTrace, type RolloutTrace } from '../src/traces/export.js';
 import { table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
+
+function eventLine(events: { type: string }[]): string {
+  if (!events.length) return '';
+  const counts = new Map<string, number>();
+  for (const e of events) counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
+  return `\nevents: ${[...counts].map(([type, n]) => (n > 1 ? `${type} ×${n}` : type)).join(', ')}`;
+}
 
 const seconds = (r: RolloutSummary): string =>
   r.started_at && r.ended_at ? `${((r.ended_at - r.started_at) / 1000).toFixed(1)}s` : '–';
@@ -32,7 +39,7 @@ export async function showTrace(id: string, opts: { db?: string; json?: boolean 
       const t = trace;
       process.stdout.write(`rollout ${t.rollout_id}  run ${t.run}  task ${t.task_id ?? '-'}  ${t.state}` +
         `${t.exit_code !== null ? ` (exit ${t.exit_code})` : ''}  reward ${t.reward ?? '–'}` +
-        `${t.error ? `\nerror: ${t.error}` : ''}\nstored: ${store.calls.storedBytes(id)} bytes\n\n`);
+        `${t.error ? `\nerror: ${t.error}` : ''}\nstored: ${store.calls.storedBytes(id)} bytes${eventLine(store.events(id))}\n\n`);
       process.stdout.write(`${table(['seq', 'protocol', 'stream', 'status', 'prompt', 'completion', 'finish', 'ms', 'version', 'error'],
         t.calls.map((c) => [c.seq, c.protocol, c.stream ? 'yes' : 'no', c.status, c.prompt_token_ids?.length ?? '–',
           c.completion_token_ids?.length ?? '–', c.finish_reason ?? '–', Math.round(c.latency_ms), c.model_version ?? '–',
@@ -42,10 +49,18 @@ export async function showTrace(id: string, opts: { db?: string; json?: boolean 
   });
 }
 
+function openOut(path: string): number {
+  try {
+    return openSync(path, 'w');
+  } catch (err) {
+    throw new AlightError(`cannot write ${path}: ${(err as Error).message}`, ExitCode.input);
+  }
+}
+
 export async function exportTraces(opts: { run?: string; out?: string; db?: string }): Promise<number> {
   return withStore(opts, async (store) => {
     if (opts.run && !store.getRun(opts.run)) throw new AlightError(`no run ${opts.run} in ${store.path} (alight runs list)`, ExitCode.input);
-    const out: Writable = opts.out ? createWriteStream(opts.out) : process.stdout;
+    const out: Writable = opts.out ? createWriteStream('', { fd: openOut(opts.out) }) : process.stdout;
     const ids = store.rolloutSummaries({ run: opts.run }).map((r) => r.id);
     for (const id of ids) {
       if (!out.write(`${JSON.stringify(rolloutTrace(store, id))}\n`)) await once(out, 'drain');

@@ -3,10 +3,9 @@ import { z } from 'zod';
 import { upstreamKinds } from '../config/schema.js';
 import { rolloutModes, rolloutStates } from '../rollouts/state.js';
 import { rolloutTrace } from '../traces/export.js';
-import { decodePathPart, HttpError, parseBody, readJson, sendJson } from './http.js';
+import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody as adminBody } from './http.js';
 import type { GatewayState } from './server.js';
 
-const adminBody = 1024 * 1024;
 
 const newRollout = z.object({
   run: z.string().min(1).default('default'),
@@ -38,7 +37,7 @@ export async function handleAdmin(state: GatewayState, path: string, req: Incomi
     const { rollout, token } = state.rollouts.create({
       run: body.run, taskId: body.task_id, groupId: body.group_id, attempt: body.attempt, mode: body.mode, task: body.task,
     });
-    const base = `http://${req.headers.host}/r/${token}`;
+    const base = `${req.headers.host ? `http://${req.headers.host}` : state.url}/r/${token}`;
     return sendJson(res, 201, { rollout_id: rollout.id, token, base_url: base, openai_base_url: `${base}/v1` });
   }
   if (rolloutMatch) {

@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { isTerminal } from '../rollouts/state.js';
-import { decodePathPart, HttpError, parseBody, readJson, sendJson } from './http.js';
+import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody } from './http.js';
 import { handleModelCall } from './model-call.js';
-import { protocols } from './protocols/index.js';
+import { protocolFor } from './protocols/index.js';
 import type { GatewayState } from './server.js';
 
-const smallBody = 1024 * 1024;
 const rewardBody = z.object({ value: z.number().finite(), reason: z.string().optional() });
 const eventBody = z.object({ type: z.string().min(1), data: z.record(z.string(), z.unknown()).default({}) });
 
@@ -20,7 +19,7 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
     throw new HttpError(403, `rollout ${rollout.id} has ended (${rollout.state}); its token no longer works`, 'permission_error');
   }
   const rest = match[2];
-  const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocols[rest.slice(3)] : undefined;
+  const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocolFor(rest.slice(3)) : undefined;
 
   if (protocol) {
     if (state.paused) {
@@ -33,7 +32,7 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
     });
     state.aborts.add(abort);
     try {
-      return await handleModelCall(state.calls, rollout, protocol, req, res, abort.signal);
+      return await handleModelCall(state.calls, rollout, state.calls.store.calls.nextSeq(rollout.id), protocol, req, res, abort.signal);
     } finally {
       state.aborts.delete(abort);
     }

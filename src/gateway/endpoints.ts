@@ -1,5 +1,4 @@
 import type { UpstreamKind } from '../config/schema.js';
-import type { Store } from '../store/store.js';
 import { HttpError } from './http.js';
 
 export interface Endpoint {
@@ -16,15 +15,12 @@ export class Endpoints {
   private readonly list: Endpoint[] = [];
   private next = 0;
 
-  constructor(private readonly store: Store) {}
-
   upsert(endpoint: Endpoint): Endpoint {
     const url = endpoint.url.replace(/\/+$/, '');
     const entry = { ...endpoint, url };
     const i = this.list.findIndex((e) => e.url === url);
     if (i === -1) this.list.push(entry);
     else this.list[i] = entry;
-    this.store.upsertEndpoint(entry);
     return entry;
   }
 

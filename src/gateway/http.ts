@@ -2,6 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { formatIssues } from '../config/load.js';
 
+/** Bodies of the reward, event and admin routes are small. */
+export const smallBody = 1024 * 1024;
+
 /** An HTTP failure with the OpenAI-style error body every SDK understands. */
 export class HttpError extends Error {
   constructor(readonly status: number, message: string, readonly type = 'invalid_request_error', readonly headers: Record<string, string> = {}) {

@@ -5,6 +5,7 @@ import { errorMessage } from '../errors.js';
 import type { CallStatus } from '../store/calls.js';
 import { encodeRequest } from '../store/request-json.js';
 import type { RolloutRow, Store } from '../store/store.js';
+import { isTerminal } from '../rollouts/state.js';
 import type { Endpoint, Endpoints } from './endpoints.js';
 import { errorBody, HttpError, readJson, sendJson } from './http.js';
 import type { Extracted, Protocol } from './protocols/index.js';
@@ -43,8 +44,11 @@ class MidStreamError extends Error {}
 
 const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
 
-/** One model call: forward, relay, record. `signal` aborts it when the harness disconnects or the gateway stops. */
-export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, protocol: Protocol,
+/**
+ * One model call: forward, relay, record. `signal` aborts it when the harness disconnects or the gateway stops.
+ * The call's `seq` is taken when the call arrives, in the same tick as the check that its rollout is live.
+ */
+export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq: number, protocol: Protocol,
   req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
   const started = performance.now();
   const body = await readJson(req, ctx.bodyLimit);
@@ -54,7 +58,6 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, pro
   if (endpoint.model) body.model = endpoint.model;
   if (endpoint.kind === 'vllm') protocol.requestTokens(body);
   const stream = body.stream === true;
-  const seq = ctx.store.calls.nextSeq(rollout.id);
   const request = encodeRequest(body);
 
   const outcome = stream
@@ -63,6 +66,7 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, pro
 
   const x = outcome.extracted;
   const latencyMs = performance.now() - started;
+  let reply = outcome.reply;
   try {
     ctx.store.calls.add({
       rolloutId: rollout.id, seq, protocol: protocol.name, stream, request, response: x?.response ?? null,
@@ -70,13 +74,16 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, pro
       promptTokens: x?.promptTokens ?? null, completionTokens: x?.completionTokens ?? null,
       status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, latencyMs,
       modelVersion: endpoint.version, finishReason: x?.finishReason ?? null,
-    });
+    }, !isTerminal(rollout.state));
   } catch (err) {
-    process.stderr.write(`alight gateway: could not store call ${seq} of ${rollout.id}: ${errorMessage(err)}\n`);
+    // The harness must not believe a call was recorded when it was not.
+    const message = `the gateway could not store this call: ${errorMessage(err)}`;
+    process.stderr.write(`alight gateway: call ${seq} of ${rollout.id}: ${message}\n`);
+    reply = () => (res.headersSent ? res.end(sseData(errorBody(500, message, 'server_error'))) : sendJson(res, 500, errorBody(500, message, 'server_error')));
   }
   ctx.onCall({ rolloutId: rollout.id, seq, status: outcome.status, error: outcome.error,
     promptTokens: x?.promptTokens ?? null, completionTokens: x?.completionTokens ?? null, latencyMs });
-  if (!signal.aborted) outcome.reply();
+  if (!signal.aborted) reply();
 }
 
 async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protocol, payload: string,
@@ -87,14 +94,16 @@ async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoco
   } catch (err) {
     return failed(err, signal, res);
   }
-  let parsed: unknown;
+  let extracted: Extracted;
   try {
-    parsed = JSON.parse(answer.text);
+    const parsed: unknown = JSON.parse(answer.text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+    extracted = protocol.extract(parsed as Record<string, unknown>);
   } catch {
     return errorOutcome(res, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
   }
   return {
-    status: 'ok', httpStatus: answer.status, error: null, extracted: protocol.extract(parsed as Record<string, unknown>),
+    status: 'ok', httpStatus: answer.status, error: null, extracted,
     reply: () => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.text),
   };
 }
@@ -107,7 +116,7 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
   let upstreamError: string | null = null;
 
   const relay = async (up: Dispatcher.ResponseData): Promise<void> => {
-    if (up.statusCode >= 400) return void (await readWhole(up));
+    if (up.statusCode >= 400) await readWhole(up); // throws the status for the retry loop
     const type = String(up.headers['content-type'] ?? '');
     if (!type.includes('text/event-stream')) {
       await up.body.dump();
@@ -190,7 +199,9 @@ function failed(err: unknown, signal: AbortSignal, res: ServerResponse, extracte
   if (err instanceof UpstreamStatusError) {
     return {
       status: 'error', httpStatus: err.status, error: `upstream answered HTTP ${err.status}: ${err.body.slice(0, 500)}`, extracted,
-      reply: () => res.writeHead(err.status, { 'content-type': 'application/json' }).end(err.body),
+      reply: () => res.writeHead(err.status, {
+        'content-type': 'application/json', ...(err.retryAfterS !== null && { 'retry-after': String(err.retryAfterS) }),
+      }).end(err.body),
     };
   }
   if (err instanceof HttpError) return errorOutcome(res, err.status, err.message, extracted);

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.js';
-import { errorMessage } from '../errors.js';
+import { AlightError, ExitCode, errorMessage } from '../errors.js';
 import { Rollouts } from '../rollouts/service.js';
 import type { Store } from '../store/store.js';
 import { handleAdmin, stateOf } from './admin-routes.js';
@@ -11,6 +11,8 @@ import { Endpoints } from './endpoints.js';
 import { HttpError, sendError, sendJson } from './http.js';
 import type { CallContext, CallEvent } from './model-call.js';
 import { UpstreamClient } from './upstream.js';
+
+const minAdminKeyLength = 16;
 
 export interface GatewayOptions {
   store: Store;
@@ -38,29 +40,37 @@ export interface Gateway {
 
 /** Shared by the route modules. */
 export interface GatewayState {
+  /** Where the gateway listens, known once it does. */
+  url: string;
   rollouts: Rollouts;
   endpoints: Endpoints;
   calls: CallContext;
   paused: boolean;
-  inflight: Set<Promise<void>>;
+  /** Every request being handled; `aborts` holds the model calls among them. */
+  requests: Set<Promise<void>>;
   aborts: Set<AbortController>;
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { store } = options;
+  if (options.adminKey.length < minAdminKeyLength) {
+    throw new AlightError(`the admin key must have at least ${minAdminKeyLength} characters`, ExitCode.usage);
+  }
   const upstream = new UpstreamClient(options.upstream, options.upstreamApiKey);
-  const endpoints = new Endpoints(store);
+  const endpoints = new Endpoints();
   const { url, kind } = options.upstream;
   if (url) {
-    // With no model configured, the upstream's first model is pinned, so that any name a harness sends works.
-    const model = options.upstream.model ?? (await upstream.models(url))[0] ?? null;
+    // A vLLM upstream serves one model: pin it, so that any name a harness sends works. Hosted APIs pass through.
+    const discovered = kind === 'vllm' ? (await upstream.models(url))[0] : undefined;
+    const model = options.upstream.model ?? discovered ?? null;
     endpoints.upsert({ url, model, kind, version: 0 });
   }
   const state: GatewayState = {
+    url: '',
     rollouts: new Rollouts(store),
     endpoints,
     paused: false,
-    inflight: new Set(),
+    requests: new Set(),
     aborts: new Set(),
     calls: {
       store, upstream, endpoints,
@@ -74,26 +84,30 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const done = route(state, adminKey, req, res).catch((err) => {
       sendError(res, err instanceof HttpError ? err : new HttpError(500, `gateway error: ${errorMessage(err)}`, 'server_error'));
     });
-    state.inflight.add(done);
-    void done.finally(() => state.inflight.delete(done));
+    state.requests.add(done);
+    void done.finally(() => state.requests.delete(done));
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new AlightError(
+      `cannot listen on ${options.gateway.host}:${options.gateway.port}: ${err.code ?? err.message} (pick another --port)`, ExitCode.usage)));
     server.listen(options.gateway.port, options.gateway.host, resolve);
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  state.url = `http://${host}:${address.port}`;
 
   const settle = async (timeoutMs: number): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
-    while (state.inflight.size > 0 && Date.now() < deadline) {
-      await Promise.race([Promise.allSettled([...state.inflight]), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())))]);
+    while (state.requests.size > 0 && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...state.requests]), new Promise((r) => { timer = setTimeout(r, deadline - Date.now()); })]);
+      clearTimeout(timer);
     }
   };
 
   return {
-    url: `http://${host}:${address.port}`,
+    url: state.url,
     rollouts: state.rollouts,
     endpoints,
     state: () => stateOf(state),
@@ -130,5 +144,5 @@ async function route(state: GatewayState, adminKey: Buffer, req: IncomingMessage
 
 function authorised(header: string | undefined, key: Buffer): boolean {
   const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
-  return given.length === key.length && timingSafeEqual(given, key);
+  return given.length > 0 && given.length === key.length && timingSafeEqual(given, key);
 }

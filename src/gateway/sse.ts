@@ -21,11 +21,6 @@ export class SseSplitter {
     }
     return events;
   }
-
-  /** Bytes left without a terminating blank line. */
-  rest(): string {
-    return this.buffer + this.decoder.decode();
-  }
 }
 
 function boundary(text: string): { index: number; length: number } | null {

@@ -1,4 +1,4 @@
-import { spawn, type StdioOptions } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 
 export interface ProcessSpec {
@@ -25,6 +25,7 @@ export interface ProcessResult {
 
 // The harness gets this long to exit after SIGTERM before SIGKILL.
 const killGraceMs = 3000;
+const stdoutTail = 64 * 1024;
 
 /**
  * Runs one process in its own process group (unless it shares the terminal), so that a timeout or Ctrl-C
@@ -32,24 +33,36 @@ const killGraceMs = 3000;
  */
 export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const files = typeof spec.output === 'string' ? null : spec.output;
-  const group = files !== null;
+  // A reward command gets its own group too: a background child holding its stdout must not keep it alive.
+  const group = files !== null || spec.captureStdout === true;
   const fds: number[] = [];
   const open = (path: string): number => { const fd = openSync(path, 'a'); fds.push(fd); return fd; };
+  const closeFiles = (): void => { for (const fd of fds.splice(0)) closeSync(fd); };
   const stdio: StdioOptions = [
-    files ? 'ignore' : 'inherit',
+    group ? 'ignore' : 'inherit',
     spec.captureStdout ? 'pipe' : files ? open(files.stdout) : spec.output === 'stdout-to-stderr' ? 2 : 'inherit',
     files ? open(files.stderr) : 'inherit',
   ];
 
   return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(spec.command, spec.args, { env: spec.env, cwd: spec.cwd, stdio, detached: group });
+    } catch (err) {
+      closeFiles();
+      return resolve({ exitCode: null, reason: `cannot start ${spec.command}: ${(err as Error).message}`, stdout: '' });
+    }
     let reason: string | null = null;
     let stdout = '';
     let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(spec.command, spec.args, { env: spec.env, cwd: spec.cwd, stdio, detached: group });
-    child.stdout?.setEncoding('utf8').on('data', (s: string) => { if (stdout.length < 1 << 20) stdout += s; });
+    child.stdout?.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+      // The reward is the last number printed: keep the tail.
+      if (stdout.length > stdoutTail * 2) stdout = stdout.slice(-stdoutTail);
+    });
 
     const stop = (why: string): void => {
-      if (reason !== null || child.exitCode !== null) return;
+      if (reason !== null) return;
       reason = why;
       signal(child.pid, group, 'SIGTERM');
       killTimer = setTimeout(() => signal(child.pid, group, 'SIGKILL'), killGraceMs);
@@ -63,18 +76,16 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       clearTimeout(timer);
       clearTimeout(killTimer);
       spec.signal.removeEventListener('abort', onAbort);
-      for (const fd of fds.splice(0)) closeSync(fd);
+      closeFiles();
       resolve(result);
     };
     child.once('error', (err: NodeJS.ErrnoException) => {
       const hint = err.code === 'ENOENT' ? ' (is it installed and on PATH?)' : '';
       finish({ exitCode: null, reason: `cannot start ${spec.command}: ${err.code ?? err.message}${hint}`, stdout });
     });
-    child.once('close', (code, sig) => {
-      // Whatever the group leader left behind goes too.
-      if (group && child.pid) signal(child.pid, group, 'SIGKILL');
-      finish({ exitCode: code, reason: reason ?? (sig ? `killed by ${sig}` : null), stdout });
-    });
+    // Once the leader exits, whatever it left in its group goes too (and with it any pipe held open).
+    child.once('exit', () => { if (group) signal(child.pid, group, 'SIGKILL'); });
+    child.once('close', (code, sig) => finish({ exitCode: code, reason: reason ?? (sig ? `killed by ${sig}` : null), stdout }));
   });
 }
 

@@ -42,17 +42,22 @@ export async function record(options: RecordOptions): Promise<RunSummary> {
   const logDir = options.tasks ? join(dirname(store.path), 'runs', run, 'rollouts') : null;
   if (logDir) mkdirSync(logDir, { recursive: true });
 
-  store.ensureRun(run, 'record', { upstream: { ...config.upstream, apiKeyEnv: undefined }, record: config.record });
+  store.ensureRun(run, 'record', { upstream: { ...config.upstream, url: withoutCredentials(config.upstream.url) }, record: config.record });
   const gateway = await startGateway({
     store, gateway: config.gateway, upstream: config.upstream, adminKey: options.adminKey, upstreamApiKey: options.upstreamApiKey,
     onCall: (call) => onEvent({ type: 'call', ...call }),
   });
   onEvent({ type: 'started', run, gatewayUrl: gateway.url, total: jobs.length, logDir });
   const withhold = ['ALIGHT_ADMIN_KEY', ...(config.upstream.apiKeyEnv ? [config.upstream.apiKeyEnv] : [])];
+  // Stops every harness on Ctrl-C, and also when one rollout cannot even be set up (say the store fails).
+  const stop = new AbortController();
+  const stopAll = (): void => stop.abort();
+  signal.addEventListener('abort', stopAll, { once: true });
   try {
     await inPool(jobs, options.tasks ? config.record.concurrency : 1, (job) =>
-      runRollout(options, gateway, job, logDir, withhold));
+      runRollout({ ...options, signal: stop.signal }, gateway, job, logDir, withhold), stopAll);
   } finally {
+    signal.removeEventListener('abort', stopAll);
     if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
     await gateway.close();
   }
@@ -95,6 +100,15 @@ async function runRollout(options: RecordOptions, gateway: Gateway, job: Job, lo
   end('succeeded', null, 0);
 }
 
+/** A URL may carry `user:password@`: never store that. */
+function withoutCredentials(url: string | undefined): string | undefined {
+  if (!url) return url;
+  const parsed = new URL(url);
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.toString();
+}
+
 function stderrTail(path: string): string {
   try {
     const lines = readFileSync(path, 'utf8').trim().split('\n');
@@ -104,10 +118,20 @@ function stderrTail(path: string): string {
   }
 }
 
-async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+/** Runs `work` over `items`, `concurrency` at a time; the first failure stops the others (through `onError`) and is thrown. */
+async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>, onError: () => void): Promise<void> {
   let next = 0;
+  let failure = null as { error: unknown } | null;
   const worker = async (): Promise<void> => {
-    while (next < items.length) await work(items[next++]);
+    while (next < items.length && !failure) {
+      try {
+        await work(items[next++]);
+      } catch (error) {
+        failure ??= { error };
+        onError();
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  if (failure) throw failure.error;
 }

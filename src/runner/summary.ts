@@ -30,7 +30,11 @@ function rewards(rows: RolloutSummary[]): number[] {
 export function summariseRun(store: Store, run: string, elapsedS: number, interrupted: boolean): RunSummary {
   const rows = store.rolloutSummaries({ run });
   const byTask = new Map<string | null, RolloutSummary[]>();
-  for (const r of rows) byTask.set(r.task_id, [...(byTask.get(r.task_id) ?? []), r]);
+  for (const r of rows) {
+    const list = byTask.get(r.task_id);
+    if (list) list.push(r);
+    else byTask.set(r.task_id, [r]);
+  }
   const sum = (f: (r: RolloutSummary) => number): number => rows.reduce((a, r) => a + f(r), 0);
   return {
     run,

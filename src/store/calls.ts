@@ -85,7 +85,8 @@ export class CallStore {
     return (this.db.prepare('SELECT count(*) AS n FROM calls WHERE rollout_id = ?').get(rolloutId) as { n: number }).n;
   }
 
-  add(call: CallRecord): number {
+  /** Stores a call; `remember` keeps it as a reference for the rollout's later calls (false once it has ended). */
+  add(call: CallRecord, remember = true): number {
     const recents = this.recent.get(call.rolloutId) ?? [];
     const history = call.request.history;
     const h = bestHistoryRef(history, recents);
@@ -104,6 +105,7 @@ export class CallStore {
       call.modelVersion, call.finishReason, Date.now(),
     ).lastInsertRowid);
 
+    if (!remember) return id;
     recents.unshift({ id, history, context: prompt && completion ? [prompt, completion] : null });
     if (recents.length > recentPerRollout) recents.pop();
     this.recent.set(call.rolloutId, recents);
@@ -128,6 +130,7 @@ export class CallStore {
       if (row.prompt_suffix) {
         const suffix = decodeInt32(row.prompt_suffix);
         const base = row.prompt_ref === null ? null : byId.get(row.prompt_ref)?.context;
+        if (row.prompt_ref !== null && !base) throw new Error(`corrupt trace: call ${row.id} refers to a missing call ${row.prompt_ref}`);
         prompt = base ? concat(base.subarray(0, row.prompt_prefix), suffix) : suffix;
       }
       const completion = row.completion_ids ? decodeInt32(row.completion_ids) : null;

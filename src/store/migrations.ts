@@ -77,12 +77,5 @@ export const migrations: string[] = [
     created_at INTEGER NOT NULL
   );
   CREATE INDEX rewards_by_rollout ON rewards(rollout_id);
-  CREATE TABLE endpoints (
-    url TEXT PRIMARY KEY,
-    model TEXT,
-    kind TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
-  );
   `,
 ];

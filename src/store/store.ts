@@ -6,8 +6,6 @@ import type { RolloutMode, RolloutState } from '../rollouts/state.js';
 import { CallStore } from './calls.js';
 import { migrations } from './migrations.js';
 
-export const defaultDbPath = '.alight/alight.db';
-
 export interface RunRow { name: string; mode: string; created_at: number; config: string | null }
 export interface RunSummary extends RunRow { rollouts: number; succeeded: number; failed: number; calls: number; mean_reward: number | null }
 
@@ -21,7 +19,6 @@ export interface RolloutSummary extends RolloutRow {
 }
 export interface RewardRow { value: number; reason: string | null; source: string }
 export interface EventRow { type: string; data: string; created_at: number }
-export interface EndpointRow { url: string; model: string | null; kind: string; version: number; updated_at: number }
 
 const rolloutColumns = 'id, run, task_id, group_id, attempt, mode, state, exit_code, error, created_at, started_at, ended_at';
 const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r.state, r.exit_code, r.error,
@@ -135,13 +132,6 @@ export class Store {
 
   events(rolloutId: string): EventRow[] {
     return this.db.prepare('SELECT type, data, created_at FROM events WHERE rollout_id = ? ORDER BY id').all(rolloutId) as EventRow[];
-  }
-
-  // endpoints
-  upsertEndpoint(e: Omit<EndpointRow, 'updated_at'>): void {
-    this.db.prepare(`INSERT INTO endpoints (url, model, kind, version, updated_at) VALUES (@url, @model, @kind, @version, @updated_at)
-      ON CONFLICT(url) DO UPDATE SET model = excluded.model, kind = excluded.kind, version = excluded.version,
-      updated_at = excluded.updated_at`).run({ ...e, updated_at: Date.now() });
   }
 }
 

@@ -58,5 +58,8 @@ describe('alight init, then record with the scaffolded harness', () => {
     const missing = await alight(['traces', 'show', 'ro_nope'], { cwd: dir });
     expect(missing.code).toBe(3);
     expect(missing.stderr).toBe('alight: no rollout ro_nope\n');
+    const unwritable = await alight(['traces', 'export', '--out', join(dir, 'no', 'such', 'dir', 'x.jsonl')], { cwd: dir });
+    expect(unwritable.code).toBe(3);
+    expect(unwritable.stderr).toMatch(/^alight: cannot write .*x\.jsonl: ENOENT/);
   });
 });

@@ -64,12 +64,12 @@ describe('gateway stopped with SIGTERM', () => {
   it('drains the streams in flight, then exits 0', async () => {
     const slow = await startScriptedUpstream({ reply: () => 'y'.repeat(80), tokensPerChunk: 4, chunkDelayMs: 30 });
     const db = join(tempDir(), 'alight.db');
-    const gw = spawn(process.execPath, [BIN, 'gateway', '--db', db, '--upstream', slow.url, '--admin-key', 'k', '--json'],
-      { stdio: ['ignore', 'pipe', 'pipe'] });
+    const gw = spawn(process.execPath, [BIN, 'gateway', '--db', db, '--upstream', slow.url, '--json'],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ALIGHT_ADMIN_KEY: 'drain-test-admin-key' } });
     const closed = once(gw, 'close');
     const [line] = await once(gw.stdout, 'data');
     const { url } = JSON.parse(String(line));
-    const r = await (await fetch(`${url}/api/rollouts`, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{}' })).json();
+    const r = await (await fetch(`${url}/api/rollouts`, { method: 'POST', headers: { authorization: 'Bearer drain-test-admin-key', 'content-type': 'application/json' }, body: '{}' })).json();
     const openai = new OpenAI({ baseURL: r.openai_base_url, apiKey: r.token, maxRetries: 0 });
     const stream = await openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'drain me' }], stream: true });
     gw.kill('SIGTERM');

@@ -63,6 +63,8 @@ describe('alight record --tasks', () => {
       }
     }
     expect(streamed).toBe(4 * (1 + 1 + 2));
+    const shown = await alight(['traces', 'show', traces[0].rollout_id, '--db', db]);
+    expect(shown.stdout).toMatch(/events: first-chunk( ×\d)?\n/);
     store.close();
     const logs = readdirSync(join(dir, 'runs', 'e2e', 'rollouts'));
     expect(logs.filter((f) => f.endsWith('.stdout.log'))).toHaveLength(12);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 export const IM_START = 256;
 export const IM_END = 257;
 
-export type Behaviour = 'ok' | 'garbage' | 'drop-mid-stream' | 'hang' | 'not-sse' | { status: number; body?: string };
+export type Behaviour = 'ok' | 'garbage' | 'drop-mid-stream' | 'hang' | 'not-sse' | { status: number; body?: string; retryAfter?: number };
 
 export interface ScriptedOptions {
   /** Chooses the behaviour of request `index` (0-based, over all requests). */
@@ -65,7 +65,11 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
     const body = JSON.parse(await readAll(req)) as Record<string, unknown>;
     const index = count++;
     const behaviour = options.script?.(index, body) ?? 'ok';
-    if (typeof behaviour === 'object') return json(res, behaviour.status, behaviour.body ?? { error: { message: `scripted ${behaviour.status}` } });
+    if (typeof behaviour === 'object') {
+      const text = behaviour.body ?? JSON.stringify({ error: { message: `scripted ${behaviour.status}` } });
+      res.writeHead(behaviour.status, { 'content-type': 'application/json', ...(behaviour.retryAfter !== undefined && { 'retry-after': String(behaviour.retryAfter) }) });
+      return void res.end(text);
+    }
     if (behaviour === 'hang') return void hung.add(res);
     if (behaviour === 'garbage') {
       res.writeHead(200, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });

@@ -68,6 +68,19 @@ describe('upstream failures', () => {
     expect(rig.upstream.log).toHaveLength(0);
   });
 
+  it('relays the upstream Retry-After with a final 429', async () => {
+    const { url } = await setup(() => ({ status: 429, body: '{"error":{"message":"slow down"}}', retryAfter: 7 }), { retries: 0 });
+    const res = await post(url, '{"messages":[]}');
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('7');
+  });
+
+  it('answers 502 for a JSON answer that is not an object', async () => {
+    const { rollout, openai } = await setup(() => ({ status: 200, body: 'null' }));
+    await expect(openai.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 502 });
+    expect(rig.store.calls.list(rollout.id)[0]).toMatchObject({ status: 'error', httpStatus: 502 });
+  });
+
   it('does not retry a 400 and relays it', async () => {
     const { openai } = await setup(() => ({ status: 400, body: '{"error":{"message":"context too long"}}' }));
     await expect(openai.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 400 });

@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { startGateway } from '../../src/gateway/server.js';
 import { ADMIN_KEY, startRig, type Rig } from '../helpers/gateway.js';
 
 let rig: Rig;
@@ -71,6 +73,19 @@ describe('gateway auth', () => {
       expect(dump.t).not.toContain(secret);
       expect(rollouts).not.toContain(secret);
     }
+  });
+});
+
+describe('gateway start-up', () => {
+  it('refuses an empty or short admin key, and says so when the port is taken', async () => {
+    rig = await startRig();
+    const base = { store: rig.store, gateway: configSchema.parse({}).gateway, upstream: configSchema.parse({}).upstream };
+    for (const adminKey of ['', 'short']) {
+      await expect(startGateway({ ...base, adminKey })).rejects.toThrow(/at least 16 characters/);
+    }
+    const port = Number(new URL(rig.gateway.url).port);
+    await expect(startGateway({ ...base, adminKey: ADMIN_KEY, gateway: { ...base.gateway, port } }))
+      .rejects.toThrow(new RegExp(`cannot listen on 127.0.0.1:${port}: EADDRINUSE`));
   });
 });
 

@@ -5,7 +5,7 @@ import { loadConfig, withOverrides } from '../../src/config/load.js';
 import { configSchema } from '../../src/config/schema.js';
 import { canTransition, isTerminal, transitions } from '../../src/rollouts/state.js';
 import { harnessEnv } from '../../src/runner/env.js';
-import { parseReward } from '../../src/runner/reward.js';
+import { parseReward, runRewardCommand } from '../../src/runner/reward.js';
 import { readTasks } from '../../src/runner/tasks.js';
 import { substitute } from '../../src/runner/template.js';
 import { tempDir } from '../helpers/gateway.js';
@@ -65,5 +65,19 @@ describe('config', () => {
     const path = join(tempDir(), 'alight.config.yaml');
     writeFileSync(path, 'upstream:\n  kind: sglang\n  url: not-a-url\nrecord:\n  n: 0\ncolour: blue\n');
     expect(() => loadConfig(path)).toThrow(/upstream\.url: Invalid URL\n  upstream\.kind: Invalid option[\s\S]*record\.n: Too small[\s\S]*Unrecognized key: "colour"/);
+  });
+});
+
+describe('reward command', () => {
+  const env = { PATH: process.env.PATH };
+  it('is not kept alive by a background child holding its stdout, and reads the number after long output', async () => {
+    const started = Date.now();
+    const held = await runRewardCommand('sleep 30 & echo 0.5', env, 'inherit', 10_000, new AbortController().signal);
+    expect(held).toEqual({ value: 0.5, problem: null });
+    expect(Date.now() - started).toBeLessThan(5000);
+    const long = await runRewardCommand('head -c 3000000 /dev/zero | tr "\\0" x; echo; echo "reward: 0.25"', env, 'inherit', 10_000, new AbortController().signal);
+    expect(long.value).toBe(0.25);
+    const none = await runRewardCommand('echo no number; exit 4', env, 'inherit', 10_000, new AbortController().signal);
+    expect(none).toEqual({ value: null, problem: 'the reward command printed no number (exited with code 4)' });
   });
 });

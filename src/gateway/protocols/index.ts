@@ -3,9 +3,10 @@ import { openaiCompletions } from './openai-completions.js';
 import type { Protocol } from './types.js';
 
 /** Every wire protocol the gateway serves, keyed by the path after `/v1/`. Register new protocols here. */
-export const protocols: Record<string, Protocol> = {
-  [openaiChat.path]: openaiChat,
-  [openaiCompletions.path]: openaiCompletions,
-};
+const protocols = new Map<string, Protocol>([openaiChat, openaiCompletions].map((p) => [p.path, p]));
+
+export function protocolFor(path: string): Protocol | undefined {
+  return protocols.get(path);
+}
 
 export type { Extracted, Protocol, StreamAssembler } from './types.js';

@@ -68,7 +68,8 @@ export const openaiChat: Protocol = {
   invalid: (body) => (Array.isArray(body.messages) ? null : '`messages` must be an array of chat messages'),
   requestTokens(body) {
     body.return_token_ids = true;
-    body.logprobs ??= true;
+    // Training needs them even when the harness said no; extra fields do not bother the SDKs.
+    body.logprobs = true;
   },
   extract(body) {
     const choice = (body.choices as Obj[] | undefined)?.[0];

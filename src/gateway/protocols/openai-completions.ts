@@ -48,8 +48,8 @@ export const openaiCompletions: Protocol = {
   invalid: (body) => (body.prompt === undefined ? '`prompt` is required' : null),
   requestTokens(body) {
     body.return_token_ids = true;
-    // An integer here: 0 asks for the sampled token's logprob only.
-    body.logprobs ??= 0;
+    // An integer here: 0 asks for the sampled token's logprob only; a larger number the harness chose is kept.
+    if (typeof body.logprobs !== 'number') body.logprobs = 0;
   },
   extract(body) {
     const choice = (body.choices as Obj[] | undefined)?.[0];
