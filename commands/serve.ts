@@ -1,0 +1,26 @@
+import { availableParallelism } from 'node:os';
+import { basename } from 'node:path';
+import { Engine } from '../src/serve/engine.js';
+import { resolveModel } from '../src/serve/models.js';
+import { startModelServer } from '../src/serve/server.js';
+import { printJson } from './shared.js';
+
+export interface ServeFlags { model: string; host: string; port: number; ctx: number; threads?: number; parallel: number; name?: string; json?: boolean }
+
+/** Serves a GGUF model until SIGTERM or SIGINT. */
+export async function serveCommand(flags: ServeFlags): Promise<void> {
+  const log = (line: string): void => { process.stderr.write(`alight serve: ${line}\n`); };
+  const modelPath = await resolveModel(flags.model, log);
+  const started = performance.now();
+  const engine = await Engine.load({ modelPath, contextSize: flags.ctx, parallel: flags.parallel, threads: flags.threads ?? availableParallelism() });
+  const modelName = flags.name ?? basename(modelPath).replace(/\.gguf$/, '');
+  const server = await startModelServer({ engine, modelName, host: flags.host, port: flags.port });
+  const info = { url: `${server.url}/v1`, model: modelName, path: modelPath, load_ms: Math.round(performance.now() - started) };
+  if (flags.json) printJson(info);
+  else process.stdout.write(`alight serve: ${modelName} on ${info.url} (loaded in ${info.load_ms} ms)\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await server.close();
+}

@@ -1,0 +1,122 @@
+import { availableParallelism } from 'node:os';
+import { getLlama, LlamaLogLevel, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type LlamaContext, type LlamaContextSequence,
+  type LlamaModel, type Token } from 'node-llama-cpp';
+import { AlightError, ExitCode } from '../errors.js';
+
+export interface EngineOptions {
+  modelPath: string;
+  /** Tokens per sequence (prompt + completion). */
+  contextSize: number;
+  /** Sequences evaluated at once; further requests wait. */
+  parallel: number;
+  threads?: number;
+}
+
+export interface ChatTurn { role: 'system' | 'user' | 'assistant'; text: string }
+
+export interface Sampling {
+  temperature: number;
+  topP?: number;
+  topK?: number;
+  seed?: number;
+  maxTokens: number;
+}
+
+/** One sampled token and its log-probability under the distribution it was sampled from (after temperature, top-k/p). */
+export interface Sampled { token: number; logprob: number }
+
+/**
+ * The embedded engine: a GGUF model on llama.cpp (CPU), its own chat template, and a pool of sequences.
+ * Prompt ids are exactly the tokens evaluated; completions are sampled token by token with their logprobs.
+ */
+export class Engine {
+  private readonly free: LlamaContextSequence[];
+  private readonly waiting: ((s: LlamaContextSequence) => void)[] = [];
+
+  private constructor(readonly model: LlamaModel, private readonly context: LlamaContext, private readonly chat: ChatWrapper,
+    readonly contextSize: number) {
+    this.free = Array.from({ length: context.totalSequences }, () => context.getSequence());
+  }
+
+  static async load(options: EngineOptions): Promise<Engine> {
+    // More threads than cores makes llama.cpp's workers spin against each other (10× slower on 2 cores).
+    const threads = options.threads ?? availableParallelism();
+    try {
+      const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+      const model = await llama.loadModel({ modelPath: options.modelPath });
+      const context = await model.createContext({ contextSize: options.contextSize, sequences: options.parallel, threads });
+      return new Engine(model, context, resolveChatWrapper(model), options.contextSize);
+    } catch (err) {
+      throw new AlightError(`cannot load ${options.modelPath}: ${(err as Error).message}`, ExitCode.input);
+    }
+  }
+
+  /** The chat template applied to `turns`, ending where the assistant's answer starts. */
+  renderChat(turns: ChatTurn[]): number[] {
+    const history: ChatHistoryItem[] = turns.map((t) => (t.role === 'assistant'
+      ? { type: 'model', response: [t.text] }
+      : { type: t.role, text: t.text }));
+    history.push({ type: 'model', response: [] });
+    return [...this.chat.generateContextState({ chatHistory: history }).contextText.tokenize(this.model.tokenizer)];
+  }
+
+  tokenize(text: string): number[] {
+    return [...this.model.tokenize(text, true)];
+  }
+
+  /** Text of `ids`, given the `before` ids that precede them (so leading spaces come out right). */
+  detokenize(ids: number[], before: number[] = []): string {
+    return this.model.detokenize(ids as Token[], false, before as Token[]);
+  }
+
+  isEndOfGeneration(token: number): boolean {
+    return this.model.isEogToken(token as Token);
+  }
+
+  /**
+   * Samples after `prompt` until the caller stops reading, the model ends its turn, or `maxTokens`.
+   * Waits for a free sequence first; the sequence starts empty each time.
+   */
+  async *generate(prompt: number[], sampling: Sampling, signal: AbortSignal): AsyncGenerator<Sampled> {
+    const sequence = await this.acquire(signal);
+    try {
+      await sequence.clearHistory();
+      const tokens = sequence.evaluateWithMetadata(prompt as Token[], { confidence: true }, {
+        temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK, seed: sampling.seed,
+      });
+      let n = 0;
+      for await (const { token, confidence } of tokens) {
+        if (signal.aborted) return;
+        yield { token, logprob: Math.log(confidence) };
+        if (++n >= sampling.maxTokens || this.isEndOfGeneration(token)) return;
+      }
+    } finally {
+      this.release(sequence);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+
+  private acquire(signal: AbortSignal): Promise<LlamaContextSequence> {
+    const sequence = this.free.pop();
+    if (sequence) return Promise.resolve(sequence);
+    return new Promise((resolve, reject) => {
+      const take = (s: LlamaContextSequence): void => { signal.removeEventListener('abort', onAbort); resolve(s); };
+      const onAbort = (): void => {
+        this.waiting.splice(this.waiting.indexOf(take), 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(take);
+    });
+  }
+
+  private release(sequence: LlamaContextSequence): void {
+    const next = this.waiting.shift();
+    if (next) next(sequence);
+    else this.free.push(sequence);
+  }
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import type { ChatTurn } from './engine.js';
+import { HttpError } from '../gateway/http.js';
+
+const sampling = {
+  model: z.string().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).default(1),
+  top_p: z.number().gt(0).max(1).optional(),
+  top_k: z.number().int().min(-1).optional(),
+  seed: z.number().int().optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(16)]).optional(),
+  stream: z.boolean().default(false),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  n: z.literal(1, { message: 'alight serve samples one answer per request (n = 1)' }).optional(),
+  top_logprobs: z.literal(0, { message: 'alight serve returns the sampled token\'s logprob only (top_logprobs = 0)' }).nullish(),
+  return_token_ids: z.boolean().default(false),
+};
+
+const part = z.object({ type: z.string(), text: z.string().optional() });
+const message = z.object({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(part), z.null()]).optional(),
+});
+
+export const chatRequest = z.object({ ...sampling, messages: z.array(message).min(1), logprobs: z.boolean().default(false) });
+export const completionRequest = z.object({
+  ...sampling,
+  prompt: z.union([z.string(), z.array(z.number().int().min(0)).min(1)]),
+  logprobs: z.number().int().min(0).max(0, 'alight serve returns the sampled token\'s logprob only (logprobs = 0)').nullish(),
+});
+export type ChatRequest = z.infer<typeof chatRequest>;
+export type CompletionRequest = z.infer<typeof completionRequest>;
+
+/** OpenAI messages as the turns a chat template knows: tool results become user turns, developer turns system ones. */
+export function chatTurns(messages: ChatRequest['messages']): ChatTurn[] {
+  return messages.map((m) => {
+    const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => {
+      if (p.type !== 'text' || p.text === undefined) throw new HttpError(400, `content parts of type ${p.type} are not supported (text only)`);
+      return p.text;
+    }).join('');
+    if (m.role === 'tool') return { role: 'user', text: `Tool result:\n${text}` };
+    return { role: m.role === 'developer' ? 'system' : m.role, text };
+  });
+}

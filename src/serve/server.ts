@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AlightError, ExitCode, errorMessage } from '../errors.js';
+import { errorBody, HttpError, parseBody, readJson, sendError, sendJson } from '../gateway/http.js';
+import type { Engine, Sampling } from './engine.js';
+import { complete, type Completion, type Piece } from './generation.js';
+import { chatRequest, chatTurns, completionRequest, type ChatRequest, type CompletionRequest } from './requests.js';
+import { chatShape, completionShape, usage, type Shape } from './shapes.js';
+
+export interface ServeOptions {
+  engine: Engine;
+  /** The name `/v1/models` lists and answers carry. */
+  modelName: string;
+  host: string;
+  port: number;
+  bodyLimit?: number;
+}
+
+export interface ModelServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `alight serve`: an OpenAI-compatible server over the embedded engine, speaking vLLM's token-id extensions. */
+export async function startModelServer(options: ServeOptions): Promise<ModelServer> {
+  const { engine } = options;
+  const aborts = new Set<AbortController>();
+  const server = createServer((req, res) => {
+    handle(options, req, res, aborts).catch((err) => {
+      sendError(res, err instanceof HttpError ? err : new HttpError(500, `server error: ${errorMessage(err)}`, 'server_error'));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new AlightError(
+      `cannot listen on ${options.host}:${options.port}: ${err.code ?? err.message}`, ExitCode.usage)));
+    server.listen(options.port, options.host, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host}:${port}`,
+    async close() {
+      for (const a of aborts) a.abort(new Error('the server is shutting down'));
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await engine.close();
+    },
+  };
+}
+
+async function handle(options: ServeOptions, req: IncomingMessage, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
+  const path = (req.url ?? '/').split('?', 1)[0];
+  if (req.method === 'GET' && (path === '/health' || path === '/healthz')) return sendJson(res, 200, { ok: true });
+  if (req.method === 'GET' && path === '/v1/models') {
+    return sendJson(res, 200, { object: 'list', data: [{ id: options.modelName, object: 'model', owned_by: 'alight', max_model_len: options.engine.contextSize }] });
+  }
+  const limit = options.bodyLimit ?? 64 << 20;
+  if (req.method === 'POST' && path === '/v1/chat/completions') {
+    const body = parseBody(chatRequest, await readJson(req, limit));
+    return generate(options, body, options.engine.renderChat(chatTurns(body.messages)), chatShape(body.logprobs), res, aborts);
+  }
+  if (req.method === 'POST' && path === '/v1/completions') {
+    const body = parseBody(completionRequest, await readJson(req, limit));
+    const prompt = typeof body.prompt === 'string' ? options.engine.tokenize(body.prompt) : body.prompt;
+    return generate(options, body, prompt, completionShape(body.logprobs != null), res, aborts);
+  }
+  throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
+}
+
+async function generate(options: ServeOptions, body: ChatRequest | CompletionRequest, prompt: number[], shape: Shape,
+  res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
+  const { engine } = options;
+  const room = engine.contextSize - prompt.length;
+  const asked = body.max_completion_tokens ?? body.max_tokens;
+  if (room <= 0 || (asked !== undefined && asked > room)) {
+    throw new HttpError(400, `This model's maximum context length is ${engine.contextSize} tokens. However, you requested ` +
+      `${prompt.length + (asked ?? 0)} tokens (${prompt.length} in the messages, ${asked ?? 0} in the completion). ` +
+      'Please reduce the length of the messages or completion.');
+  }
+  const sampling: Sampling = { temperature: body.temperature, topP: body.top_p, topK: body.top_k === -1 ? undefined : body.top_k,
+    seed: body.seed, maxTokens: asked ?? room };
+  const stops = body.stop === undefined ? [] : [body.stop].flat();
+  const abort = new AbortController();
+  res.on('close', () => { if (!res.writableFinished) abort.abort(new Error('the client disconnected')); });
+  aborts.add(abort);
+  const meta = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: options.modelName };
+  const ids = body.return_token_ids;
+  try {
+    const run = complete(engine, prompt, sampling, stops, abort.signal);
+    if (!body.stream) {
+      let step = await run.next();
+      while (!step.done) step = await run.next();
+      return sendJson(res, 200, shape.whole(meta, prompt, step.value, ids, step.value.ids.map((t) => engine.detokenize([t]))));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const send = (chunk: unknown): boolean => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    send(shape.first(meta, ids ? prompt : null));
+    let shown = 0;
+    let step: IteratorResult<Piece, Completion>;
+    while (!(step = await run.next()).done) {
+      const piece = step.value;
+      shown += piece.text.length;
+      send(shape.piece(meta, piece, engine.detokenize([piece.token]), ids));
+    }
+    const done = step.value;
+    send(shape.last(meta, done.text.slice(shown), done.finishReason));
+    if (body.stream_options?.include_usage) send({ ...shape.head(meta), choices: [], usage: usage(prompt, done) });
+    res.end('data: [DONE]\n\n');
+  } catch (err) {
+    if (abort.signal.aborted) return void res.end();
+    if (!res.headersSent) throw err;
+    res.end(`data: ${JSON.stringify(errorBody(500, errorMessage(err), 'server_error'))}\n\n`);
+  } finally {
+    aborts.delete(abort);
+  }
+}
