@@ -38,6 +38,7 @@ export function buildProgram(): Command {
     .argument('[args...]', 'its arguments; {{field}} is replaced by the task field')
     .passThroughOptions()
     .option('--upstream <url>', 'OpenAI-compatible base URL ending in /v1')
+    .option('--serve <file|name>', 'start `alight serve` on this GGUF model (or gemma3-270m) and record against it')
     .addOption(new Option('--upstream-kind <kind>', 'vllm asks for token ids; openai-compatible passes through').choices(upstreamKinds))
     .option('--model <name>', 'model name sent upstream')
     .option('--run <name>', 'run name (default: generated)')
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', examples([
       'alight record --upstream http://127.0.0.1:8000/v1 -- python agent.py',
+      'alight record --serve gemma3-270m --tasks tasks.jsonl -n 4 -- node harness.mjs',
       'alight record --tasks tasks.jsonl -n 4 --concurrency 8 --timeout 600 -- node harness.mjs "{{problem}}"',
       'alight record --tasks tasks.jsonl --reward-cmd "python grade.py" -- ./run-agent.sh',
     ]))

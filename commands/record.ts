@@ -2,6 +2,7 @@ import { AlightError, ExitCode } from '../src/errors.js';
 import { withOverrides } from '../src/config/load.js';
 import type { UpstreamKind } from '../src/config/schema.js';
 import { record } from '../src/runner/record.js';
+import { startManagedServe } from '../src/serve/managed.js';
 import type { RunSummary } from '../src/runner/summary.js';
 import { readTasks } from '../src/runner/tasks.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
@@ -11,6 +12,7 @@ import { newSecret, printJson, withStore } from './shared.js';
 export interface RecordFlags {
   upstream?: string; upstreamKind?: UpstreamKind; model?: string; run?: string; tasks?: string; n?: number;
   concurrency?: number; timeout?: number; rewardCmd?: string; port?: number; db?: string; config?: string; json?: boolean;
+  serve?: string;
 }
 
 export function defaultRunName(now = new Date()): string {
@@ -19,6 +21,16 @@ export function defaultRunName(now = new Date()): string {
 }
 
 export async function recordCommand(cmd: string, args: string[], flags: RecordFlags): Promise<RunSummary> {
+  if (flags.serve && flags.upstream) throw new AlightError('pass --serve or --upstream, not both', ExitCode.usage);
+  const served = flags.serve ? await startManagedServe(flags.serve) : null;
+  try {
+    return await recordWith(cmd, args, served ? { ...flags, upstream: served.url, upstreamKind: 'vllm' } : flags);
+  } finally {
+    await served?.stop();
+  }
+}
+
+async function recordWith(cmd: string, args: string[], flags: RecordFlags): Promise<RunSummary> {
   return withStore(flags, async (store, fileConfig) => {
     const config = withOverrides(fileConfig, {
       upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },

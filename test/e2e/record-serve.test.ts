@@ -1,0 +1,44 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RolloutTrace } from '../../src/traces/export.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { testModel } from '../helpers/model.js';
+
+let model: string;
+beforeAll(async () => { model = await testModel(); }, 240_000);
+
+describe('alight record --serve', () => {
+  it('records a multi-turn openai-SDK rollout on the real model, with token ids that chain turn to turn', async () => {
+    const dir = tempDir();
+    const tasks = join(dir, 'tasks.jsonl');
+    writeFileSync(tasks, `${JSON.stringify({ id: 'sea', prompt: 'Say something about the sea.', turns: 3, max_tokens: 12 })}\n`);
+    const db = join(dir, 'alight.db');
+    const res = await alight(['record', '--serve', model, '--db', db, '--run', 'real', '--tasks', tasks, '-n', '2', '--json', '--',
+      process.execPath, join(FIXTURES, 'sdk-harness.mjs')], { timeoutMs: 120_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ rollouts: 2, succeeded: 2, calls: 6, error_calls: 0 });
+    const exp = await alight(['traces', 'export', '--run', 'real', '--db', db]);
+    const traces = exp.stdout.trim().split('\n').map((l) => JSON.parse(l) as RolloutTrace);
+    for (const t of traces) {
+      expect(t.calls.map((c) => c.stream)).toEqual([false, true, false]);
+      for (const c of t.calls) {
+        expect(c.prompt_token_ids!.length).toBeGreaterThan(5);
+        expect(c.completion_token_ids!.length).toBeGreaterThan(0);
+        expect(c.completion_logprobs).toHaveLength(c.completion_token_ids!.length);
+      }
+      // Each turn's prompt starts with the previous prompt and the ids sampled for it.
+      for (let i = 1; i < t.calls.length; i++) {
+        const before = [...t.calls[i - 1].prompt_token_ids!, ...t.calls[i - 1].completion_token_ids!];
+        expect(t.calls[i].prompt_token_ids!.slice(0, before.length)).toEqual(before);
+      }
+    }
+  });
+
+  it('says clearly when the model file is missing', async () => {
+    const res = await alight(['record', '--serve', '/nowhere/model.gguf', '--db', join(tempDir(), 'x.db'), '--', 'true']);
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(/no model file \/nowhere\/model\.gguf; pass a \.gguf path or one of: gemma3-270m/);
+  });
+});
