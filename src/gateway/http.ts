@@ -1,6 +1,14 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { formatIssues } from '../config/load.js';
+
+/** Whether an `Authorization: Bearer …` header carries `key` (compared in constant time; an empty key never matches). */
+export function hasBearer(header: string | undefined, key: string): boolean {
+  const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
+  const expected = Buffer.from(key);
+  return given.length > 0 && given.length === expected.length && timingSafeEqual(given, expected);
+}
 
 /** Bodies of the reward, event and admin routes are small. */
 export const smallBody = 1024 * 1024;

@@ -10,7 +10,7 @@ import type { Endpoint, Endpoints } from './endpoints.js';
 import { errorBody, HttpError, readJson, sendJson } from './http.js';
 import type { Extracted, Protocol } from './protocols/index.js';
 import { SseSplitter, sseData } from './sse.js';
-import { readWhole, UpstreamStatusError, type UpstreamClient } from './upstream.js';
+import { readWhole, UpstreamStatusError, versionOf, type UpstreamClient } from './upstream.js';
 
 /** Progress of one recorded call, for the UI. */
 export interface CallEvent {
@@ -36,6 +36,8 @@ interface Outcome {
   httpStatus: number | null;
   error: string | null;
   extracted: Extracted | null;
+  /** The weights version the upstream reported, when it reports one. */
+  version?: number | null;
   /** Sends what is left to the harness; runs after the call is stored, so a call the harness saw end is never lost. */
   reply(): void;
 }
@@ -73,7 +75,7 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
       promptIds: x?.promptIds ?? null, completionIds: x?.completionIds ?? null, completionLogprobs: x?.completionLogprobs ?? null,
       promptTokens: x?.promptTokens ?? null, completionTokens: x?.completionTokens ?? null,
       status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, latencyMs,
-      modelVersion: endpoint.version, finishReason: x?.finishReason ?? null,
+      modelVersion: outcome.version ?? endpoint.version, finishReason: x?.finishReason ?? null,
     }, !isTerminal(rollout.state));
   } catch (err) {
     // The harness must not believe a call was recorded when it was not.
@@ -88,7 +90,7 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
 
 async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protocol, payload: string,
   signal: AbortSignal, res: ServerResponse): Promise<Outcome> {
-  let answer: { status: number; text: string };
+  let answer: { status: number; text: string; version: number | null };
   try {
     answer = await ctx.upstream.post(endpoint, protocol.path, payload, signal, readWhole);
   } catch (err) {
@@ -103,7 +105,7 @@ async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoco
     return errorOutcome(res, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
   }
   return {
-    status: 'ok', httpStatus: answer.status, error: null, extracted,
+    status: 'ok', httpStatus: answer.status, error: null, extracted, version: answer.version,
     reply: () => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.text),
   };
 }
@@ -114,6 +116,7 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
   let relayed = false;
   let sawDone = false;
   let upstreamError: string | null = null;
+  let version: number | null = null;
 
   const relay = async (up: Dispatcher.ResponseData): Promise<void> => {
     if (up.statusCode >= 400) await readWhole(up); // throws the status for the retry loop
@@ -122,6 +125,7 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
       await up.body.dump();
       throw new HttpError(502, `the upstream answered a streaming request with ${type || 'no content type'}, not an event stream`, 'upstream_error');
     }
+    version = versionOf(up.headers);
     const splitter = new SseSplitter();
     try {
       for await (const bytes of up.body as AsyncIterable<Buffer>) {
@@ -153,12 +157,12 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
     if (!relayed || signal.aborted) return failed(err, signal, res, assembler.result());
     return streamBroken(res, `the upstream failed mid-stream: ${errorMessage(err)}`, assembler.result());
   }
-  if (upstreamError) return { status: 'error', httpStatus: 200, error: upstreamError, extracted: assembler.result(), reply: () => res.end() };
+  if (upstreamError) return { status: 'error', httpStatus: 200, error: upstreamError, extracted: assembler.result(), version, reply: () => res.end() };
   if (!sawDone && !assembler.finished()) {
     return streamBroken(res, 'the upstream ended the stream before the answer was finished', assembler.result());
   }
   return {
-    status: 'ok', httpStatus: 200, error: null, extracted: assembler.result(),
+    status: 'ok', httpStatus: 200, error: null, extracted: assembler.result(), version,
     reply: () => {
       if (!relayed) res.writeHead(200, sseHeaders);
       res.end(sawDone ? 'data: [DONE]\n\n' : undefined);

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.js';
@@ -8,7 +7,7 @@ import type { Store } from '../store/store.js';
 import { handleAdmin, stateOf } from './admin-routes.js';
 import { handleAgent } from './agent-routes.js';
 import { Endpoints } from './endpoints.js';
-import { HttpError, sendError, sendJson } from './http.js';
+import { hasBearer, HttpError, sendError, sendJson } from './http.js';
 import type { CallContext, CallEvent } from './model-call.js';
 import { UpstreamClient } from './upstream.js';
 
@@ -78,10 +77,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       onCall: options.onCall ?? (() => {}),
     },
   };
-  const adminKey = Buffer.from(options.adminKey);
 
   const server = createServer((req, res) => {
-    const done = route(state, adminKey, req, res).catch((err) => {
+    const done = route(state, options.adminKey, req, res).catch((err) => {
       sendError(res, err instanceof HttpError ? err : new HttpError(500, `gateway error: ${errorMessage(err)}`, 'server_error'));
     });
     state.requests.add(done);
@@ -128,21 +126,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-async function route(state: GatewayState, adminKey: Buffer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(state: GatewayState, adminKey: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
   const path = url.split('?', 1)[0];
   if (path === '/healthz' && req.method === 'GET') return sendJson(res, 200, { ok: true });
   if (path.startsWith('/r/')) return handleAgent(state, path, req, res);
   if (path.startsWith('/api/')) {
-    if (!authorised(req.headers.authorization, adminKey)) {
+    if (!hasBearer(req.headers.authorization, adminKey)) {
       throw new HttpError(401, 'admin routes need `Authorization: Bearer <admin key>`', 'authentication_error');
     }
     return handleAdmin(state, path, req, res);
   }
   throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
-}
-
-function authorised(header: string | undefined, key: Buffer): boolean {
-  const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
-  return given.length > 0 && given.length === key.length && timingSafeEqual(given, key);
 }

@@ -78,9 +78,15 @@ export function retryAfterOf(headers: Dispatcher.ResponseData['headers']): numbe
   return Number.isFinite(value) && value >= 0 ? value : null;
 }
 
+/** The weights version an alight engine reports with each answer (`alight serve` sets it; vLLM does not). */
+export function versionOf(headers: Dispatcher.ResponseData['headers']): number | null {
+  const value = Number(headers['x-alight-model-version']);
+  return headers['x-alight-model-version'] !== undefined && Number.isInteger(value) ? value : null;
+}
+
 /** Reads a response whole, throwing on an error status so that the retry loop sees it. */
-export async function readWhole(res: Dispatcher.ResponseData): Promise<{ status: number; text: string }> {
+export async function readWhole(res: Dispatcher.ResponseData): Promise<{ status: number; text: string; version: number | null }> {
   const text = await res.body.text();
   if (res.statusCode >= 400) throw new UpstreamStatusError(res.statusCode, text, retryAfterOf(res.headers));
-  return { status: res.statusCode, text };
+  return { status: res.statusCode, text, version: versionOf(res.headers) };
 }

@@ -2,14 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AlightError, ExitCode, errorMessage } from '../errors.js';
-import { errorBody, HttpError, parseBody, readJson, sendError, sendJson } from '../gateway/http.js';
+import { errorBody, hasBearer, HttpError, parseBody, readJson, sendError, sendJson } from '../gateway/http.js';
 import type { Engine, Sampling } from './engine.js';
+import { z } from 'zod';
+import type { Weights } from './weights.js';
 import { complete, type Completion, type Piece } from './generation.js';
 import { chatRequest, chatTurns, completionRequest, type ChatRequest, type CompletionRequest } from './requests.js';
 import { chatShape, completionShape, usage, type Shape } from './shapes.js';
 
 export interface ServeOptions {
-  engine: Engine;
+  weights: Weights;
+  /** Enables `POST /admin/reload` for holders of this key. */
+  adminKey?: string;
   /** The name `/v1/models` lists and answers carry. */
   modelName: string;
   host: string;
@@ -24,7 +28,6 @@ export interface ModelServer {
 
 /** `alight serve`: an OpenAI-compatible server over the embedded engine, speaking vLLM's token-id extensions. */
 export async function startModelServer(options: ServeOptions): Promise<ModelServer> {
-  const { engine } = options;
   const aborts = new Set<AbortController>();
   const server = createServer((req, res) => {
     handle(options, req, res, aborts).catch((err) => {
@@ -43,7 +46,7 @@ export async function startModelServer(options: ServeOptions): Promise<ModelServ
       for (const a of aborts) a.abort(new Error('the server is shutting down'));
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      await engine.close();
+      await options.weights.close();
     },
   };
 }
@@ -51,25 +54,46 @@ export async function startModelServer(options: ServeOptions): Promise<ModelServ
 async function handle(options: ServeOptions, req: IncomingMessage, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0];
   if (req.method === 'GET' && (path === '/health' || path === '/healthz')) return sendJson(res, 200, { ok: true });
+  const { weights } = options;
   if (req.method === 'GET' && path === '/v1/models') {
-    return sendJson(res, 200, { object: 'list', data: [{ id: options.modelName, object: 'model', owned_by: 'alight', max_model_len: options.engine.contextSize }] });
+    return sendJson(res, 200, { object: 'list', data: [{ id: options.modelName, object: 'model', owned_by: 'alight', max_model_len: weights.engine.contextSize }] });
   }
   const limit = options.bodyLimit ?? 64 << 20;
   if (req.method === 'POST' && path === '/v1/chat/completions') {
     const body = parseBody(chatRequest, await readJson(req, limit));
-    return generate(options, body, options.engine.renderChat(chatTurns(body.messages)), chatShape(body.logprobs), res, aborts);
+    return weights.use((engine, version) =>
+      generate(engine, version, options.modelName, body, engine.renderChat(chatTurns(body.messages)), chatShape(body.logprobs), res, aborts));
   }
   if (req.method === 'POST' && path === '/v1/completions') {
     const body = parseBody(completionRequest, await readJson(req, limit));
-    const prompt = typeof body.prompt === 'string' ? options.engine.tokenize(body.prompt) : body.prompt;
-    return generate(options, body, prompt, completionShape(body.logprobs != null), res, aborts);
+    return weights.use((engine, version) => {
+      const prompt = typeof body.prompt === 'string' ? engine.tokenize(body.prompt) : body.prompt;
+      return generate(engine, version, options.modelName, body, prompt, completionShape(body.logprobs != null), res, aborts);
+    });
+  }
+  if (req.method === 'POST' && path === '/admin/reload') {
+    if (!options.adminKey) throw new HttpError(403, 'reloading is off: start alight serve with ALIGHT_ADMIN_KEY set', 'permission_error');
+    if (!hasBearer(req.headers.authorization, options.adminKey)) throw new HttpError(401, 'reload needs `Authorization: Bearer <admin key>`', 'authentication_error');
+    const { path: modelPath, version } = parseBody(reloadBody, await readJson(req, 1 << 20));
+    const started = performance.now();
+    try {
+      await weights.reload(modelPath, version);
+    } catch (err) {
+      throw new HttpError(400, errorMessage(err));
+    }
+    return sendJson(res, 200, { version, path: modelPath, load_ms: Math.round(performance.now() - started) });
   }
   throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
 }
 
-async function generate(options: ServeOptions, body: ChatRequest | CompletionRequest, prompt: number[], shape: Shape,
-  res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
-  const { engine } = options;
+const reloadBody = z.object({ path: z.string().min(1), version: z.number().int().min(0) });
+
+/** The header that tells the gateway which weights produced an answer. */
+export const versionHeader = 'x-alight-model-version';
+
+async function generate(engine: Engine, version: number, modelName: string, body: ChatRequest | CompletionRequest,
+  prompt: number[], shape: Shape, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
+  res.setHeader(versionHeader, String(version));
   const room = engine.contextSize - prompt.length;
   const asked = body.max_completion_tokens ?? body.max_tokens;
   if (room <= 0 || (asked !== undefined && asked > room)) {
@@ -83,7 +107,7 @@ async function generate(options: ServeOptions, body: ChatRequest | CompletionReq
   const abort = new AbortController();
   res.on('close', () => { if (!res.writableFinished) abort.abort(new Error('the client disconnected')); });
   aborts.add(abort);
-  const meta = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: options.modelName };
+  const meta = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: modelName };
   const ids = body.return_token_ids;
   try {
     const run = complete(engine, prompt, sampling, stops, abort.signal);

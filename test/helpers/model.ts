@@ -11,9 +11,9 @@ export function testModel(): Promise<string> {
 export interface ServeProcess { url: string; child: ChildProcess; stop(): Promise<void> }
 
 /** `alight serve` as a user starts it, on a free port. */
-export async function startServe(args: string[] = []): Promise<ServeProcess> {
+export async function startServe(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
   const model = await testModel();
-  const child = spawn(process.execPath, [BIN, 'serve', '--model', model, '--port', '0', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--model', model, '--port', '0', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const closed = once(child, 'close');
   let out = '';
   for await (const chunk of child.stdout!) {

@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { startGateway } from '../../src/gateway/server.js';
+import { Store } from '../../src/store/store.js';
+import { ADMIN_KEY, tempDir } from '../helpers/gateway.js';
+import { startServe, testModel, type ServeProcess } from '../helpers/model.js';
+
+const KEY = 'serve-admin-key-0123456789';
+let serve: ServeProcess;
+beforeAll(async () => { serve = await startServe(['--parallel', '2', '--ctx', '1024'], { ALIGHT_ADMIN_KEY: KEY }); }, 240_000);
+afterAll(async () => serve?.stop());
+
+const reload = (body: unknown, key: string | null = KEY) => fetch(`${serve.url.replace(/\/v1$/, '')}/admin/reload`, {
+  method: 'POST', headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) }, body: JSON.stringify(body),
+});
+
+describe('alight serve reload', () => {
+  it('swaps weights without dropping the port: calls in flight finish on the old version, the gateway stamps each call', async () => {
+    const store = Store.open(join(tempDir(), 'alight.db'));
+    const config = configSchema.parse({ upstream: { url: serve.url, kind: 'vllm' } });
+    const gateway = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY });
+    const { rollout, token } = gateway.rollouts.create({ run: 'reload' });
+    const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+    const ask = (content: string, max_tokens: number) => openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content }], max_tokens, stream: true });
+
+    const before = await ask('tell a long story', 48);
+    expect((await reload({ path: await testModel(), version: 1 }, null)).status).toBe(401);
+    const reloaded = reload({ path: await testModel(), version: 1 });
+    let text = '';
+    for await (const c of before) text += c.choices[0]?.delta?.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+    const answer = await reloaded;
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ version: 1 });
+    for await (const c of await ask('and now?', 4)) void c;
+
+    expect(store.calls.list(rollout.id).map((c) => [c.status, c.modelVersion])).toEqual([['ok', 0], ['ok', 1]]);
+    const bad = await reload({ path: '/nowhere.gguf', version: 2 });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.message).toMatch(/cannot load \/nowhere\.gguf/);
+    await gateway.close();
+    store.close();
+  });
+});
