@@ -6,11 +6,9 @@
  *   SERVE_BENCH_TOKENS / SERVE_BENCH_ROUNDS override the tokens per stream (64) and rounds per level (2);
  *   SERVE_BENCH_LEVELS (1,4,16) the concurrency levels; SERVE_BENCH_THREADS the llama.cpp threads (the cores).
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { availableParallelism, cpus } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Engine } from '../src/serve/engine.js';
+import { startManagedServe } from '../src/serve/managed.js';
 import { resolveModel } from '../src/serve/models.js';
 
 const TOKENS = Number(process.env.SERVE_BENCH_TOKENS ?? 64);
@@ -74,18 +72,6 @@ function summary(levels: Level[]): { tokensPerS: number; ttftP50: number } {
   return { tokensPerS: (tokens / wall) * 1000, ttftP50: ttfts[Math.floor(ttfts.length / 2)] };
 }
 
-async function startServe(model: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const bin = fileURLToPath(new URL('../bin/alight.js', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'serve', '--model', model, '--port', '0', '--json', '--parallel', String(Math.max(...LEVELS)),
-    '--ctx', String(CTX), '--threads', String(THREADS)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const closed = once(child, 'close');
-  let out = '';
-  for await (const chunk of child.stdout) {
-    out += chunk;
-    if (out.trim().endsWith('}')) break;
-  }
-  return { url: JSON.parse(out).url, stop: async () => { child.kill('SIGTERM'); await closed; } };
-}
 
 const model = await resolveModel('gemma3-270m', (l) => console.error(l));
 const results: Record<string, Record<number, { tokensPerS: number; ttftP50: number }>> = { 'in-process': {}, http: {} };
@@ -100,7 +86,7 @@ for (const c of LEVELS) {
 }
 await engine.close();
 
-const server = await startServe(model);
+const server = await startManagedServe(model, ['--parallel', String(Math.max(...LEVELS)), '--ctx', String(CTX), '--threads', String(THREADS)]);
 await overHttp(server.url, 1, 99);
 for (const c of LEVELS) {
   const levels: Level[] = [];

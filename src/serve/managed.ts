@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AlightError, ExitCode } from '../errors.js';
 
@@ -9,13 +10,13 @@ export interface ManagedServe {
   stop(): Promise<void>;
 }
 
-// dist/src/serve/managed.js → the package's bin/alight.js
-const bin = fileURLToPath(new URL('../../../bin/alight.js', import.meta.url));
+// The package's bin/alight.js, from dist/src/serve/ when built or from src/serve/ when run from source.
+const bin = ['../../../bin/alight.js', '../../bin/alight.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find(existsSync)!;
 
 /** `alight serve` as a child process on a free port, for `record --serve`; ready once it has loaded the model. */
-export async function startManagedServe(model: string, args: string[] = []): Promise<ManagedServe> {
+export async function startManagedServe(model: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<ManagedServe> {
   const child = spawn(process.execPath, [bin, 'serve', '--model', model, '--port', '0', '--json', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'], env,
   });
   const closed = once(child, 'close');
   let stderr = '';

@@ -5,10 +5,11 @@ import { configSchema } from '../../src/config/schema.js';
 import { startGateway } from '../../src/gateway/server.js';
 import { Store } from '../../src/store/store.js';
 import { ADMIN_KEY, tempDir } from '../helpers/gateway.js';
-import { startServe, testModel, type ServeProcess } from '../helpers/model.js';
+import type { ManagedServe } from '../../src/serve/managed.js';
+import { startServe, testModel } from '../helpers/model.js';
 
 const KEY = 'serve-admin-key-0123456789';
-let serve: ServeProcess;
+let serve: ManagedServe;
 beforeAll(async () => { serve = await startServe(['--parallel', '2', '--ctx', '1024'], { ALIGHT_ADMIN_KEY: KEY }); }, 240_000);
 afterAll(async () => serve?.stop());
 

@@ -1,9 +1,10 @@
 import { getLlama, LlamaLogLevel, type LlamaModel, type Token } from 'node-llama-cpp';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServe, testModel, type ServeProcess } from '../helpers/model.js';
+import type { ManagedServe } from '../../src/serve/managed.js';
+import { startServe, testModel } from '../helpers/model.js';
 
-let serve: ServeProcess;
+let serve: ManagedServe;
 let openai: OpenAI;
 let vocab: LlamaModel;
 
