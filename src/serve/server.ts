@@ -93,6 +93,10 @@ export const versionHeader = 'x-alight-model-version';
 
 async function generate(engine: Engine, version: number, modelName: string, body: ChatRequest | CompletionRequest,
   prompt: number[], shape: Shape, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
+  // As vLLM: a wrong name is a misconfigured client. (Behind the gateway the name is pinned to this one.)
+  if (body.model !== undefined && body.model !== modelName) {
+    throw new HttpError(404, `The model \`${body.model}\` does not exist; this server serves \`${modelName}\``, 'not_found_error');
+  }
   res.setHeader(versionHeader, String(version));
   const room = engine.contextSize - prompt.length;
   const asked = body.max_completion_tokens ?? body.max_tokens;

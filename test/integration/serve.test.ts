@@ -7,10 +7,12 @@ import { startServe, testModel } from '../helpers/model.js';
 let serve: ManagedServe;
 let openai: OpenAI;
 let vocab: LlamaModel;
+let model: string;
 
 beforeAll(async () => {
   serve = await startServe(['--parallel', '4', '--ctx', '2048']);
   openai = new OpenAI({ baseURL: serve.url, apiKey: 'none', maxRetries: 0 });
+  model = (await openai.models.list()).data[0].id;
   // An independent tokenizer: the same file loaded vocabulary-only in this process.
   vocab = await (await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error })).loadModel({ modelPath: await testModel(), vocabOnly: true });
 }, 240_000);
@@ -22,7 +24,7 @@ const withIds = { return_token_ids: true } as Record<string, unknown>;
 describe('alight serve on a real model', () => {
   it('reports token ids that decode to the text, finite logprobs ≤ 0, and a next turn that extends the last', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Write one short sentence about the sea.' }];
-    const first = await openai.chat.completions.create({ model: 'x', messages, max_tokens: 24, seed: 7, temperature: 0.8, logprobs: true, ...withIds });
+    const first = await openai.chat.completions.create({ model, messages, max_tokens: 24, seed: 7, temperature: 0.8, logprobs: true, ...withIds });
     const f = first as unknown as Extra;
     const ids = f.choices[0].token_ids;
     expect(ids.length).toBeGreaterThan(0);
@@ -37,13 +39,13 @@ describe('alight serve on a real model', () => {
     expect(first.usage).toMatchObject({ prompt_tokens: f.prompt_token_ids.length, completion_tokens: ids.length });
 
     messages.push({ role: 'assistant', content: first.choices[0].message.content }, { role: 'user', content: 'And one more.' });
-    const second = (await openai.chat.completions.create({ model: 'x', messages, max_tokens: 4, ...withIds })) as unknown as Extra;
+    const second = (await openai.chat.completions.create({ model, messages, max_tokens: 4, ...withIds })) as unknown as Extra;
     // Gemma's template is append-only, so the history renders to the very tokens that were sampled.
     expect(second.prompt_token_ids.slice(0, f.prompt_token_ids.length + ids.length)).toEqual([...f.prompt_token_ids, ...ids]);
   });
 
   it('reproduces ids with a fixed seed, and streaming agrees with a whole answer', async () => {
-    const ask = { model: 'x', messages: [{ role: 'user' as const, content: 'Count: one, two,' }], max_tokens: 16, seed: 1234, temperature: 1, ...withIds };
+    const ask = { model, messages: [{ role: 'user' as const, content: 'Count: one, two,' }], max_tokens: 16, seed: 1234, temperature: 1, ...withIds };
     const a = (await openai.chat.completions.create(ask)) as unknown as Extra & OpenAI.ChatCompletion;
     const b = (await openai.chat.completions.create(ask)) as unknown as Extra & OpenAI.ChatCompletion;
     expect(b.choices[0].token_ids).toEqual(a.choices[0].token_ids);
@@ -67,8 +69,8 @@ describe('alight serve on a real model', () => {
 
   it('serves completions from text or token ids, honouring stop strings', async () => {
     const prompt = vocab.tokenize('The days of the week are Monday, Tuesday,') as number[];
-    const byIds = await openai.completions.create({ model: 'x', prompt: prompt as unknown as string, max_tokens: 12, temperature: 0, ...withIds });
-    const byText = await openai.completions.create({ model: 'x', prompt: 'The days of the week are Monday, Tuesday,', max_tokens: 12, temperature: 0, stop: [','], ...withIds });
+    const byIds = await openai.completions.create({ model, prompt: prompt as unknown as string, max_tokens: 12, temperature: 0, ...withIds });
+    const byText = await openai.completions.create({ model, prompt: 'The days of the week are Monday, Tuesday,', max_tokens: 12, temperature: 0, stop: [','], ...withIds });
     const c = byIds.choices[0] as unknown as { prompt_token_ids: number[]; token_ids: number[]; text: string };
     expect(c.prompt_token_ids).toEqual(prompt);
     // Greedy decoding continues the list, so the first comma ends it; the text stops before it, the ids do not.
@@ -87,6 +89,7 @@ describe('alight serve on a real model', () => {
       [JSON.stringify({ messages: [{ role: 'wizard', content: 'hi' }] }), 400, /role/],
       [JSON.stringify({ messages: [{ role: 'user', content: 'word '.repeat(3000) }] }), 400, /maximum context length is 2048 tokens/],
       [JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 5000 }), 400, /maximum context length/],
+      [JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], model: 'gpt-9' }), 404, /The model `gpt-9` does not exist; this server serves `gemma-3-270m-q4_k_m`/],
     ];
     for (const [body, status, message] of cases) {
       const res = await post(body);
@@ -94,7 +97,7 @@ describe('alight serve on a real model', () => {
       expect((await res.json()).error.message).toMatch(message);
     }
     const answers = await Promise.all(Array.from({ length: 100 }, (_, i) =>
-      openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: `n${i}` }], max_tokens: 2 })));
+      openai.chat.completions.create({ model, messages: [{ role: 'user', content: `n${i}` }], max_tokens: 2 })));
     expect(answers.every((a) => a.choices[0].finish_reason !== null)).toBe(true);
     expect((await fetch(`${serve.url.replace(/\/v1$/, '')}/health`)).status).toBe(200);
   });
