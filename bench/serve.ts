@@ -27,7 +27,7 @@ async function inProcess(engine: Engine, clients: number, round: number): Promis
     const t0 = performance.now();
     let ttft = 0;
     let tokens = 0;
-    const prompt = engine.renderChat([{ role: 'user', text: question(i) }]);
+    const { prompt } = engine.renderChat([{ role: 'user', text: question(i) }]);
     for await (const _token of engine.generate(prompt, { temperature: 1, seed: round * 100 + i, maxTokens: TOKENS }, new AbortController().signal)) {
       if (tokens++ === 0) ttft = performance.now() - t0;
     }

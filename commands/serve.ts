@@ -26,7 +26,9 @@ export async function serveCommand(flags: ServeFlags): Promise<void> {
   else process.stdout.write(`alight serve: ${modelName} on ${info.url} (loaded in ${info.load_ms} ms)\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
+    // Started by `record --serve`, SIGINT (the terminal's Ctrl-C) is the parent's to act on; it sends SIGTERM.
+    if (process.env.ALIGHT_SERVE_MANAGED) process.on('SIGINT', () => {});
+    else process.once('SIGINT', resolve);
   });
   await server.close();
 }

@@ -1,6 +1,7 @@
+import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { getLlama, LlamaLogLevel, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type LlamaContext, type LlamaContextSequence,
-  type LlamaModel, type Token } from 'node-llama-cpp';
+import { getLlama, LlamaLogLevel, LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type LlamaContext,
+  type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import { AlightError, ExitCode } from '../errors.js';
 
 export interface EngineOptions {
@@ -51,22 +52,33 @@ export class Engine {
     }
   }
 
-  /** The chat template applied to `turns`, ending where the assistant's answer starts. */
-  renderChat(turns: ChatTurn[]): number[] {
+  /**
+   * The chat template applied to `turns`, ending where the assistant's answer starts, and the plain-text strings
+   * that end a turn in this template (end-of-generation tokens end it anyway).
+   */
+  renderChat(turns: ChatTurn[]): { prompt: number[]; stops: string[] } {
     const history: ChatHistoryItem[] = turns.map((t) => (t.role === 'assistant'
       ? { type: 'model', response: [t.text] }
       : { type: t.role, text: t.text }));
     history.push({ type: 'model', response: [] });
-    return [...this.chat.generateContextState({ chatHistory: history }).contextText.tokenize(this.model.tokenizer)];
+    const state = this.chat.generateContextState({ chatHistory: history });
+    const stops = state.stopGenerationTriggers
+      .map((trigger) => LlamaText(trigger))
+      .filter((text) => text.values.every((v) => typeof v === 'string'))
+      .map((text) => text.toString())
+      .filter((text) => text.length > 0);
+    return { prompt: [...state.contextText.tokenize(this.model.tokenizer)], stops };
   }
 
+  /** A text prompt's tokens, with the beginning-of-sequence token the model expects (as vLLM adds it). */
   tokenize(text: string): number[] {
-    return [...this.model.tokenize(text, true)];
+    const ids = [...this.model.tokenize(text, true)];
+    const bos = this.model.tokens.bos;
+    return bos !== null && this.model.tokens.shouldPrependBosToken && ids[0] !== bos ? [bos, ...ids] : ids;
   }
 
-  /** Text of `ids`, given the `before` ids that precede them (so leading spaces come out right). */
-  detokenize(ids: number[], before: number[] = []): string {
-    return this.model.detokenize(ids as Token[], false, before as Token[]);
+  detokenize(ids: number[]): string {
+    return this.model.detokenize(ids as Token[], false);
   }
 
   isEndOfGeneration(token: number): boolean {
@@ -81,8 +93,11 @@ export class Engine {
     const sequence = await this.acquire(signal);
     try {
       await sequence.clearHistory();
+      // No hidden truncation (llama.cpp would default to top-p 0.95, top-k 40) and a fresh seed per request
+      // (it would use the current second, so that the rollouts of a group started together would sample alike).
       const tokens = sequence.evaluateWithMetadata(prompt as Token[], { confidence: true }, {
-        temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK, seed: sampling.seed,
+        temperature: sampling.temperature, topP: sampling.topP ?? 1, topK: sampling.topK ?? 0,
+        seed: sampling.seed ?? randomInt(2 ** 31), yieldEogToken: true,
       });
       let n = 0;
       for await (const { token, confidence } of tokens) {
@@ -101,6 +116,7 @@ export class Engine {
   }
 
   private acquire(signal: AbortSignal): Promise<LlamaContextSequence> {
+    signal.throwIfAborted();
     const sequence = this.free.pop();
     if (sequence) return Promise.resolve(sequence);
     return new Promise((resolve, reject) => {

@@ -7,6 +7,8 @@ import { AlightError, ExitCode } from '../errors.js';
 export interface ManagedServe {
   /** The OpenAI base URL, ending in /v1. */
   url: string;
+  /** The model name it serves (and answers 404 for any other). */
+  model: string;
   stop(): Promise<void>;
 }
 
@@ -15,8 +17,9 @@ const bin = ['../../../bin/alight.js', '../../bin/alight.js'].map((p) => fileURL
 
 /** `alight serve` as a child process on a free port, for `record --serve`; ready once it has loaded the model. */
 export async function startManagedServe(model: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<ManagedServe> {
+  // ALIGHT_SERVE_MANAGED: the terminal's Ctrl-C is for the parent, which stops this child last, after the harnesses.
   const child = spawn(process.execPath, [bin, 'serve', '--model', model, '--port', '0', '--json', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'], env,
+    stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, ALIGHT_SERVE_MANAGED: '1' },
   });
   const closed = once(child, 'close');
   let stderr = '';
@@ -26,16 +29,17 @@ export async function startManagedServe(model: string, args: string[] = [], env:
     out += chunk;
     if (out.trim().endsWith('}')) break;
   }
-  let url: string;
+  let info: { url: string; model: string };
   try {
-    url = JSON.parse(out).url;
+    info = JSON.parse(out);
   } catch {
     await closed;
     throw new AlightError(`alight serve did not start:\n${stderr.trim() || out.trim()}`, ExitCode.input);
   }
   child.stderr.pipe(process.stderr);
   return {
-    url,
+    url: info.url,
+    model: info.model,
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

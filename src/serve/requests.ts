@@ -10,7 +10,7 @@ const sampling = {
   top_p: z.number().gt(0).max(1).optional(),
   top_k: z.number().int().min(-1).optional(),
   seed: z.number().int().optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(16)]).optional(),
+  stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(16)]).optional(),
   stream: z.boolean().default(false),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
   n: z.literal(1, { message: 'alight serve samples one answer per request (n = 1)' }).optional(),
@@ -22,6 +22,7 @@ const part = z.object({ type: z.string(), text: z.string().optional() });
 const message = z.object({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
   content: z.union([z.string(), z.array(part), z.null()]).optional(),
+  tool_calls: z.array(z.unknown()).optional(),
 });
 
 export const chatRequest = z.object({ ...sampling, messages: z.array(message).min(1), logprobs: z.boolean().default(false) });
@@ -41,6 +42,8 @@ export function chatTurns(messages: ChatRequest['messages']): ChatTurn[] {
       return p.text;
     }).join('');
     if (m.role === 'tool') return { role: 'user', text: `Tool result:\n${text}` };
+    // No tool format in the template: earlier tool calls stay visible to the model as text.
+    if (m.role === 'assistant' && m.tool_calls?.length) return { role: 'assistant', text: `${text}${JSON.stringify(m.tool_calls)}` };
     return { role: m.role === 'developer' ? 'system' : m.role, text };
   });
 }

@@ -61,14 +61,16 @@ async function handle(options: ServeOptions, req: IncomingMessage, res: ServerRe
   const limit = options.bodyLimit ?? 64 << 20;
   if (req.method === 'POST' && path === '/v1/chat/completions') {
     const body = parseBody(chatRequest, await readJson(req, limit));
-    return weights.use((engine, version) =>
-      generate(engine, version, options.modelName, body, engine.renderChat(chatTurns(body.messages)), chatShape(body.logprobs), res, aborts));
+    return weights.use((engine, version) => {
+      const { prompt, stops } = engine.renderChat(chatTurns(body.messages));
+      return generate(engine, version, options.modelName, body, prompt, stops, chatShape(body.logprobs), res, aborts);
+    });
   }
   if (req.method === 'POST' && path === '/v1/completions') {
     const body = parseBody(completionRequest, await readJson(req, limit));
     return weights.use((engine, version) => {
       const prompt = typeof body.prompt === 'string' ? engine.tokenize(body.prompt) : body.prompt;
-      return generate(engine, version, options.modelName, body, prompt, completionShape(body.logprobs != null), res, aborts);
+      return generate(engine, version, options.modelName, body, prompt, [], completionShape(body.logprobs != null), res, aborts);
     });
   }
   if (req.method === 'POST' && path === '/admin/reload') {
@@ -92,7 +94,7 @@ const reloadBody = z.object({ path: z.string().min(1), version: z.number().int()
 export const versionHeader = 'x-alight-model-version';
 
 async function generate(engine: Engine, version: number, modelName: string, body: ChatRequest | CompletionRequest,
-  prompt: number[], shape: Shape, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
+  prompt: number[], templateStops: string[], shape: Shape, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
   // As vLLM: a wrong name is a misconfigured client. (Behind the gateway the name is pinned to this one.)
   if (body.model !== undefined && body.model !== modelName) {
     throw new HttpError(404, `The model \`${body.model}\` does not exist; this server serves \`${modelName}\``, 'not_found_error');
@@ -107,14 +109,14 @@ async function generate(engine: Engine, version: number, modelName: string, body
   }
   const sampling: Sampling = { temperature: body.temperature, topP: body.top_p, topK: body.top_k === -1 ? undefined : body.top_k,
     seed: body.seed, maxTokens: asked ?? room };
-  const stops = body.stop === undefined ? [] : [body.stop].flat();
+  const stops = [...templateStops, ...(body.stop === undefined ? [] : [body.stop].flat())];
   const abort = new AbortController();
   res.on('close', () => { if (!res.writableFinished) abort.abort(new Error('the client disconnected')); });
   aborts.add(abort);
   const meta = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: modelName };
   const ids = body.return_token_ids;
+  const run = complete(engine, prompt, sampling, stops, abort.signal);
   try {
-    const run = complete(engine, prompt, sampling, stops, abort.signal);
     if (!body.stream) {
       let step = await run.next();
       while (!step.done) step = await run.next();
@@ -140,5 +142,7 @@ async function generate(engine: Engine, version: number, modelName: string, body
     res.end(`data: ${JSON.stringify(errorBody(500, errorMessage(err), 'server_error'))}\n\n`);
   } finally {
     aborts.delete(abort);
+    // Ends the generator on every path, which gives its sequence back.
+    await run.return(undefined as never);
   }
 }

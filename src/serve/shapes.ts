@@ -17,7 +17,15 @@ export function usage(prompt: number[], done: Completion): Record<string, number
   return { prompt_tokens: prompt.length, completion_tokens: done.ids.length, total_tokens: prompt.length + done.ids.length };
 }
 
-const logprobEntry = (token: string, logprob: number): Obj => ({ token, logprob, bytes: [...Buffer.from(token)], top_logprobs: [] });
+// A token that ends inside a character decodes to U+FFFD: its own bytes are not known from the text.
+const logprobEntry = (token: string, logprob: number): Obj =>
+  ({ token, logprob, bytes: token.includes('\uFFFD') ? null : [...Buffer.from(token)], top_logprobs: [] });
+
+function completionLogprobs(texts: string[], logprobs: number[]): Obj {
+  let offset = 0;
+  const offsets = texts.map((t) => { const at = offset; offset += t.length; return at; });
+  return { tokens: texts, token_logprobs: logprobs, text_offset: offsets, top_logprobs: texts.map((t, i) => ({ [t]: logprobs[i] })) };
+}
 
 export function chatShape(logprobs: boolean): Shape {
   const head = (m: Meta, object: string): Obj => ({ id: m.id, object, created: m.created, model: m.model });
@@ -60,7 +68,7 @@ export function completionShape(logprobs: boolean): Shape {
       ...head(m),
       choices: [{
         index: 0, text: done.text, finish_reason: done.finishReason,
-        logprobs: logprobs ? { token_logprobs: done.logprobs, tokens: texts, text_offset: [], top_logprobs: [] } : null,
+        logprobs: logprobs ? completionLogprobs(texts, done.logprobs) : null,
         ...(ids && { prompt_token_ids: prompt, token_ids: done.ids }),
       }],
       usage: usage(prompt, done),
@@ -70,7 +78,7 @@ export function completionShape(logprobs: boolean): Shape {
       ...head(m),
       choices: [{
         index: 0, text: p.text, finish_reason: null,
-        logprobs: logprobs ? { token_logprobs: [p.logprob], tokens: [tokenText], text_offset: [], top_logprobs: [] } : null,
+        logprobs: logprobs ? { tokens: [tokenText], token_logprobs: [p.logprob], top_logprobs: [{ [tokenText]: p.logprob }] } : null,
         ...(ids && { token_ids: [p.token] }),
       }],
     }),

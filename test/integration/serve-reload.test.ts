@@ -26,15 +26,17 @@ describe('alight serve reload', () => {
     const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
     const ask = (content: string, max_tokens: number) => openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content }], max_tokens, stream: true });
 
-    const before = await ask('tell a long story', 48);
     expect((await reload({ path: await testModel(), version: 1 }, null)).status).toBe(401);
-    const reloaded = reload({ path: await testModel(), version: 1 });
-    let text = '';
-    for await (const c of before) text += c.choices[0]?.delta?.content ?? '';
-    expect(text.length).toBeGreaterThan(0);
-    const answer = await reloaded;
+    const before = (await ask('tell a long story', 200))[Symbol.asyncIterator]();
+    let text = ((await before.next()).value as OpenAI.ChatCompletionChunk).choices[0]?.delta?.content ?? '';
+    // The reload completes while that stream is still being generated …
+    const answer = await reload({ path: await testModel(), version: 1 });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ version: 1 });
+    expect(store.calls.count(rollout.id)).toBe(0);
+    // … and the stream goes on, on the old weights.
+    for (let c = await before.next(); !c.done; c = await before.next()) text += c.value.choices[0]?.delta?.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
     for await (const c of await ask('and now?', 4)) void c;
 
     expect(store.calls.list(rollout.id).map((c) => [c.status, c.modelVersion])).toEqual([['ok', 0], ['ok', 1]]);

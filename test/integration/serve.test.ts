@@ -65,6 +65,11 @@ describe('alight serve on a real model', () => {
     expect(ids).toEqual(a.choices[0].token_ids);
     expect(text).toBe(a.choices[0].message.content);
     expect(finish).toBe(a.choices[0].finish_reason);
+
+    // Without a seed, requests started together still sample independently (one group must not collapse).
+    const unseeded = { ...ask, seed: undefined };
+    const [x, y] = (await Promise.all([openai.chat.completions.create(unseeded), openai.chat.completions.create(unseeded)])) as unknown as Extra[];
+    expect(x.choices[0].token_ids).not.toEqual(y.choices[0].token_ids);
   });
 
   it('serves completions from text or token ids, honouring stop strings', async () => {
@@ -73,6 +78,8 @@ describe('alight serve on a real model', () => {
     const byText = await openai.completions.create({ model, prompt: 'The days of the week are Monday, Tuesday,', max_tokens: 12, temperature: 0, stop: [','], ...withIds });
     const c = byIds.choices[0] as unknown as { prompt_token_ids: number[]; token_ids: number[]; text: string };
     expect(c.prompt_token_ids).toEqual(prompt);
+    // A text prompt gets the beginning-of-sequence token the model expects, as vLLM adds it.
+    expect((byText.choices[0] as unknown as { prompt_token_ids: number[] }).prompt_token_ids[0]).toBe(vocab.tokens.bos);
     // Greedy decoding continues the list, so the first comma ends it; the text stops before it, the ids do not.
     expect(byText.choices[0]).toMatchObject({ finish_reason: 'stop' });
     expect(byText.choices[0].text).not.toContain(',');
@@ -100,5 +107,16 @@ describe('alight serve on a real model', () => {
       openai.chat.completions.create({ model, messages: [{ role: 'user', content: `n${i}` }], max_tokens: 2 })));
     expect(answers.every((a) => a.choices[0].finish_reason !== null)).toBe(true);
     expect((await fetch(`${serve.url.replace(/\/v1$/, '')}/health`)).status).toBe(200);
+  });
+
+  it('gives sequences back when clients hang up mid-stream', async () => {
+    // Twice as many abandoned streams as sequences: if any leaked, the last request would wait forever.
+    await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      const abort = new AbortController();
+      const stream = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: `story ${i}` }], max_tokens: 200, stream: true }, { signal: abort.signal });
+      for await (const _chunk of stream) { abort.abort(); }
+    }).map((p) => p.catch(() => {})));
+    const after = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'still there?' }], max_tokens: 3 }, { timeout: 20_000 });
+    expect(after.choices[0].finish_reason).toBeTruthy();
   });
 });
