@@ -11,7 +11,7 @@ async function chat(messages, stream) {
   const res = await fetch(`${base}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ model: 'policy', messages, stream, max_tokens: 256, temperature: 1 }),
+    body: JSON.stringify({ model: 'policy', messages, stream, max_tokens: 64, temperature: 1 }),
   });
   if (!res.ok) throw new Error(`model call failed: ${res.status} ${await res.text()}`);
   if (!stream) return (await res.json()).choices[0].message.content ?? '';
