@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { getLlama, LlamaLogLevel, type LlamaModel, type Token } from 'node-llama-cpp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RolloutTrace } from '../../src/traces/export.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
@@ -7,10 +8,14 @@ import { tempDir } from '../helpers/gateway.js';
 import { testModel } from '../helpers/model.js';
 
 let model: string;
-beforeAll(async () => { model = await testModel(); }, 240_000);
+let vocab: LlamaModel;
+beforeAll(async () => {
+  model = await testModel();
+  vocab = await (await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error })).loadModel({ modelPath: model, vocabOnly: true });
+}, 240_000);
 
 describe('alight record --serve', () => {
-  it('records a multi-turn openai-SDK rollout on the real model, with token ids that chain turn to turn', async () => {
+  it('records a multi-turn openai-SDK rollout on the real model, each turn extending the last', async () => {
     const dir = tempDir();
     const tasks = join(dir, 'tasks.jsonl');
     writeFileSync(tasks, `${JSON.stringify({ id: 'sea', prompt: 'Say something about the sea.', turns: 3, max_tokens: 12 })}\n`);
@@ -28,10 +33,16 @@ describe('alight record --serve', () => {
         expect(c.completion_token_ids!.length).toBeGreaterThan(0);
         expect(c.completion_logprobs).toHaveLength(c.completion_token_ids!.length);
       }
-      // Each turn's prompt starts with the previous prompt and the ids sampled for it.
+      // Each turn's prompt starts with the text of the previous prompt and completion. Its ids usually start with
+      // the very ids sampled, but not always: sampling can pick a non-canonical split of a word (e.g. one rare token
+      // where the tokenizer would use two), which the harness's re-sent text then retokenizes differently.
       for (let i = 1; i < t.calls.length; i++) {
         const before = [...t.calls[i - 1].prompt_token_ids!, ...t.calls[i - 1].completion_token_ids!];
-        expect(t.calls[i].prompt_token_ids!.slice(0, before.length)).toEqual(before);
+        const next = t.calls[i].prompt_token_ids!;
+        const text = (ids: number[]): string => vocab.detokenize(ids as Token[], true);
+        expect(text(next).startsWith(text(before))).toBe(true);
+        const exact = next.slice(0, before.length).every((id, k) => id === before[k]);
+        if (!exact) console.log(`rollout ${t.rollout_id} turn ${i}: retokenized (same text, different ids)`);
       }
     }
   });
