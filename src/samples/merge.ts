@@ -1,0 +1,109 @@
+/** One recorded call, as merging needs it. */
+export interface TraceCall {
+  seq: number;
+  status: string;
+  promptIds: ArrayLike<number> | null;
+  completionIds: ArrayLike<number> | null;
+  completionLogprobs: ArrayLike<number> | null;
+}
+
+/** A training row: a token sequence with the tokens the policy sampled marked for the loss. */
+export interface Row {
+  tokens: number[];
+  /** 1 where the policy sampled the token. */
+  mask: number[];
+  /** The engine's logprob of each sampled token, 0 elsewhere. */
+  logprobs: number[];
+  /** Tokens of the row's first prompt. */
+  promptLength: number;
+  /** The calls merged into the row, by seq. */
+  calls: number[];
+}
+
+/** A call that extended no open row although rows were open: the evidence for diagnosing why. */
+export interface MergeBreak {
+  seq: number;
+  /** The open row sharing the longest prefix with the call's prompt, and where they first differ. */
+  row: number;
+  position: number;
+  /** Tokens of that row's context and of the prompt from a few before the difference. */
+  context: number[];
+  prompt: number[];
+}
+
+export interface Merged {
+  rows: Row[];
+  breaks: MergeBreak[];
+  skipped: { errors: number; withoutTokens: number };
+}
+
+export const mergeLevels = ['trajectory', 'transition'] as const;
+export type MergeLevel = (typeof mergeLevels)[number];
+
+const around = 8;
+
+/**
+ * Turns a rollout's calls into rows (DESIGN §6). `trajectory`: a call extends the open row whose context (its tokens so
+ * far) is the longest prefix of the call's prompt, adding the rest of the prompt unmasked and the completion masked;
+ * a call that extends no row starts one, and is a merge break when rows were open. `transition`: one row per call.
+ */
+export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel): Merged {
+  const rows: Row[] = [];
+  const breaks: MergeBreak[] = [];
+  const skipped = { errors: 0, withoutTokens: 0 };
+  for (const call of [...calls].sort((a, b) => a.seq - b.seq)) {
+    if (call.status !== 'ok') { skipped.errors++; continue; }
+    if (!call.promptIds || !call.completionIds) { skipped.withoutTokens++; continue; }
+    const prompt = call.promptIds;
+    const target = level === 'trajectory' ? extendable(rows, prompt) : -1;
+    if (target === -1) {
+      if (level === 'trajectory' && rows.length > 0) breaks.push(breakOf(call.seq, rows, prompt));
+      rows.push({ tokens: [], mask: [], logprobs: [], promptLength: prompt.length, calls: [] });
+    }
+    const row = rows[target === -1 ? rows.length - 1 : target];
+    for (let i = row.tokens.length; i < prompt.length; i++) push(row, prompt[i], 0, 0);
+    const lps = call.completionLogprobs;
+    for (let i = 0; i < call.completionIds.length; i++) push(row, call.completionIds[i], 1, lps?.[i] ?? 0);
+    row.calls.push(call.seq);
+  }
+  return { rows, breaks, skipped };
+}
+
+function push(row: Row, token: number, mask: number, logprob: number): void {
+  row.tokens.push(token);
+  row.mask.push(mask);
+  row.logprobs.push(logprob);
+}
+
+/** The open row whose whole context is the longest prefix of `prompt`, or -1. */
+function extendable(rows: readonly Row[], prompt: ArrayLike<number>): number {
+  let best = -1;
+  rows.forEach((row, i) => {
+    if (row.tokens.length > prompt.length) return;
+    if (best !== -1 && rows[best].tokens.length >= row.tokens.length) return;
+    if (sharedPrefix(row.tokens, prompt) === row.tokens.length) best = i;
+  });
+  return best;
+}
+
+function breakOf(seq: number, rows: readonly Row[], prompt: ArrayLike<number>): MergeBreak {
+  let row = 0;
+  let position = -1;
+  rows.forEach((r, i) => {
+    const shared = sharedPrefix(r.tokens, prompt);
+    if (shared > position) { row = i; position = shared; }
+  });
+  const from = Math.max(0, position - around);
+  return {
+    seq, row, position,
+    context: rows[row].tokens.slice(from, position + around),
+    prompt: Array.from(prompt).slice(from, position + around),
+  };
+}
+
+function sharedPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
