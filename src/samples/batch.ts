@@ -1,0 +1,108 @@
+import { groupAdvantages, settleRewards, type AdvantageEstimator, type MissingRewardPolicy } from '../algo/advantages.js';
+import { lossWeights, type LossNorm } from '../algo/loss-weights.js';
+import type { Row } from './merge.js';
+import type { Tensor } from './safetensors.js';
+
+export interface RolloutRows {
+  rolloutId: string;
+  /** Rollouts of the same task in the same step; null: a group of its own. */
+  groupId: string | null;
+  reward: number | null;
+  rows: Row[];
+}
+
+export interface BatchOptions {
+  advantage: AdvantageEstimator;
+  lossNorm: LossNorm;
+  missingReward: MissingRewardPolicy;
+  /** Rows whose first prompt is longer are dropped (after advantages). */
+  maxPromptTokens?: number;
+  /** Tokens after a row's first prompt beyond this are cut (after advantages). Also H of the `constant` norm. */
+  maxResponseTokens: number;
+  padTokenId?: number;
+}
+
+export interface BatchMetrics {
+  rollouts: number; rows: number; tokens: number; loss_tokens: number;
+  dropped_missing_reward: number; dropped_long_prompt_rows: number; dropped_rollouts_without_rows: number; truncated_rows: number;
+  reward_mean: number | null; advantage_mean: number | null;
+}
+
+export interface Batch {
+  tensors: Record<string, Tensor>;
+  /** `__metadata__["alight"]` (DESIGN §6). */
+  meta: { version: 1; rollouts: { rollout_id: string; group_id: string | null; reward: number; rows: number }[];
+    advantage: AdvantageEstimator; loss_norm: LossNorm; pad_token_id: number; metrics: BatchMetrics };
+}
+
+/**
+ * Rows of a step → the packed batch (DESIGN §6): rewards settled, advantages within groups, then drops and cuts
+ * (never before advantages, so that no baseline moves), then loss weights over what remains.
+ */
+export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptions): Batch {
+  const settled = settleRewards(rollouts.map((r) => r.reward), options.missingReward);
+  const kept = settled.kept.map((i) => rollouts[i]);
+  const advantages = groupAdvantages(settled.rewards, kept.map((r) => r.groupId ?? `rollout:${r.rolloutId}`), options.advantage);
+
+  let droppedRows = 0;
+  let truncated = 0;
+  const final: { rollout: RolloutRows; reward: number; advantage: number; rows: Row[] }[] = [];
+  kept.forEach((rollout, i) => {
+    const rows = rollout.rows.filter((row) => {
+      const tooLong = options.maxPromptTokens !== undefined && row.promptLength > options.maxPromptTokens;
+      if (tooLong) droppedRows++;
+      return !tooLong;
+    }).map((row) => {
+      const end = row.promptLength + options.maxResponseTokens;
+      if (row.tokens.length <= end) return row;
+      truncated++;
+      return { ...row, tokens: row.tokens.slice(0, end), mask: row.mask.slice(0, end), logprobs: row.logprobs.slice(0, end) };
+    });
+    if (rows.length) final.push({ rollout, reward: settled.rewards[i], advantage: advantages[i], rows });
+  });
+
+  const shapes = final.flatMap((f, r) => f.rows.map((row) => ({ rollout: r, lossTokens: row.mask.reduce((a, m) => a + m, 0) })));
+  const weights = lossWeights(shapes, final.length, options.lossNorm, options.maxResponseTokens);
+  const rows = final.flatMap((f) => f.rows);
+  const tokens = rows.reduce((a, r) => a + r.tokens.length, 0);
+  const t = {
+    input_ids: new Int32Array(tokens), row_offsets: new BigInt64Array(rows.length + 1), prompt_lengths: new Int32Array(rows.length),
+    loss_mask: new Uint8Array(tokens), rollout_logprobs: new Float32Array(tokens), advantages: new Float32Array(tokens),
+    loss_weights: new Float32Array(tokens), rollout_index: new Int32Array(rows.length),
+  };
+  let at = 0;
+  let b = 0;
+  final.forEach((f, r) => {
+    for (const row of f.rows) {
+      t.row_offsets[b] = BigInt(at);
+      t.prompt_lengths[b] = row.promptLength;
+      t.rollout_index[b] = r;
+      for (let k = 0; k < row.tokens.length; k++, at++) {
+        t.input_ids[at] = row.tokens[k];
+        if (!row.mask[k]) continue;
+        t.loss_mask[at] = 1;
+        t.rollout_logprobs[at] = row.logprobs[k];
+        t.advantages[at] = f.advantage;
+        t.loss_weights[at] = weights[b];
+      }
+      b++;
+    }
+  });
+  t.row_offsets[rows.length] = BigInt(at);
+
+  const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : null);
+  return {
+    tensors: t,
+    meta: {
+      version: 1,
+      rollouts: final.map((f) => ({ rollout_id: f.rollout.rolloutId, group_id: f.rollout.groupId, reward: f.reward, rows: f.rows.length })),
+      advantage: options.advantage, loss_norm: options.lossNorm, pad_token_id: options.padTokenId ?? 0,
+      metrics: {
+        rollouts: final.length, rows: rows.length, tokens, loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
+        dropped_missing_reward: rollouts.length - kept.length, dropped_long_prompt_rows: droppedRows,
+        dropped_rollouts_without_rows: kept.length - final.length, truncated_rows: truncated,
+        reward_mean: mean(final.map((f) => f.reward)), advantage_mean: mean(final.map((f) => f.advantage)),
+      },
+    },
+  };
+}

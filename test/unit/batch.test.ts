@@ -1,0 +1,59 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildBatch, type RolloutRows } from '../../src/samples/batch.js';
+import type { Row } from '../../src/samples/merge.js';
+import { readSafetensors, writeSafetensors } from '../../src/samples/safetensors.js';
+import { tempDir } from '../helpers/gateway.js';
+
+const row = (prompt: number[], completion: number[]): Row => ({
+  tokens: [...prompt, ...completion], mask: [...prompt.map(() => 0), ...completion.map(() => 1)],
+  logprobs: [...prompt.map(() => 0), ...completion.map((t) => -t / 100)], promptLength: prompt.length, calls: [0],
+});
+
+const rollouts: RolloutRows[] = [
+  { rolloutId: 'a', groupId: 'g', reward: 1, rows: [row([1, 2], [3, 4])] },
+  { rolloutId: 'b', groupId: 'g', reward: 0, rows: [row([1], [5]), row([9], [6])] }, // split into two rows
+  { rolloutId: 'c', groupId: 'g', reward: null, rows: [row([1, 2, 3, 4, 5], [7])] },
+];
+
+describe('the batch', () => {
+  it('packs rows in rollout order with advantages and weights on the loss tokens only', () => {
+    const { tensors: t, meta } = buildBatch(rollouts, { advantage: 'drgrpo', lossNorm: 'per-rollout-mean', missingReward: 'zero', maxResponseTokens: 16 });
+    expect(Array.from(t.input_ids)).toEqual([1, 2, 3, 4, 1, 5, 9, 6, 1, 2, 3, 4, 5, 7]);
+    expect(Array.from(t.row_offsets as BigInt64Array, Number)).toEqual([0, 4, 6, 8, 14]);
+    expect(Array.from(t.prompt_lengths)).toEqual([2, 1, 1, 5]);
+    expect(Array.from(t.rollout_index)).toEqual([0, 1, 1, 2]);
+    expect(Array.from(t.loss_mask)).toEqual([0, 0, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1]);
+    // Rewards 1, 0 and 0 (missing → 0): mean 1/3.
+    const adv = [0, 0, 2 / 3, 2 / 3, 0, -1 / 3, 0, -1 / 3, 0, 0, 0, 0, 0, -1 / 3];
+    Array.from(t.advantages).forEach((v, i) => expect(v).toBeCloseTo(adv[i], 6));
+    // 1 / (N · T_r): a has 2 loss tokens, b 2 over its two rows, c 1.
+    const w = [0, 0, 1 / 6, 1 / 6, 0, 1 / 6, 0, 1 / 6, 0, 0, 0, 0, 0, 1 / 3];
+    Array.from(t.loss_weights).forEach((v, i) => expect(v).toBeCloseTo(w[i], 6));
+    expect(Array.from(t.rollout_logprobs).map((v) => Math.round(v * 100) / 100)).toEqual([0, 0, -0.03, -0.04, 0, -0.05, 0, -0.06, 0, 0, 0, 0, 0, -0.07]);
+    expect(meta.rollouts).toEqual([{ rollout_id: 'a', group_id: 'g', reward: 1, rows: 1 }, { rollout_id: 'b', group_id: 'g', reward: 0, rows: 2 },
+      { rollout_id: 'c', group_id: 'g', reward: 0, rows: 1 }]);
+    expect(meta.metrics).toMatchObject({ rollouts: 3, rows: 4, tokens: 14, loss_tokens: 5 });
+  });
+
+  it('drops after advantages: a dropped row does not move the baseline of the others', () => {
+    const { tensors: t, meta } = buildBatch(rollouts, { advantage: 'drgrpo', lossNorm: 'token-mean', missingReward: 'drop', maxPromptTokens: 4, maxResponseTokens: 1 });
+    // c is dropped for its missing reward (so the mean is 0.5); a's prompt fits; its response is cut to 1 token.
+    expect(meta.metrics).toMatchObject({ dropped_missing_reward: 1, truncated_rows: 1, rollouts: 2, rows: 3, loss_tokens: 3 });
+    expect(Array.from(t.advantages)).toEqual([0, 0, 0.5, 0, -0.5, 0, -0.5]);
+    const longPrompt = buildBatch(rollouts, { advantage: 'drgrpo', lossNorm: 'token-mean', missingReward: 'zero', maxPromptTokens: 4, maxResponseTokens: 8 });
+    // c's row is dropped for its prompt, after its reward (0) took part in the mean (1/3).
+    expect(longPrompt.meta.metrics).toMatchObject({ dropped_long_prompt_rows: 1, dropped_rollouts_without_rows: 1, rollouts: 2 });
+    expect(longPrompt.tensors.advantages[2]).toBeCloseTo(2 / 3, 6);
+  });
+
+  it('round-trips through a safetensors file', () => {
+    const batch = buildBatch(rollouts, { advantage: 'grpo', lossNorm: 'seq-mean-token-mean', missingReward: 'zero', maxResponseTokens: 16 });
+    const path = join(tempDir(), 'batch.safetensors');
+    writeSafetensors(path, batch.tensors, { alight: JSON.stringify(batch.meta) });
+    const read = readSafetensors(path);
+    expect(Object.keys(read.tensors)).toEqual(Object.keys(batch.tensors));
+    for (const [name, tensor] of Object.entries(batch.tensors)) expect(read.tensors[name]).toEqual(tensor);
+    expect(JSON.parse(read.metadata.alight)).toEqual(batch.meta);
+  });
+});
