@@ -1,5 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
+import { advantageEstimators, missingRewardPolicies } from '../src/algo/advantages.js';
+import { lossNorms } from '../src/algo/loss-weights.js';
 import { upstreamKinds } from '../src/config/schema.js';
+import { mergeLevels } from '../src/samples/merge.js';
 import { AlightError, ExitCode, errorMessage } from '../src/errors.js';
 
 const int = (value: string): number => {
@@ -109,6 +112,28 @@ export function buildProgram(): Command {
     .option('--db <file>', 'SQLite trace store')
     .addHelpText('after', examples(['alight traces export --run my-run --out traces.jsonl']))
     .action(async (opts) => { await (await import('./traces.js')).exportTraces(opts); });
+
+  const samples = program.command('samples').description('turn recorded rollouts into a training batch');
+  samples.command('build')
+    .description('merge a run\'s calls into rows, compute advantages and loss weights, write batch.safetensors')
+    .requiredOption('--run <name>', 'the run')
+    .requiredOption('--out <file>', 'the batch file to write')
+    .addOption(new Option('--level <level>', 'trajectory: merge calls that extend each other; transition: a row per call').choices(mergeLevels).default('trajectory'))
+    .addOption(new Option('--advantage <estimator>', 'advantage estimator').choices(Object.keys(advantageEstimators)).default('grpo'))
+    .addOption(new Option('--loss-norm <norm>', 'how token losses are weighted').choices(lossNorms).default('per-rollout-mean'))
+    .addOption(new Option('--missing-reward <policy>', 'a rollout without reward counts as 0, or is dropped').choices(missingRewardPolicies).default('zero'))
+    .option('--max-prompt-tokens <n>', 'drop rows whose first prompt is longer (after advantages)', int)
+    .option('--max-response-tokens <n>', 'cut rows after this many tokens past their first prompt', int, 32768)
+    .option('--db <file>', 'SQLite trace store')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', examples(['alight samples build --run my-run --out batch.safetensors', 'alight samples build --run my-run --advantage rloo --loss-norm token-mean --out b.safetensors']))
+    .action(async (opts) => { await (await import('./samples.js')).buildSamples(opts); });
+  samples.command('show')
+    .description('rows, lengths, masks, advantages and weights of a batch file')
+    .argument('<batch>', 'a batch.safetensors')
+    .option('--json', 'JSON output')
+    .addHelpText('after', examples(['alight samples show batch.safetensors']))
+    .action(async (path, opts) => { await (await import('./samples.js')).showSamples(path, opts); });
 
   program.command('runs')
     .description('recorded runs')

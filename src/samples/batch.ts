@@ -28,8 +28,14 @@ export interface BatchMetrics {
   reward_mean: number | null; advantage_mean: number | null;
 }
 
+/** DESIGN §6's table, in its order. */
+export interface BatchTensors extends Record<string, Tensor> {
+  input_ids: Int32Array; row_offsets: BigInt64Array; prompt_lengths: Int32Array; loss_mask: Uint8Array;
+  rollout_logprobs: Float32Array; advantages: Float32Array; loss_weights: Float32Array; rollout_index: Int32Array;
+}
+
 export interface Batch {
-  tensors: Record<string, Tensor>;
+  tensors: BatchTensors;
   /** `__metadata__["alight"]` (DESIGN §6). */
   meta: { version: 1; rollouts: { rollout_id: string; group_id: string | null; reward: number; rows: number }[];
     advantage: AdvantageEstimator; loss_norm: LossNorm; pad_token_id: number; metrics: BatchMetrics };
@@ -65,7 +71,7 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
   const weights = lossWeights(shapes, final.length, options.lossNorm, options.maxResponseTokens);
   const rows = final.flatMap((f) => f.rows);
   const tokens = rows.reduce((a, r) => a + r.tokens.length, 0);
-  const t = {
+  const t: BatchTensors = {
     input_ids: new Int32Array(tokens), row_offsets: new BigInt64Array(rows.length + 1), prompt_lengths: new Int32Array(rows.length),
     loss_mask: new Uint8Array(tokens), rollout_logprobs: new Float32Array(tokens), advantages: new Float32Array(tokens),
     loss_weights: new Float32Array(tokens), rollout_index: new Int32Array(rows.length),

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import type { AdvantageEstimator, MissingRewardPolicy } from '../src/algo/advantages.js';
+import type { LossNorm } from '../src/algo/loss-weights.js';
+import { AlightError, ExitCode } from '../src/errors.js';
+import { buildRunBatch, type BuildResult } from '../src/samples/build.js';
+import type { MergeLevel } from '../src/samples/merge.js';
+import { readSafetensors } from '../src/samples/safetensors.js';
+import { table } from '../src/ui/summary.js';
+import { printJson, withStore } from './shared.js';
+
+export interface BuildFlags {
+  run: string; out: string; level: MergeLevel; advantage: AdvantageEstimator; lossNorm: LossNorm; missingReward: MissingRewardPolicy;
+  maxPromptTokens?: number; maxResponseTokens: number; db?: string; json?: boolean;
+}
+
+export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
+  return withStore(flags, (store) => {
+    const result = buildRunBatch(store, { ...flags });
+    if (flags.json) printJson(result);
+    else {
+      const m = result.metrics;
+      process.stdout.write(`wrote ${result.out}: ${m.rollouts} rollouts, ${m.rows} rows, ${m.tokens} tokens (${m.loss_tokens} in the loss), ` +
+        `mean reward ${m.reward_mean?.toFixed(3) ?? '–'}\n` +
+        `merge: ${result.merge.breaks} breaks, ${result.merge.skipped_error_calls} failed calls and ` +
+        `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
+        `drops: ${m.dropped_missing_reward} rollouts without reward, ${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
+        `${m.truncated_rows} rows cut at --max-response-tokens\n`);
+    }
+    return result;
+  });
+}
+
+const metaSchema = z.object({
+  rollouts: z.array(z.object({ rollout_id: z.string(), reward: z.number(), rows: z.number() })),
+  advantage: z.string(), loss_norm: z.string(), metrics: z.record(z.string(), z.unknown()),
+});
+
+export async function showSamples(path: string, opts: { json?: boolean }): Promise<void> {
+  let file;
+  try {
+    file = readSafetensors(path);
+  } catch (err) {
+    throw new AlightError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.input);
+  }
+  const meta = metaSchema.safeParse(JSON.parse(file.metadata.alight ?? 'null'));
+  if (!meta.success) throw new AlightError(`${path} is not an alight batch (no valid __metadata__.alight)`, ExitCode.input);
+  const t = file.tensors as unknown as Record<string, ArrayLike<number>> & { row_offsets: BigInt64Array };
+  const rows = Array.from({ length: t.prompt_lengths.length }, (_, b) => {
+    const from = Number(t.row_offsets[b]);
+    const to = Number(t.row_offsets[b + 1]);
+    let loss = 0;
+    for (let i = from; i < to; i++) loss += t.loss_mask[i];
+    const first = Array.from({ length: to - from }, (_, k) => from + k).find((i) => t.loss_mask[i] === 1);
+    const rollout = meta.data.rollouts[t.rollout_index[b]];
+    return { row: b, rollout: rollout.rollout_id, reward: rollout.reward, tokens: to - from, prompt: t.prompt_lengths[b], loss_tokens: loss,
+      advantage: first === undefined ? 0 : t.advantages[first], weight: first === undefined ? 0 : t.loss_weights[first] };
+  });
+  if (opts.json) return printJson({ meta: meta.data, rows });
+  process.stdout.write(`${path}: advantage ${meta.data.advantage}, loss norm ${meta.data.loss_norm}\n` +
+    `${JSON.stringify(meta.data.metrics)}\n\n${table(['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
+      rows.map((r) => [r.row, r.rollout, r.reward, r.tokens, r.prompt, r.loss_tokens, r.advantage.toFixed(4), r.weight.toExponential(3)]))}\n`);
+}
