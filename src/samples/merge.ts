@@ -1,3 +1,8 @@
+import type { Diagnosis } from './diagnose.js';
+
+/** Explains a merge break from the row's tokens, the prompt's and where they first differ. */
+export type Explain = (context: readonly number[], prompt: readonly number[], position: number, lastAnswer: number) => Diagnosis;
+
 /** One recorded call, as merging needs it. */
 export interface TraceCall {
   seq: number;
@@ -29,6 +34,8 @@ export interface MergeBreak {
   /** Tokens of that row's context and of the prompt from a few before the difference. */
   context: number[];
   prompt: number[];
+  /** Why, when merging was given a way to tell (see `diagnose`). */
+  diagnosis?: Diagnosis;
 }
 
 export interface Merged {
@@ -47,7 +54,7 @@ const around = 8;
  * far) is the longest prefix of the call's prompt, adding the rest of the prompt unmasked and the completion masked;
  * a call that extends no row starts one, and is a merge break when rows were open. `transition`: one row per call.
  */
-export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel): Merged {
+export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, explain?: Explain): Merged {
   const rows: Row[] = [];
   const breaks: MergeBreak[] = [];
   const skipped = { errors: 0, withoutTokens: 0 };
@@ -57,7 +64,7 @@ export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel): Merg
     const prompt = call.promptIds;
     const target = level === 'trajectory' ? extendable(rows, prompt) : -1;
     if (target === -1) {
-      if (level === 'trajectory' && rows.length > 0) breaks.push(breakOf(call.seq, rows, prompt));
+      if (level === 'trajectory' && rows.length > 0) breaks.push(breakOf(call.seq, rows, prompt, explain));
       rows.push({ tokens: [], mask: [], logprobs: [], promptLength: prompt.length, calls: [] });
     }
     const row = rows[target === -1 ? rows.length - 1 : target];
@@ -86,7 +93,7 @@ function extendable(rows: readonly Row[], prompt: ArrayLike<number>): number {
   return best;
 }
 
-function breakOf(seq: number, rows: readonly Row[], prompt: ArrayLike<number>): MergeBreak {
+function breakOf(seq: number, rows: readonly Row[], prompt: ArrayLike<number>, explain?: Explain): MergeBreak {
   let row = 0;
   let position = -1;
   rows.forEach((r, i) => {
@@ -94,11 +101,20 @@ function breakOf(seq: number, rows: readonly Row[], prompt: ArrayLike<number>): 
     if (shared > position) { row = i; position = shared; }
   });
   const from = Math.max(0, position - around);
+  const whole = Array.from(prompt);
   return {
     seq, row, position,
     context: rows[row].tokens.slice(from, position + around),
-    prompt: Array.from(prompt).slice(from, position + around),
+    prompt: whole.slice(from, position + around),
+    ...(explain && { diagnosis: explain(rows[row].tokens, whole, position, lastAnswerStart(rows[row])) }),
   };
+}
+
+/** Where the row's last run of sampled tokens begins. */
+function lastAnswerStart(row: Row): number {
+  let i = row.mask.length;
+  while (i > 0 && row.mask[i - 1] === 1) i--;
+  return i;
 }
 
 function sharedPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -1,0 +1,82 @@
+export const breakKinds = ['retokenization', 'template', 'compaction', 'new-context', 'other'] as const;
+export type BreakKind = (typeof breakKinds)[number];
+
+/** Text of token ids, when a tokenizer is known. */
+export type Detokenize = (ids: readonly number[]) => string;
+
+export interface Diagnosis {
+  kind: BreakKind;
+  /** Why, in a sentence a user can act on. */
+  reason: string;
+  /** The decoded text around the first difference, when a tokenizer is known. */
+  contextText?: string;
+  promptText?: string;
+}
+
+/**
+ * Why a call's prompt did not extend the open row closest to it. `context` and `prompt` are the whole token
+ * sequences (the row so far and the call's prompt); `position` is where they first differ; `lastAnswer` is where the
+ * row's last completion starts (a rewrite from there on is the template's doing, before it the history's).
+ * - new-context: they share (almost) nothing — a sub-agent or a fresh conversation, not a fault;
+ * - retokenization: the same text, other ids (BPE is not one-to-one; the harness re-sent text);
+ * - template: the last answer was rewritten or partly removed (e.g. thinking stripped), and the rest follows on;
+ * - compaction: the history before it was cut or summarised (or the prompt is shorter and does not follow on);
+ * - other: anything else.
+ */
+export function diagnose(context: readonly number[], prompt: readonly number[], position: number, lastAnswer: number,
+  detokenize?: Detokenize): Diagnosis {
+  if (position < Math.min(16, context.length / 4)) {
+    return { kind: 'new-context', reason: `shares only ${position} tokens with the closest row: a new conversation or sub-agent` };
+  }
+  if (detokenize) {
+    const contextText = detokenize(context);
+    const promptText = detokenize(prompt);
+    const { at, ...texts } = excerpt(contextText, promptText, detokenize(context.slice(0, position)).length);
+    if (promptText.startsWith(contextText)) {
+      return { kind: 'retokenization', reason: 'the prompt repeats the row\'s text with other token ids (the text was re-tokenized)', ...texts };
+    }
+    const edited = resumes(contextText, promptText, at);
+    return { ...classify(edited, position >= lastAnswer, prompt.length < context.length, context.length, prompt.length), ...texts };
+  }
+  const d = classify(resumes(context, prompt, position), position >= lastAnswer, prompt.length < context.length, context.length, prompt.length);
+  return d.kind === 'other' ? { ...d, reason: `${d.reason} (pass --tokenizer to see the text)` } : d;
+}
+
+function classify(resumed: boolean, late: boolean, shorter: boolean, contextLength: number, promptLength: number): Diagnosis {
+  if (resumed && late) {
+    return { kind: 'template', reason: 'the last answer was rewritten or partly removed in the history (e.g. reasoning stripped by the chat template), then the prompt goes on as before' };
+  }
+  if (resumed || shorter) {
+    return { kind: 'compaction', reason: `the history (${contextLength} tokens) was cut or summarised (the prompt has ${promptLength})` };
+  }
+  return { kind: 'other', reason: 'the prompt rewrites the history' };
+}
+
+/** Whether `prompt` picks up `context` again after dropping part of it at `at`: the context's tail reappears. */
+function resumes<T extends string | readonly number[]>(context: T, prompt: T, at: number): boolean {
+  const tail = context.slice(Math.max(at, context.length - 16));
+  if (tail.length === 0) return false;
+  const rest = prompt.slice(at);
+  if (typeof rest === 'string') return rest.includes(tail as string);
+  const needle = tail as readonly number[];
+  const hay = rest as readonly number[];
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+function excerpt(contextText: string, promptText: string, near: number): { contextText: string; promptText: string; at: number } {
+  let at = 0;
+  while (at < contextText.length && at < promptText.length && contextText[at] === promptText[at]) at++;
+  at = Math.min(at, near + 64);
+  const from = Math.max(0, at - 40);
+  return { contextText: contextText.slice(from, at + 60), promptText: promptText.slice(from, at + 60), at };
+}
+
+export function summariseBreaks(kinds: readonly BreakKind[]): Record<BreakKind, number> {
+  const counts = Object.fromEntries(breakKinds.map((k) => [k, 0])) as Record<BreakKind, number>;
+  for (const k of kinds) counts[k]++;
+  return counts;
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { diagnose } from '../../src/samples/diagnose.js';
+import { mergeCalls } from '../../src/samples/merge.js';
+
+// A toy tokenizer: one character per token (its code), plus 1000 = "cd" as a single token.
+const ids = (text: string): number[] => [...text].map((c) => c.charCodeAt(0));
+const detokenize = (tokens: readonly number[]): string => tokens.map((t) => (t === 1000 ? 'cd' : String.fromCharCode(t))).join('');
+const history = 'system: be brief. user: what is ab';
+
+describe('merge-break diagnosis', () => {
+  it('calls the same text with other ids a retokenization', () => {
+    const context = [...ids(history), ...ids('ab'), 1000, ...ids('e')]; // the model sampled "cd" as one token
+    const prompt = ids(`${history}abcde. user: more`); // the harness re-sent the text: "c", "d"
+    const d = diagnose(context, prompt, ids(history).length + 2, ids(history).length, detokenize);
+    expect(d.kind).toBe('retokenization');
+    expect(d.contextText).toContain('abcde');
+  });
+
+  it('calls a removed reasoning span followed by the same answer a template change', () => {
+    const context = ids(`${history}<think>let me see</think>The answer is 4.<end>`);
+    const prompt = ids(`${history}The answer is 4.<end> user: thanks`);
+    expect(diagnose(context, prompt, ids(history).length, ids(history).length, detokenize).kind).toBe('template');
+    // Without a tokenizer the ids show the same thing.
+    expect(diagnose(context, prompt, ids(history).length, ids(history).length).kind).toBe('template');
+    // The same removal inside earlier history (before the last answer) is a compaction.
+    expect(diagnose(context, prompt, ids(history).length, ids(history).length + 30, detokenize).kind).toBe('compaction');
+  });
+
+  it('calls a shorter prompt a compaction, a prompt sharing nothing a new context, and the rest other', () => {
+    const context = ids(`${history} and then a very long tool output that goes on and on`);
+    expect(diagnose(context, ids(`${history} [summary]`), ids(history).length, ids(history).length, detokenize).kind).toBe('compaction');
+    expect(diagnose(context, ids('You are a sub-agent. Find the file.'), 0, 0, detokenize).kind).toBe('new-context');
+    expect(diagnose(context, ids(`${history} and now something entirely different, longer than before, that never returns`), ids(history).length + 10, ids(history).length, detokenize).kind).toBe('other');
+  });
+
+  it('is attached to breaks when merging is given a tokenizer', () => {
+    const merged = mergeCalls([
+      { seq: 0, status: 'ok', promptIds: ids(history), completionIds: [...ids('ab'), 1000, ...ids('e')], completionLogprobs: null },
+      { seq: 1, status: 'ok', promptIds: ids(`${history}abcde. user: more`), completionIds: ids('ok'), completionLogprobs: null },
+    ], 'trajectory', (c, p, at, last) => diagnose(c, p, at, last, detokenize));
+    expect(merged.breaks.map((b) => b.diagnosis?.kind)).toEqual(['retokenization']);
+  });
+});
