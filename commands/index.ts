@@ -128,6 +128,15 @@ export function buildProgram(): Command {
     .option('--json', 'print the result as JSON')
     .addHelpText('after', examples(['alight samples build --run my-run --out batch.safetensors', 'alight samples build --run my-run --advantage rloo --loss-norm token-mean --out b.safetensors']))
     .action(async (opts) => { await (await import('./samples.js')).buildSamples(opts); });
+  samples.command('diagnose')
+    .description('why calls of a run did not merge into one row: each break classified, the worst shown')
+    .requiredOption('--run <name>', 'the run')
+    .option('--tokenizer <gguf|name>', 'decode the tokens around each break with this model\'s tokenizer (e.g. gemma3-270m)')
+    .option('--worst <n>', 'breaks to show', int, 5)
+    .option('--db <file>', 'SQLite trace store')
+    .option('--json', 'every break as JSON')
+    .addHelpText('after', examples(['alight samples diagnose --run my-run --tokenizer gemma3-270m']))
+    .action(async (opts) => { await (await import('./samples.js')).diagnoseSamples(opts); });
   samples.command('show')
     .description('rows, lengths, masks, advantages and weights of a batch file')
     .argument('<batch>', 'a batch.safetensors')

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import type { AdvantageEstimator, MissingRewardPolicy } from '../src/algo/advantages.js';
 import type { LossNorm } from '../src/algo/loss-weights.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { buildRunBatch, type BuildResult } from '../src/samples/build.js';
+import { buildRunBatch, diagnoseRun, type BuildResult, type DiagnoseResult } from '../src/samples/run-samples.js';
+import { diagnose } from '../src/samples/diagnose.js';
+import { ggufDetokenizer } from '../src/samples/tokenizer.js';
 import type { MergeLevel } from '../src/samples/merge.js';
 import { readSafetensors } from '../src/samples/safetensors.js';
 import { table } from '../src/ui/summary.js';
@@ -59,4 +61,23 @@ export async function showSamples(path: string, opts: { json?: boolean }): Promi
   process.stdout.write(`${path}: advantage ${meta.data.advantage}, loss norm ${meta.data.loss_norm}\n` +
     `${JSON.stringify(meta.data.metrics)}\n\n${table(['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
       rows.map((r) => [r.row, r.rollout, r.reward, r.tokens, r.prompt, r.loss_tokens, r.advantage.toFixed(4), r.weight.toExponential(3)]))}\n`);
+}
+
+export async function diagnoseSamples(flags: { run: string; tokenizer?: string; db?: string; json?: boolean; worst: number }): Promise<DiagnoseResult> {
+  const detokenize = flags.tokenizer ? await ggufDetokenizer(flags.tokenizer) : undefined;
+  return withStore(flags, (store) => {
+    const result = diagnoseRun(store, flags.run, (c, p, at, last) => diagnose(c, p, at, last, detokenize));
+    if (flags.json) printJson(result);
+    else {
+      const kinds = Object.entries(result.kinds).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+      process.stdout.write(`run ${result.run}: ${result.rollouts} rollouts, ${result.merge.breaks} merge breaks (${kinds})\n`);
+      for (const b of result.breaks.filter((x) => x.diagnosis!.kind !== 'new-context').slice(0, flags.worst)) {
+        const d = b.diagnosis!;
+        process.stdout.write(`\n${b.rollout_id} call ${b.seq}: ${d.kind} at token ${b.position}: ${d.reason}\n` +
+          `  history ids: …${b.context.join(' ')}\n  prompt ids:  …${b.prompt.join(' ')}\n` +
+          (d.contextText !== undefined ? `  history: ${JSON.stringify(d.contextText)}\n  prompt:  ${JSON.stringify(d.promptText)}\n` : ''));
+      }
+    }
+    return result;
+  });
 }

@@ -26,6 +26,7 @@ describe('alight record --serve', () => {
     expect(JSON.parse(res.stdout)).toMatchObject({ rollouts: 2, succeeded: 2, calls: 6, error_calls: 0 });
     const exp = await alight(['traces', 'export', '--run', 'real', '--db', db]);
     const traces = exp.stdout.trim().split('\n').map((l) => JSON.parse(l) as RolloutTrace);
+    let retokenized = 0;
     for (const t of traces) {
       expect(t.calls.map((c) => c.stream)).toEqual([false, true, false]);
       for (const c of t.calls) {
@@ -43,8 +44,15 @@ describe('alight record --serve', () => {
         expect(text(next).startsWith(text(before))).toBe(true);
         const exact = next.slice(0, before.length).every((id, k) => id === before[k]);
         if (!exact) console.log(`rollout ${t.rollout_id} turn ${i}: retokenized (same text, different ids)`);
+        if (!exact) retokenized++;
       }
     }
+    // Each such boundary is a merge break, and the diagnosis, decoding with the model's tokenizer, says why.
+    const diag = await alight(['samples', 'diagnose', '--run', 'real', '--db', db, '--tokenizer', model, '--json']);
+    expect(diag.code, diag.stderr).toBe(0);
+    const result = JSON.parse(diag.stdout);
+    expect(result.merge.breaks).toBe(retokenized);
+    expect(result.kinds.retokenization).toBe(retokenized);
   });
 
   it('says clearly when the model file is missing', async () => {

@@ -1,0 +1,79 @@
+import { AlightError, ExitCode } from '../errors.js';
+import type { RolloutSummary, Store } from '../store/store.js';
+import { buildBatch, type Batch, type BatchOptions, type RolloutRows } from './batch.js';
+import { summariseBreaks, type BreakKind } from './diagnose.js';
+import { mergeCalls, type Explain, type MergeBreak, type MergeLevel } from './merge.js';
+import { writeSafetensors } from './safetensors.js';
+
+export interface MergeCounts { breaks: number; skipped_error_calls: number; skipped_calls_without_tokens: number; rollouts_without_rows: number }
+
+interface MergedRun {
+  rollouts: RolloutRows[];
+  counts: MergeCounts;
+  breaks: (MergeBreak & { rollout_id: string })[];
+}
+
+/** The succeeded rollouts of a run, merged into rows. */
+function mergeRun(store: Store, run: string, level: MergeLevel, explain?: Explain): MergedRun {
+  if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
+  const finished = store.rolloutSummaries({ run }).filter((r) => r.state === 'succeeded');
+  if (finished.length === 0) throw new AlightError(`run ${run} has no succeeded rollouts: nothing to train on`, ExitCode.input);
+  const merged: MergedRun = { rollouts: [], breaks: [], counts: { breaks: 0, skipped_error_calls: 0, skipped_calls_without_tokens: 0, rollouts_without_rows: 0 } };
+  for (const r of finished) {
+    const m = mergeCalls(callsOf(store, r), level, explain);
+    merged.counts.breaks += m.breaks.length;
+    merged.counts.skipped_error_calls += m.skipped.errors;
+    merged.counts.skipped_calls_without_tokens += m.skipped.withoutTokens;
+    merged.breaks.push(...m.breaks.map((b) => ({ ...b, rollout_id: r.id })));
+    if (m.rows.length === 0) merged.counts.rollouts_without_rows++;
+    else merged.rollouts.push({ rolloutId: r.id, groupId: r.group_id, reward: r.reward, rows: m.rows });
+  }
+  return merged;
+}
+
+function callsOf(store: Store, rollout: RolloutSummary) {
+  try {
+    return store.calls.list(rollout.id);
+  } catch (err) {
+    throw new AlightError(`cannot read the calls of rollout ${rollout.id}: ${(err as Error).message}`, ExitCode.input);
+  }
+}
+
+export interface BuildOptions extends BatchOptions {
+  run: string;
+  level: MergeLevel;
+  out: string;
+}
+
+export interface BuildResult {
+  out: string;
+  metrics: Batch['meta']['metrics'];
+  merge: MergeCounts;
+}
+
+/** `alight samples build`: a run's finished rollouts → rows → one batch file. Refuses to write an empty batch. */
+export function buildRunBatch(store: Store, options: BuildOptions): BuildResult {
+  const { rollouts, counts } = mergeRun(store, options.run, options.level);
+  if (rollouts.length === 0) {
+    throw new AlightError(`no rollout of run ${options.run} has calls with token ids ` +
+      `(${counts.skipped_calls_without_tokens} calls without them: record against a vllm-kind upstream or alight serve)`, ExitCode.input);
+  }
+  const batch = buildBatch(rollouts, options);
+  if (batch.meta.metrics.loss_tokens === 0) throw new AlightError(`the batch of run ${options.run} would have no loss tokens; nothing written`, ExitCode.input);
+  writeSafetensors(options.out, batch.tensors, { alight: JSON.stringify(batch.meta) });
+  return { out: options.out, metrics: batch.meta.metrics, merge: counts };
+}
+
+export interface DiagnoseResult {
+  run: string;
+  rollouts: number;
+  merge: MergeCounts;
+  kinds: Record<BreakKind, number>;
+  breaks: (MergeBreak & { rollout_id: string })[];
+}
+
+/** `alight samples diagnose`: every merge break of a run, classified. */
+export function diagnoseRun(store: Store, run: string, explain: Explain): DiagnoseResult {
+  const { rollouts, counts, breaks } = mergeRun(store, run, 'trajectory', explain);
+  return { run, rollouts: rollouts.length, merge: counts, kinds: summariseBreaks(breaks.map((b) => b.diagnosis!.kind)), breaks };
+}
