@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { Store } from '../../src/store/store.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSafetensors } from '../../src/samples/safetensors.js';
@@ -48,6 +49,15 @@ describe('alight samples', () => {
     expect(plain.stderr).toMatch(/no rollout of run plain has calls with token ids \(12 calls without them/);
     const missing = await alight(['samples', 'build', '--run', 'nope', '--db', db, '--out', join(dir, 'x.safetensors')]);
     expect(missing.stderr).toMatch(/no run nope/);
+    // A trace whose call points at a deleted earlier call is corrupt: said so, nothing written.
+    const store = Store.open(db);
+    const victim = store.rolloutSummaries({ run: 'tokens' })[0].id;
+    store.db.prepare('DELETE FROM calls WHERE rollout_id = ? AND seq = 0').run(victim);
+    store.close();
+    const corrupt = await alight(['samples', 'build', '--run', 'tokens', '--db', db, '--out', join(dir, 'corrupt.safetensors')]);
+    expect(corrupt.code).toBe(3);
+    expect(corrupt.stderr).toMatch(new RegExp(`cannot read the calls of rollout ${victim}: corrupt trace`));
+    expect(existsSync(join(dir, 'corrupt.safetensors'))).toBe(false);
     const notBatch = await alight(['samples', 'show', db]);
     expect(notBatch.code).toBe(3);
     expect(notBatch.stderr).toMatch(/cannot read .*alight\.db/);
