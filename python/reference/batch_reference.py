@@ -1,0 +1,119 @@
+"""A plain-Python reference for alight's training batch, written from ../shared/DESIGN.md section 6 alone.
+
+Reads `alight traces export` JSONL, merges each succeeded rollout's calls into rows (longest-prefix open row),
+computes advantages within groups and loss weights, and prints the batch tensors as JSON lists. Deliberately naive
+(lists, like Agent Lightning's adapter): it is the yardstick the TypeScript pipeline is checked against.
+
+    python batch_reference.py traces.jsonl --advantage grpo --loss-norm per-rollout-mean --missing-reward zero --budget 32768
+"""
+import argparse
+import json
+import math
+
+
+def merge(calls):
+    rows = []
+    for call in sorted(calls, key=lambda c: c["seq"]):
+        if call["status"] != "ok" or call["prompt_token_ids"] is None or call["completion_token_ids"] is None:
+            continue
+        prompt = call["prompt_token_ids"]
+        best = None
+        for row in rows:
+            n = len(row["tokens"])
+            if n <= len(prompt) and prompt[:n] == row["tokens"] and (best is None or n > len(best["tokens"])):
+                best = row
+        if best is None:
+            best = {"tokens": [], "mask": [], "logprobs": [], "prompt_length": len(prompt)}
+            rows.append(best)
+        for token in prompt[len(best["tokens"]):]:
+            best["tokens"].append(token)
+            best["mask"].append(0)
+            best["logprobs"].append(0.0)
+        logprobs = call["completion_logprobs"] or [0.0] * len(call["completion_token_ids"])
+        for token, logprob in zip(call["completion_token_ids"], logprobs):
+            best["tokens"].append(token)
+            best["mask"].append(1)
+            best["logprobs"].append(logprob)
+    return rows
+
+
+def advantages(rewards, estimator):
+    n = len(rewards)
+    if n == 1:
+        return list(rewards)
+    mean = sum(rewards) / n
+    if estimator == "grpo":
+        std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1))
+        return [(r - mean) / (std + 1e-6) for r in rewards]
+    if estimator == "drgrpo":
+        return [r - mean for r in rewards]
+    if estimator == "rloo":
+        return [r - (sum(rewards) - r) / (n - 1) for r in rewards]
+    raise ValueError(estimator)
+
+
+def weights(rows, rollouts, norm, budget):
+    loss = [sum(row["mask"]) for _, row in rows]
+    per_rollout = {}
+    for (r, _), m in zip(rows, loss):
+        per_rollout[r] = per_rollout.get(r, 0) + m
+    out = []
+    for (r, _), m in zip(rows, loss):
+        if m == 0:
+            out.append(0.0)
+        elif norm == "per-rollout-mean":
+            out.append(1 / (rollouts * per_rollout[r]))
+        elif norm == "token-mean":
+            out.append(1 / sum(loss))
+        elif norm == "seq-mean-token-mean":
+            out.append(1 / (len(rows) * m))
+        elif norm == "seq-mean-token-sum":
+            out.append(1 / len(rows))
+        elif norm == "constant":
+            out.append(1 / (rollouts * budget))
+        else:
+            raise ValueError(norm)
+    return out
+
+
+def build(traces, estimator, norm, missing, budget):
+    rollouts = [t for t in traces if t["state"] == "succeeded"]
+    rollouts = [t for t in rollouts if not (t["reward"] is None and missing == "drop")]
+    rewards = [0.0 if t["reward"] is None else t["reward"] for t in rollouts]
+    groups = {}
+    for i, t in enumerate(rollouts):
+        groups.setdefault(t["group_id"] or "rollout:" + t["rollout_id"], []).append(i)
+    adv = [0.0] * len(rollouts)
+    for members in groups.values():
+        for i, a in zip(members, advantages([rewards[i] for i in members], estimator)):
+            adv[i] = a
+    kept = [(i, merge(t["calls"])) for i, t in enumerate(rollouts)]
+    kept = [(i, rows) for i, rows in kept if rows]
+    rows = [(k, row) for k, (_, rs) in enumerate(kept) for row in rs]
+    w = weights(rows, len(kept), norm, budget)
+    out = {name: [] for name in ["input_ids", "row_offsets", "prompt_lengths", "loss_mask", "rollout_logprobs", "advantages", "loss_weights", "rollout_index"]}
+    for b, (k, row) in enumerate(rows):
+        out["row_offsets"].append(len(out["input_ids"]))
+        out["prompt_lengths"].append(row["prompt_length"])
+        out["rollout_index"].append(k)
+        for token, m, lp in zip(row["tokens"], row["mask"], row["logprobs"]):
+            out["input_ids"].append(token)
+            out["loss_mask"].append(m)
+            out["rollout_logprobs"].append(lp if m else 0.0)
+            out["advantages"].append(adv[kept[k][0]] if m else 0.0)
+            out["loss_weights"].append(w[b] if m else 0.0)
+    out["row_offsets"].append(len(out["input_ids"]))
+    return out
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("traces")
+    parser.add_argument("--advantage", default="grpo")
+    parser.add_argument("--loss-norm", default="per-rollout-mean")
+    parser.add_argument("--missing-reward", default="zero")
+    parser.add_argument("--budget", type=int, default=32768)
+    args = parser.parse_args()
+    with open(args.traces) as f:
+        traces = [json.loads(line) for line in f if line.strip()]
+    print(json.dumps(build(traces, args.advantage, args.loss_norm, args.missing_reward, args.budget)))
