@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { upstreamKinds } from '../config/schema.js';
 import { rolloutModes, rolloutStates } from '../rollouts/state.js';
 import { rolloutTrace } from '../traces/export.js';
-import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody as adminBody } from './http.js';
+import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody as adminBody } from '../http.js';
 import type { GatewayState } from './server.js';
 
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { isTerminal } from '../rollouts/state.js';
-import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody } from './http.js';
+import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody } from '../http.js';
 import { handleModelCall } from './model-call.js';
 import { protocolFor } from './protocols/index.js';
 import type { GatewayState } from './server.js';

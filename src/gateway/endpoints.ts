@@ -1,5 +1,5 @@
 import type { UpstreamKind } from '../config/schema.js';
-import { HttpError } from './http.js';
+import { HttpError } from '../http.js';
 
 export interface Endpoint {
   url: string;

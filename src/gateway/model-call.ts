@@ -7,7 +7,7 @@ import { encodeRequest } from '../store/request-json.js';
 import type { RolloutRow, Store } from '../store/store.js';
 import { isTerminal } from '../rollouts/state.js';
 import type { Endpoint, Endpoints } from './endpoints.js';
-import { errorBody, HttpError, readJson, sendJson } from './http.js';
+import { errorBody, HttpError, readJson, sendJson } from '../http.js';
 import type { Extracted, Protocol } from './protocols/index.js';
 import { SseSplitter, sseData } from './sse.js';
 import { readWhole, UpstreamStatusError, versionOf, type UpstreamClient } from './upstream.js';

@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import { handleAdmin, stateOf } from './admin-routes.js';
 import { handleAgent } from './agent-routes.js';
 import { Endpoints } from './endpoints.js';
-import { hasBearer, HttpError, sendError, sendJson } from './http.js';
+import { hasBearer, HttpError, listen, sendError, sendJson } from '../http.js';
 import type { CallContext, CallEvent } from './model-call.js';
 import { UpstreamClient } from './upstream.js';
 
@@ -86,14 +86,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     void done.finally(() => state.requests.delete(done));
   });
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new AlightError(
-      `cannot listen on ${options.gateway.host}:${options.gateway.port}: ${err.code ?? err.message} (pick another --port)`, ExitCode.usage)));
-    server.listen(options.gateway.port, options.gateway.host, resolve);
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  state.url = `http://${host}:${address.port}`;
+  const port = await listen(server, options.gateway.host, options.gateway.port);
+  const { address, family } = server.address() as AddressInfo;
+  state.url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
 
   const settle = async (timeoutMs: number): Promise<void> => {
     const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatTurn } from './engine.js';
-import { HttpError } from '../gateway/http.js';
+import { HttpError } from '../http.js';
 
 const sampling = {
   model: z.string().optional(),

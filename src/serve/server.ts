@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { AlightError, ExitCode, errorMessage } from '../errors.js';
-import { errorBody, hasBearer, HttpError, parseBody, readJson, sendError, sendJson } from '../gateway/http.js';
+import { errorMessage } from '../errors.js';
+import { errorBody, hasBearer, HttpError, listen, parseBody, readJson, sendError, sendJson } from '../http.js';
 import type { Engine, Sampling } from './engine.js';
 import { z } from 'zod';
 import type { Weights } from './weights.js';
@@ -34,12 +33,7 @@ export async function startModelServer(options: ServeOptions): Promise<ModelServ
       sendError(res, err instanceof HttpError ? err : new HttpError(500, `server error: ${errorMessage(err)}`, 'server_error'));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new AlightError(
-      `cannot listen on ${options.host}:${options.port}: ${err.code ?? err.message}`, ExitCode.usage)));
-    server.listen(options.port, options.host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options.host, options.port);
   return {
     url: `http://${options.host}:${port}`,
     async close() {

@@ -1,13 +1,25 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AlightError, ExitCode } from './errors.js';
 import type { z } from 'zod';
-import { formatIssues } from '../config/load.js';
+import { formatIssues } from './config/load.js';
 
 /** Whether an `Authorization: Bearer …` header carries `key` (compared in constant time; an empty key never matches). */
 export function hasBearer(header: string | undefined, key: string): boolean {
   const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
   const expected = Buffer.from(key);
   return given.length > 0 && given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** Starts `server` on host:port (0: a free port) and returns the port; a taken port is a clear error. */
+export async function listen(server: Server, host: string, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new AlightError(
+      `cannot listen on ${host}:${port}: ${err.code ?? err.message} (pick another --port)`, ExitCode.usage)));
+    server.listen(port, host, resolve);
+  });
+  return (server.address() as AddressInfo).port;
 }
 
 /** Bodies of the reward, event and admin routes are small. */
