@@ -10,6 +10,8 @@ export interface TraceCall {
   promptIds: ArrayLike<number> | null;
   completionIds: ArrayLike<number> | null;
   completionLogprobs: ArrayLike<number> | null;
+  /** When the store knows it: the prompt is `length` tokens of call `seq`'s prompt + completion, then `suffix`. */
+  extends?: { seq: number; length: number; suffix: ArrayLike<number> };
 }
 
 /** A training row: a token sequence with the tokens the policy sampled marked for the loss. */
@@ -60,8 +62,16 @@ export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, expla
   const skipped = { errors: 0, withoutTokens: 0 };
   for (const call of [...calls].sort((a, b) => a.seq - b.seq)) {
     if (call.status !== 'ok') { skipped.errors++; continue; }
-    if (!call.promptIds || !call.completionIds) { skipped.withoutTokens++; continue; }
+    if (!call.completionIds) { skipped.withoutTokens++; continue; }
+    // The common case, a turn that extends the row its previous call ended, needs no prompt comparison.
+    const next = level === 'trajectory' && call.extends ? extendedRow(rows, call.extends) : undefined;
+    if (next) {
+      for (let i = 0; i < call.extends!.suffix.length; i++) push(next, call.extends!.suffix[i], 0, 0);
+      appendCompletion(next, call);
+      continue;
+    }
     const prompt = call.promptIds;
+    if (!prompt) { skipped.withoutTokens++; continue; }
     const target = level === 'trajectory' ? extendable(rows, prompt) : -1;
     if (target === -1) {
       if (level === 'trajectory' && rows.length > 0) breaks.push(breakOf(call.seq, rows, prompt, explain));
@@ -69,11 +79,30 @@ export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, expla
     }
     const row = rows[target === -1 ? rows.length - 1 : target];
     for (let i = row.tokens.length; i < prompt.length; i++) push(row, prompt[i], 0, 0);
-    const lps = call.completionLogprobs;
-    for (let i = 0; i < call.completionIds.length; i++) push(row, call.completionIds[i], 1, lps?.[i] ?? 0);
-    row.calls.push(call.seq);
+    appendCompletion(row, call);
   }
   return { rows, breaks, skipped };
+}
+
+function appendCompletion(row: Row, call: TraceCall): void {
+  const ids = call.completionIds!;
+  const lps = call.completionLogprobs;
+  for (let i = 0; i < ids.length; i++) push(row, ids[i], 1, lps?.[i] ?? 0);
+  row.calls.push(call.seq);
+}
+
+/**
+ * The row a call extends when its stored prompt is the whole of the row its base call ended, plus a suffix — unless a
+ * longer open row is also a prefix of that prompt (then the general rule decides, as DESIGN §6 says).
+ */
+function extendedRow(rows: readonly Row[], ext: NonNullable<TraceCall['extends']>): Row | undefined {
+  const base = rows.find((r) => r.calls[r.calls.length - 1] === ext.seq);
+  if (!base || base.tokens.length !== ext.length) return undefined;
+  const longer = rows.some((r) => r.tokens.length > ext.length
+    && sharedPrefix(r.tokens, base.tokens) === ext.length
+    && r.tokens.length - ext.length <= ext.suffix.length
+    && r.tokens.slice(ext.length).every((t, i) => t === ext.suffix[i]));
+  return longer ? undefined : base;
 }
 
 function push(row: Row, token: number, mask: number, logprob: number): void {

@@ -33,7 +33,7 @@ function mergeRun(store: Store, run: string, level: MergeLevel, explain?: Explai
 
 function callsOf(store: Store, rollout: RolloutSummary) {
   try {
-    return store.calls.list(rollout.id);
+    return store.calls.tokenCalls(rollout.id);
   } catch (err) {
     throw new AlightError(`cannot read the calls of rollout ${rollout.id}: ${(err as Error).message}`, ExitCode.input);
   }

@@ -26,6 +26,16 @@ export interface CallRecord {
   finishReason: string | null;
 }
 
+/** A call's tokens; `extends` says its prompt is `length` tokens of call `seq`'s prompt + completion, then `suffix`. */
+export interface TokenCall {
+  seq: number;
+  status: string;
+  readonly promptIds: Int32Array | null;
+  completionIds: Int32Array | null;
+  completionLogprobs: Float32Array | null;
+  extends?: { seq: number; length: number; suffix: Int32Array };
+}
+
 export interface StoredCall extends Omit<CallRecord, 'request' | 'promptIds' | 'completionIds' | 'completionLogprobs'> {
   request: Record<string, unknown>;
   promptIds: number[] | null;
@@ -145,6 +155,40 @@ export class CallStore {
         httpStatus: row.http_status, error: row.error, latencyMs: row.latency_ms, modelVersion: row.model_version,
         finishReason: row.finish_reason,
       });
+    }
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * A rollout's calls as merging needs them, without their bodies and without materialising every prompt: each call
+   * says which earlier call's prompt + completion its prompt extends (and by what suffix); `promptIds` is built only
+   * when read.
+   */
+  tokenCalls(rolloutId: string): TokenCall[] {
+    const rows = this.db.prepare(`SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs
+      FROM calls WHERE rollout_id = ? ORDER BY id`).all(rolloutId) as CallRow[];
+    const byId = new Map<number, TokenCall>();
+    const out: TokenCall[] = [];
+    for (const row of rows) {
+      const suffix = row.prompt_suffix ? decodeInt32(row.prompt_suffix) : null;
+      const completion = row.completion_ids ? decodeInt32(row.completion_ids) : null;
+      const base = row.prompt_ref === null ? undefined : byId.get(row.prompt_ref);
+      if (row.prompt_ref !== null && !base) throw new Error(`corrupt trace: call ${row.id} refers to a missing call ${row.prompt_ref}`);
+      let prompt: Int32Array | null | undefined;
+      const call: TokenCall = {
+        seq: row.seq, status: row.status, completionIds: completion,
+        completionLogprobs: row.completion_logprobs ? decodeFloat32(row.completion_logprobs) : null,
+        extends: base && suffix ? { seq: base.seq, length: row.prompt_prefix, suffix } : undefined,
+        get promptIds() {
+          if (prompt === undefined) {
+            const context = base?.promptIds && base.completionIds ? concat(base.promptIds as Int32Array, base.completionIds as Int32Array) : null;
+            prompt = suffix ? (context ? concat(context.subarray(0, row.prompt_prefix), suffix) : suffix) : null;
+          }
+          return prompt;
+        },
+      };
+      byId.set(row.id, call);
+      out.push(call);
     }
     return out.sort((a, b) => a.seq - b.seq);
   }

@@ -59,3 +59,21 @@ describe('merging calls into rows', () => {
     expect(breaks).toEqual([]);
   });
 });
+
+describe('merging from stored references', () => {
+  it('gives the same rows when calls say which earlier call they extend (the store\'s fast path)', () => {
+    const plain = [
+      call(0, [1, 2], [10, 11]),
+      call(1, [50, 51], [60]),
+      call(2, [1, 2, 10, 11, 3], [12]),
+      call(3, [50, 51, 60, 52], [61]),
+      call(4, [1, 2, 10, 11, 3, 12, 4], [13]),
+    ];
+    const withRefs = plain.map((c, i) => (i < 2 ? c : {
+      ...c, extends: { seq: c.seq - 2, length: (plain[i - 2].promptIds!.length + plain[i - 2].completionIds!.length), suffix: Array.from(c.promptIds!).slice(plain[i - 2].promptIds!.length + plain[i - 2].completionIds!.length) },
+    }));
+    // Readers of promptIds on the fast path would see this throw.
+    const guarded = withRefs.map((c) => (c.extends ? { ...c, get promptIds(): number[] { throw new Error('materialised'); } } : c));
+    expect(mergeCalls(guarded, 'trajectory')).toEqual(mergeCalls(plain, 'trajectory'));
+  });
+});
