@@ -106,14 +106,57 @@ def build(traces, estimator, norm, missing, budget):
     return out
 
 
+def traces_from_db(path, run, limit):
+    """The run's rollouts straight from alight's SQLite file, prompts rebuilt from their stored references as lists."""
+    import array
+    import sqlite3
+    db = sqlite3.connect(path)
+    ids = lambda blob: array.array("i", blob).tolist() if blob is not None else None
+    fls = lambda blob: array.array("f", blob).tolist() if blob is not None else None
+    traces = []
+    for rollout_id, group_id, state in db.execute(
+            "SELECT id, group_id, state FROM rollouts WHERE run = ? ORDER BY created_at, id LIMIT ?", (run, limit)):
+        reward = db.execute("SELECT value FROM rewards WHERE rollout_id = ? ORDER BY id DESC LIMIT 1", (rollout_id,)).fetchone()
+        contexts, calls = {}, []
+        for cid, seq, status, ref, prefix, suffix, completion, logprobs in db.execute(
+                "SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs "
+                "FROM calls WHERE rollout_id = ? ORDER BY id", (rollout_id,)):
+            prompt = ids(suffix)
+            if prompt is not None and ref is not None:
+                prompt = contexts[ref][:prefix] + prompt
+            completion = ids(completion)
+            if prompt is not None and completion is not None:
+                contexts[cid] = prompt + completion
+            calls.append({"seq": seq, "status": status, "prompt_token_ids": prompt, "completion_token_ids": completion,
+                          "completion_logprobs": fls(logprobs)})
+        traces.append({"rollout_id": rollout_id, "group_id": group_id, "state": state,
+                       "reward": reward[0] if reward else None, "calls": calls})
+    return traces
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("traces")
+    parser.add_argument("traces", nargs="?")
+    parser.add_argument("--db")
+    parser.add_argument("--run")
+    parser.add_argument("--limit", type=int, default=-1)
+    parser.add_argument("--timing", action="store_true", help="print the time and peak memory instead of the tensors")
     parser.add_argument("--advantage", default="grpo")
     parser.add_argument("--loss-norm", default="per-rollout-mean")
     parser.add_argument("--missing-reward", default="zero")
     parser.add_argument("--budget", type=int, default=32768)
     args = parser.parse_args()
-    with open(args.traces) as f:
-        traces = [json.loads(line) for line in f if line.strip()]
-    print(json.dumps(build(traces, args.advantage, args.loss_norm, args.missing_reward, args.budget)))
+    import resource
+    import time
+    started = time.perf_counter()
+    if args.db:
+        traces = traces_from_db(args.db, args.run, args.limit)
+    else:
+        with open(args.traces) as f:
+            traces = [json.loads(line) for line in f if line.strip()]
+    batch = build(traces, args.advantage, args.loss_norm, args.missing_reward, args.budget)
+    if args.timing:
+        print(json.dumps({"seconds": time.perf_counter() - started, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                          "tokens": len(batch["input_ids"])}))
+    else:
+        print(json.dumps(batch))
