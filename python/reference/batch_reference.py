@@ -134,6 +134,25 @@ def traces_from_db(path, run, limit):
     return traces
 
 
+def write_safetensors(path, batch):
+    import array
+    import struct
+    kinds = {"input_ids": ("i", "I32"), "row_offsets": ("q", "I64"), "prompt_lengths": ("i", "I32"), "loss_mask": ("B", "U8"),
+             "rollout_logprobs": ("f", "F32"), "advantages": ("f", "F32"), "loss_weights": ("f", "F32"), "rollout_index": ("i", "I32")}
+    blobs, header, offset = [], {}, 0
+    for name, (code, dtype) in kinds.items():
+        data = array.array(code, batch[name]).tobytes()
+        header[name] = {"dtype": dtype, "shape": [len(batch[name])], "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for data in blobs:
+            f.write(data)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("traces", nargs="?")
@@ -141,6 +160,7 @@ if __name__ == "__main__":
     parser.add_argument("--run")
     parser.add_argument("--limit", type=int, default=-1)
     parser.add_argument("--timing", action="store_true", help="print the time and peak memory instead of the tensors")
+    parser.add_argument("--out", help="also write the batch as a safetensors file (as alight does)")
     parser.add_argument("--advantage", default="grpo")
     parser.add_argument("--loss-norm", default="per-rollout-mean")
     parser.add_argument("--missing-reward", default="zero")
@@ -155,6 +175,8 @@ if __name__ == "__main__":
         with open(args.traces) as f:
             traces = [json.loads(line) for line in f if line.strip()]
     batch = build(traces, args.advantage, args.loss_norm, args.missing_reward, args.budget)
+    if args.out:
+        write_safetensors(args.out, batch)
     if args.timing:
         print(json.dumps({"seconds": time.perf_counter() - started, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                           "tokens": len(batch["input_ids"])}))

@@ -83,14 +83,17 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
       t.row_offsets[b] = BigInt(at);
       t.prompt_lengths[b] = row.promptLength;
       t.rollout_index[b] = r;
-      for (let k = 0; k < row.tokens.length; k++, at++) {
-        t.input_ids[at] = row.tokens[k];
-        if (!row.mask[k]) continue;
-        t.loss_mask[at] = 1;
-        t.rollout_logprobs[at] = row.logprobs[k];
-        t.advantages[at] = f.advantage;
-        t.loss_weights[at] = weights[b];
+      t.input_ids.set(row.tokens, at);
+      t.loss_mask.set(row.mask, at);
+      t.rollout_logprobs.set(row.logprobs, at);
+      const { mask } = row;
+      const { advantages: adv, loss_weights: lw } = t;
+      const a = f.advantage;
+      const w = weights[b];
+      for (let k = 0; k < mask.length; k++) {
+        if (mask[k] === 1) { adv[at + k] = a; lw[at + k] = w; }
       }
+      at += row.tokens.length;
       b++;
     }
   });

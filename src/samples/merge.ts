@@ -16,11 +16,11 @@ export interface TraceCall {
 
 /** A training row: a token sequence with the tokens the policy sampled marked for the loss. */
 export interface Row {
-  tokens: number[];
+  tokens: Int32Array;
   /** 1 where the policy sampled the token. */
-  mask: number[];
+  mask: Uint8Array;
   /** The engine's logprob of each sampled token, 0 elsewhere. */
-  logprobs: number[];
+  logprobs: Float32Array;
   /** Tokens of the row's first prompt. */
   promptLength: number;
   /** The calls merged into the row, by seq. */
@@ -57,7 +57,7 @@ const around = 8;
  * a call that extends no row starts one, and is a merge break when rows were open. `transition`: one row per call.
  */
 export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, explain?: Explain): Merged {
-  const rows: Row[] = [];
+  const rows: RowBuffer[] = [];
   const breaks: MergeBreak[] = [];
   const skipped = { errors: 0, withoutTokens: 0 };
   for (const call of [...calls].sort((a, b) => a.seq - b.seq)) {
@@ -66,8 +66,8 @@ export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, expla
     // The common case, a turn that extends the row its previous call ended, needs no prompt comparison.
     const next = level === 'trajectory' && call.extends ? extendedRow(rows, call.extends) : undefined;
     if (next) {
-      for (let i = 0; i < call.extends!.suffix.length; i++) push(next, call.extends!.suffix[i], 0, 0);
-      appendCompletion(next, call);
+      next.append(call.extends!.suffix, 0, null);
+      next.answer(call);
       continue;
     }
     const prompt = call.promptIds;
@@ -75,75 +75,112 @@ export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, expla
     const target = level === 'trajectory' ? extendable(rows, prompt) : -1;
     if (target === -1) {
       if (level === 'trajectory' && rows.length > 0) breaks.push(breakOf(call.seq, rows, prompt, explain));
-      rows.push({ tokens: [], mask: [], logprobs: [], promptLength: prompt.length, calls: [] });
+      rows.push(new RowBuffer(prompt.length));
     }
     const row = rows[target === -1 ? rows.length - 1 : target];
-    for (let i = row.tokens.length; i < prompt.length; i++) push(row, prompt[i], 0, 0);
-    appendCompletion(row, call);
+    row.append(prompt, row.length, null);
+    row.answer(call);
   }
-  return { rows, breaks, skipped };
+  return { rows: rows.map((r) => r.finish()), breaks, skipped };
 }
 
-function appendCompletion(row: Row, call: TraceCall): void {
-  const ids = call.completionIds!;
-  const lps = call.completionLogprobs;
-  for (let i = 0; i < ids.length; i++) push(row, ids[i], 1, lps?.[i] ?? 0);
-  row.calls.push(call.seq);
+/** A row being built: typed buffers that grow by doubling and are filled by bulk copies. */
+class RowBuffer {
+  private tokens = new Int32Array(1024);
+  private mask = new Uint8Array(1024);
+  private logprobs = new Float32Array(1024);
+  length = 0;
+  readonly calls: number[] = [];
+
+  constructor(readonly promptLength: number) {}
+
+  /** The tokens so far. */
+  get context(): Int32Array {
+    return this.tokens.subarray(0, this.length);
+  }
+
+  /** Appends `ids[from:]`, masked and with their logprobs when `logprobs` is given. */
+  append(ids: ArrayLike<number>, from: number, logprobs: ArrayLike<number> | null): void {
+    const n = ids.length - from;
+    if (n <= 0) return;
+    this.reserve(this.length + n);
+    this.tokens.set(from === 0 ? ids : ArrayBuffer.isView(ids) ? (ids as Int32Array).subarray(from) : Array.prototype.slice.call(ids, from) as number[], this.length);
+    if (logprobs) {
+      this.mask.fill(1, this.length, this.length + n);
+      this.logprobs.set(logprobs.length === n ? logprobs : Array.from({ length: n }, (_, i) => logprobs[i] ?? 0), this.length);
+    }
+    this.length += n;
+  }
+
+  answer(call: TraceCall): void {
+    const ids = call.completionIds!;
+    this.append(ids, 0, call.completionLogprobs ?? new Float32Array(ids.length));
+    this.calls.push(call.seq);
+  }
+
+  /** Where the last run of sampled tokens begins. */
+  lastAnswerStart(): number {
+    let i = this.length;
+    while (i > 0 && this.mask[i - 1] === 1) i--;
+    return i;
+  }
+
+  finish(): Row {
+    return { tokens: this.tokens.slice(0, this.length), mask: this.mask.slice(0, this.length), logprobs: this.logprobs.slice(0, this.length),
+      promptLength: this.promptLength, calls: this.calls };
+  }
+
+  private reserve(size: number): void {
+    if (size <= this.tokens.length) return;
+    let capacity = this.tokens.length;
+    while (capacity < size) capacity *= 2;
+    const grow = <T extends Int32Array | Uint8Array | Float32Array>(old: T, make: (n: number) => T): T => { const a = make(capacity); a.set(old); return a; };
+    this.tokens = grow(this.tokens, (n) => new Int32Array(n));
+    this.mask = grow(this.mask, (n) => new Uint8Array(n));
+    this.logprobs = grow(this.logprobs, (n) => new Float32Array(n));
+  }
 }
 
 /**
  * The row a call extends when its stored prompt is the whole of the row its base call ended, plus a suffix — unless a
  * longer open row is also a prefix of that prompt (then the general rule decides, as DESIGN §6 says).
  */
-function extendedRow(rows: readonly Row[], ext: NonNullable<TraceCall['extends']>): Row | undefined {
+function extendedRow(rows: readonly RowBuffer[], ext: NonNullable<TraceCall['extends']>): RowBuffer | undefined {
   const base = rows.find((r) => r.calls[r.calls.length - 1] === ext.seq);
-  if (!base || base.tokens.length !== ext.length) return undefined;
-  const longer = rows.some((r) => r.tokens.length > ext.length
-    && sharedPrefix(r.tokens, base.tokens) === ext.length
-    && r.tokens.length - ext.length <= ext.suffix.length
-    && r.tokens.slice(ext.length).every((t, i) => t === ext.suffix[i]));
+  if (!base || base.length !== ext.length) return undefined;
+  const longer = rows.some((r) => r.length > ext.length
+    && sharedPrefix(r.context, base.context) === ext.length
+    && r.length - ext.length <= ext.suffix.length
+    && r.context.subarray(ext.length).every((t, i) => t === ext.suffix[i]));
   return longer ? undefined : base;
 }
 
-function push(row: Row, token: number, mask: number, logprob: number): void {
-  row.tokens.push(token);
-  row.mask.push(mask);
-  row.logprobs.push(logprob);
-}
-
 /** The open row whose whole context is the longest prefix of `prompt`, or -1. */
-function extendable(rows: readonly Row[], prompt: ArrayLike<number>): number {
+function extendable(rows: readonly RowBuffer[], prompt: ArrayLike<number>): number {
   let best = -1;
   rows.forEach((row, i) => {
-    if (row.tokens.length > prompt.length) return;
-    if (best !== -1 && rows[best].tokens.length >= row.tokens.length) return;
-    if (sharedPrefix(row.tokens, prompt) === row.tokens.length) best = i;
+    if (row.length > prompt.length) return;
+    if (best !== -1 && rows[best].length >= row.length) return;
+    if (sharedPrefix(row.context, prompt) === row.length) best = i;
   });
   return best;
 }
 
-function breakOf(seq: number, rows: readonly Row[], prompt: ArrayLike<number>, explain?: Explain): MergeBreak {
+function breakOf(seq: number, rows: readonly RowBuffer[], prompt: ArrayLike<number>, explain?: Explain): MergeBreak {
   let row = 0;
   let position = -1;
   rows.forEach((r, i) => {
-    const shared = sharedPrefix(r.tokens, prompt);
+    const shared = sharedPrefix(r.context, prompt);
     if (shared > position) { row = i; position = shared; }
   });
   const from = Math.max(0, position - around);
   const whole = Array.from(prompt);
   return {
     seq, row, position,
-    context: rows[row].tokens.slice(from, position + around),
+    context: Array.from(rows[row].context.subarray(from, position + around)),
     prompt: whole.slice(from, position + around),
-    ...(explain && { diagnosis: explain(rows[row].tokens, whole, position, lastAnswerStart(rows[row])) }),
+    ...(explain && { diagnosis: explain(Array.from(rows[row].context), whole, position, rows[row].lastAnswerStart()) }),
   };
-}
-
-/** Where the row's last run of sampled tokens begins. */
-function lastAnswerStart(row: Row): number {
-  let i = row.mask.length;
-  while (i > 0 && row.mask[i - 1] === 1) i--;
-  return i;
 }
 
 function sharedPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -6,8 +6,8 @@ import { readSafetensors, writeSafetensors } from '../../src/samples/safetensors
 import { tempDir } from '../helpers/gateway.js';
 
 const row = (prompt: number[], completion: number[]): Row => ({
-  tokens: [...prompt, ...completion], mask: [...prompt.map(() => 0), ...completion.map(() => 1)],
-  logprobs: [...prompt.map(() => 0), ...completion.map((t) => -t / 100)], promptLength: prompt.length, calls: [0],
+  tokens: Int32Array.from([...prompt, ...completion]), mask: Uint8Array.from([...prompt.map(() => 0), ...completion.map(() => 1)]),
+  logprobs: Float32Array.from([...prompt.map(() => 0), ...completion.map((t) => -t / 100)]), promptLength: prompt.length, calls: [0],
 });
 
 const rollouts: RolloutRows[] = [
