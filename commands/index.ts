@@ -124,6 +124,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--missing-reward <policy>', 'a rollout without reward counts as 0, or is dropped').choices(missingRewardPolicies).default('zero'))
     .option('--max-prompt-tokens <n>', 'drop rows whose first prompt is longer (after advantages)', int)
     .option('--max-response-tokens <n>', 'cut rows after this many tokens past their first prompt', int, 32768)
+    .option('--drop-zero-variance', 'drop groups whose rewards are all equal (after advantages)')
     .option('--db <file>', 'SQLite trace store')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', examples(['alight samples build --run my-run --out batch.safetensors', 'alight samples build --run my-run --advantage rloo --loss-norm token-mean --out b.safetensors']))

@@ -12,7 +12,7 @@ import { printJson, withStore } from './shared.js';
 
 export interface BuildFlags {
   run: string; out: string; level: MergeLevel; advantage: AdvantageEstimator; lossNorm: LossNorm; missingReward: MissingRewardPolicy;
-  maxPromptTokens?: number; maxResponseTokens: number; db?: string; json?: boolean;
+  maxPromptTokens?: number; maxResponseTokens: number; dropZeroVariance?: boolean; db?: string; json?: boolean;
 }
 
 export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
@@ -25,7 +25,8 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
         `mean reward ${m.reward_mean?.toFixed(3) ?? '–'}\n` +
         `merge: ${result.merge.breaks} breaks, ${result.merge.skipped_error_calls} failed calls and ` +
         `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
-        `drops: ${m.dropped_missing_reward} rollouts without reward, ${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
+        `drops: ${m.dropped_missing_reward} rollouts without reward, ${m.dropped_zero_variance} in zero-variance groups, ` +
+        `${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
         `${m.truncated_rows} rows cut at --max-response-tokens\n`);
     }
     return result;

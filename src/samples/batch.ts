@@ -19,12 +19,15 @@ export interface BatchOptions {
   maxPromptTokens?: number;
   /** Tokens after a row's first prompt beyond this are cut (after advantages). Also H of the `constant` norm. */
   maxResponseTokens: number;
+  /** Drop the rollouts of groups (of two or more) whose rewards are all equal: they carry no signal (after advantages). */
+  dropZeroVariance?: boolean;
   padTokenId?: number;
 }
 
 export interface BatchMetrics {
   rollouts: number; rows: number; tokens: number; loss_tokens: number;
-  dropped_missing_reward: number; dropped_long_prompt_rows: number; dropped_rollouts_without_rows: number; truncated_rows: number;
+  dropped_missing_reward: number; dropped_zero_variance: number; dropped_long_prompt_rows: number; dropped_rollouts_without_rows: number;
+  truncated_rows: number;
   reward_mean: number | null; advantage_mean: number | null;
 }
 
@@ -48,12 +51,16 @@ export interface Batch {
 export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptions): Batch {
   const settled = settleRewards(rollouts.map((r) => r.reward), options.missingReward);
   const kept = settled.kept.map((i) => rollouts[i]);
-  const advantages = groupAdvantages(settled.rewards, kept.map((r) => r.groupId ?? `rollout:${r.rolloutId}`), options.advantage);
+  const groups = kept.map((r) => r.groupId ?? `rollout:${r.rolloutId}`);
+  const advantages = groupAdvantages(settled.rewards, groups, options.advantage);
+  const flat = options.dropZeroVariance ? zeroVarianceGroups(groups, settled.rewards) : new Set<string>();
 
   let droppedRows = 0;
   let truncated = 0;
+  let droppedFlat = 0;
   const final: { rollout: RolloutRows; reward: number; advantage: number; rows: Row[] }[] = [];
   kept.forEach((rollout, i) => {
+    if (flat.has(groups[i])) return void droppedFlat++;
     const rows = rollout.rows.filter((row) => {
       const tooLong = options.maxPromptTokens !== undefined && row.promptLength > options.maxPromptTokens;
       if (tooLong) droppedRows++;
@@ -108,10 +115,21 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
       advantage: options.advantage, loss_norm: options.lossNorm, pad_token_id: options.padTokenId ?? 0,
       metrics: {
         rollouts: final.length, rows: rows.length, tokens, loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
-        dropped_missing_reward: rollouts.length - kept.length, dropped_long_prompt_rows: droppedRows,
-        dropped_rollouts_without_rows: kept.length - final.length, truncated_rows: truncated,
+        dropped_missing_reward: rollouts.length - kept.length, dropped_zero_variance: droppedFlat, dropped_long_prompt_rows: droppedRows,
+        dropped_rollouts_without_rows: kept.length - droppedFlat - final.length, truncated_rows: truncated,
         reward_mean: mean(final.map((f) => f.reward)), advantage_mean: mean(final.map((f) => f.advantage)),
       },
     },
   };
+}
+
+/** Groups of two or more rollouts whose rewards are all equal. */
+function zeroVarianceGroups(groups: readonly string[], rewards: readonly number[]): Set<string> {
+  const seen = new Map<string, { reward: number; count: number; flat: boolean }>();
+  groups.forEach((g, i) => {
+    const s = seen.get(g);
+    if (!s) seen.set(g, { reward: rewards[i], count: 1, flat: true });
+    else { s.count++; s.flat &&= s.reward === rewards[i]; }
+  });
+  return new Set([...seen].filter(([, s]) => s.flat && s.count > 1).map(([g]) => g));
 }

@@ -47,6 +47,19 @@ describe('the batch', () => {
     expect(longPrompt.tensors.advantages[2]).toBeCloseTo(2 / 3, 6);
   });
 
+  it('drops zero-variance groups when asked, after advantages, and counts them', () => {
+    const flat: RolloutRows[] = [
+      ...rollouts,
+      { rolloutId: 'x', groupId: 'same', reward: 0.5, rows: [row([1], [2])] },
+      { rolloutId: 'y', groupId: 'same', reward: 0.5, rows: [row([1], [3])] },
+      { rolloutId: 'z', groupId: null, reward: 0.5, rows: [row([1], [4])] }, // alone: kept, its advantage is its reward
+    ];
+    const { meta } = buildBatch(flat, { advantage: 'grpo', lossNorm: 'token-mean', missingReward: 'zero', maxResponseTokens: 16, dropZeroVariance: true });
+    expect(meta.metrics).toMatchObject({ dropped_zero_variance: 2, rollouts: 4 });
+    expect(meta.rollouts.map((r) => r.rollout_id)).toEqual(['a', 'b', 'c', 'z']);
+    expect(buildBatch(flat, { advantage: 'grpo', lossNorm: 'token-mean', missingReward: 'zero', maxResponseTokens: 16 }).meta.metrics.rollouts).toBe(6);
+  });
+
   it('round-trips through a safetensors file', () => {
     const batch = buildBatch(rollouts, { advantage: 'grpo', lossNorm: 'seq-mean-token-mean', missingReward: 'zero', maxResponseTokens: 16 });
     const path = join(tempDir(), 'batch.safetensors');
