@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { alight, BIN, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
@@ -10,10 +10,15 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripte
 
 let upstream: ScriptedUpstream;
 let dir: string;
+let stalledRequests = 0;
 beforeAll(async () => {
   upstream = await startScriptedUpstream({
     chunkDelayMs: 40,
-    script: (_, body) => (JSON.stringify(body.messages).includes('stall-upstream') ? 'hang' : 'ok'),
+    script: (_, body) => {
+      if (!JSON.stringify(body.messages).includes('stall-upstream')) return 'ok';
+      stalledRequests++;
+      return 'hang';
+    },
   });
   dir = tempDir();
 });
@@ -80,11 +85,17 @@ describe('harnesses that misbehave', () => {
   it('stops cleanly on Ctrl-C: harnesses killed, calls in flight recorded, rollouts failed as interrupted', async () => {
     const db = join(dir, 'int.db');
     const tasks = taskFile('int', [{ id: 'a', turns: 50 }, { id: 'b', prompt: 'stall-upstream' }, { id: 'c', behaviour: 'hang' }]);
+    // A copy of the harness at a path of its own, so that the process check below sees this test's harnesses alone.
+    const own = join(FIXTURES, `sdk-harness-${process.pid}-interrupt.mjs`);
+    copyFileSync(harness, own);
+    onTestFinished(() => rmSync(own, { force: true }));
     const child = spawn(process.execPath, [BIN, 'record', '--upstream', upstream.url, '--db', db, '--run', 'int', '--tasks', tasks,
-      '--concurrency', '3', '--json', '--', process.execPath, harness], { stdio: ['ignore', 'pipe', 'pipe'] });
+      '--concurrency', '3', '--json', '--', process.execPath, own], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
-    await new Promise((r) => setTimeout(r, 2500));
+    // Ctrl-C once b's call is waiting on the upstream and a's calls are being answered.
+    await expect.poll(() => stalledRequests > 0 && upstream.log.length > 0, { timeout: 30_000, interval: 20 }).toBe(true);
+    await new Promise((r) => setTimeout(r, 200));
     child.kill('SIGINT');
     const [code] = await once(child, 'close');
     expect(code).toBe(130);
@@ -105,7 +116,7 @@ describe('harnesses that misbehave', () => {
     store.close();
     // No harness outlives the run.
     const ps = await alightPs();
-    expect(ps.filter((l) => l.includes(harness))).toEqual([]);
+    expect(ps.filter((l) => l.includes(own))).toEqual([]);
   });
 });
 
