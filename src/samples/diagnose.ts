@@ -1,4 +1,4 @@
-export const breakKinds = ['retokenization', 'template', 'compaction', 'new-context', 'other'] as const;
+export const breakKinds = ['retokenization', 'template', 'compaction', 'retry', 'new-context', 'other'] as const;
 export type BreakKind = (typeof breakKinds)[number];
 
 /** Text of token ids, when a tokenizer is known. */
@@ -18,6 +18,7 @@ export interface Diagnosis {
  * sequences (the row so far and the call's prompt); `position` is where they first differ; `lastAnswer` is where the
  * row's last completion starts (a rewrite from there on is the template's doing, before it the history's).
  * - new-context: they share (almost) nothing — a sub-agent or a fresh conversation, not a fault;
+ * - retry: the whole prompt is already in the row — the same request sent again (an SDK retry, a resampled turn);
  * - retokenization: the same text, other ids (BPE is not one-to-one; the harness re-sent text);
  * - template: the last answer was rewritten or partly removed (e.g. thinking stripped), and the rest follows on;
  * - compaction: the history before it was cut or summarised (or the prompt is shorter and does not follow on);
@@ -27,6 +28,9 @@ export function diagnose(context: readonly number[], prompt: readonly number[], 
   detokenize?: Detokenize): Diagnosis {
   if (position < Math.min(16, context.length / 4)) {
     return { kind: 'new-context', reason: `shares only ${position} tokens with the closest row: a new conversation or sub-agent` };
+  }
+  if (position === prompt.length) {
+    return { kind: 'retry', reason: 'the whole prompt is already in the row: the same request was sent again (an SDK retry or a resampled turn), so its answer starts a branch' };
   }
   if (detokenize) {
     const contextText = detokenize(context);

@@ -33,6 +33,16 @@ describe('merge-break diagnosis', () => {
     expect(diagnose(context, ids(`${history} and now something entirely different, longer than before, that never returns`), ids(history).length + 10, ids(history).length, detokenize).kind).toBe('other');
   });
 
+  it('calls a request sent again a retry, and keeps both answers as rows', () => {
+    const prompt = ids(history);
+    const merged = mergeCalls([
+      { seq: 0, status: 'ok', promptIds: prompt, completionIds: ids('first'), completionLogprobs: null },
+      { seq: 1, status: 'ok', promptIds: prompt, completionIds: ids('second'), completionLogprobs: null }, // the SDK retried
+    ], 'trajectory', (c, p, at, last) => diagnose(c, p, at, last, detokenize));
+    expect(merged.rows).toHaveLength(2);
+    expect(merged.breaks.map((b) => b.diagnosis?.kind)).toEqual(['retry']);
+  });
+
   it('is attached to breaks when merging is given a tokenizer', () => {
     const merged = mergeCalls([
       { seq: 0, status: 'ok', promptIds: ids(history), completionIds: [...ids('ab'), 1000, ...ids('e')], completionLogprobs: null },
