@@ -1,6 +1,8 @@
 export const breakKinds = ['retokenization', 'template', 'compaction', 'retry', 'new-context', 'other'] as const;
 export type BreakKind = (typeof breakKinds)[number];
 
+import { commonPrefix } from '../store/codec.js';
+
 /** Text of token ids, when a tokenizer is known. */
 export type Detokenize = (ids: readonly number[]) => string;
 
@@ -72,9 +74,7 @@ function resumes<T extends string | readonly number[]>(context: T, prompt: T, at
 }
 
 function excerpt(contextText: string, promptText: string, near: number): { contextText: string; promptText: string; at: number } {
-  let at = 0;
-  while (at < contextText.length && at < promptText.length && contextText[at] === promptText[at]) at++;
-  at = Math.min(at, near + 64);
+  const at = Math.min(commonPrefix(contextText, promptText), near + 64);
   const from = Math.max(0, at - 40);
   return { contextText: contextText.slice(from, at + 60), promptText: promptText.slice(from, at + 60), at };
 }

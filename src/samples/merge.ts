@@ -1,3 +1,4 @@
+import { commonPrefix } from '../store/codec.js';
 import type { Diagnosis } from './diagnose.js';
 
 /** Explains a merge break from the row's tokens, the prompt's and where they first differ. */
@@ -149,7 +150,7 @@ function extendedRow(rows: readonly RowBuffer[], ext: NonNullable<TraceCall['ext
   const base = rows.find((r) => r.calls[r.calls.length - 1] === ext.seq);
   if (!base || base.length !== ext.length) return undefined;
   const longer = rows.some((r) => r.length > ext.length
-    && sharedPrefix(r.context, base.context) === ext.length
+    && commonPrefix(r.context, base.context) === ext.length
     && r.length - ext.length <= ext.suffix.length
     && r.context.subarray(ext.length).every((t, i) => t === ext.suffix[i]));
   return longer ? undefined : base;
@@ -161,7 +162,7 @@ function extendable(rows: readonly RowBuffer[], prompt: ArrayLike<number>): numb
   rows.forEach((row, i) => {
     if (row.length > prompt.length) return;
     if (best !== -1 && rows[best].length >= row.length) return;
-    if (sharedPrefix(row.context, prompt) === row.length) best = i;
+    if (commonPrefix(row.context, prompt) === row.length) best = i;
   });
   return best;
 }
@@ -170,7 +171,7 @@ function breakOf(seq: number, rows: readonly RowBuffer[], prompt: ArrayLike<numb
   let row = 0;
   let position = -1;
   rows.forEach((r, i) => {
-    const shared = sharedPrefix(r.context, prompt);
+    const shared = commonPrefix(r.context, prompt);
     if (shared > position) { row = i; position = shared; }
   });
   const from = Math.max(0, position - around);
@@ -181,11 +182,4 @@ function breakOf(seq: number, rows: readonly RowBuffer[], prompt: ArrayLike<numb
     prompt: whole.slice(from, position + around),
     ...(explain && { diagnosis: explain(Array.from(rows[row].context), whole, position, rows[row].lastAnswerStart()) }),
   };
-}
-
-function sharedPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
 }

@@ -210,7 +210,7 @@ function bestHistoryRef(history: History | null, recents: Recent[]): { ref: numb
     const earlier = r.history.key === 'messages' ? r.history.items : r.history.text;
     const prefix = history.key === 'messages'
       ? commonPrefix(history.items, earlier as string[])
-      : commonTextPrefix(history.text, earlier as string);
+      : commonPrefix(history.text, earlier as string);
     if (prefix > best.prefix) best = { ref: r.id, prefix };
     // Extending a whole earlier history is the agent-loop case: no older call can do better in practice.
     if (prefix === earlier.length) break;
@@ -244,13 +244,6 @@ function restoreHistory(request: Record<string, unknown>, base: Record<string, u
   } else if (typeof request.prompt === 'string') {
     request.prompt = (base.prompt as string).slice(0, prefix) + request.prompt;
   }
-}
-
-function commonTextPrefix(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
 }
 
 function concat(a: Int32Array, b: Int32Array): Int32Array {

@@ -1,17 +1,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getLlama, LlamaLogLevel, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { LlamaModel, Token } from 'node-llama-cpp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RolloutTrace } from '../../src/traces/export.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
-import { testModel } from '../helpers/model.js';
+import { testModel, testVocab } from '../helpers/model.js';
 
 let model: string;
 let vocab: LlamaModel;
 beforeAll(async () => {
   model = await testModel();
-  vocab = await (await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error })).loadModel({ modelPath: model, vocabOnly: true });
+  vocab = await testVocab();
 }, 240_000);
 
 describe('alight record --serve', () => {

@@ -1,3 +1,4 @@
+import { getLlama, LlamaLogLevel, type LlamaModel } from 'node-llama-cpp';
 import { startManagedServe, type ManagedServe } from '../../src/serve/managed.js';
 import { resolveModel } from '../../src/serve/models.js';
 
@@ -9,4 +10,10 @@ export function testModel(): Promise<string> {
 /** `alight serve` on the test model, as a user starts it, on a free port. */
 export async function startServe(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ManagedServe> {
   return startManagedServe(await testModel(), args, { ...process.env, ...env });
+}
+
+/** The test model's tokenizer alone (no weights), as an independent check on what the server reports. */
+export async function testVocab(): Promise<LlamaModel> {
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  return llama.loadModel({ modelPath: await testModel(), vocabOnly: true });
 }

@@ -1,8 +1,8 @@
-import { getLlama, LlamaLogLevel, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { LlamaModel, Token } from 'node-llama-cpp';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManagedServe } from '../../src/serve/managed.js';
-import { startServe, testModel } from '../helpers/model.js';
+import { startServe, testVocab } from '../helpers/model.js';
 
 let serve: ManagedServe;
 let openai: OpenAI;
@@ -14,7 +14,7 @@ beforeAll(async () => {
   openai = new OpenAI({ baseURL: serve.url, apiKey: 'none', maxRetries: 0 });
   model = (await openai.models.list()).data[0].id;
   // An independent tokenizer: the same file loaded vocabulary-only in this process.
-  vocab = await (await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error })).loadModel({ modelPath: await testModel(), vocabOnly: true });
+  vocab = await testVocab();
 }, 240_000);
 afterAll(async () => serve?.stop());
 
