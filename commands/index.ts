@@ -132,7 +132,7 @@ export function buildProgram(): Command {
   samples.command('diagnose')
     .description('why calls of a run did not merge into one row: each break classified, the worst shown')
     .requiredOption('--run <name>', 'the run')
-    .option('--tokenizer <gguf|name>', 'decode the tokens around each break with this model\'s tokenizer (e.g. gemma3-270m)')
+    .option('--tokenizer <spec>', 'decode the tokens around each break: a tokenizer.json, a model folder, a GGUF or a known model (default: config tokenizer)')
     .option('--worst <n>', 'breaks to show', int, 5)
     .option('--db <file>', 'SQLite trace store')
     .option('--json', 'every break as JSON')
@@ -141,8 +141,9 @@ export function buildProgram(): Command {
   samples.command('show')
     .description('rows, lengths, masks, advantages and weights of a batch file')
     .argument('<batch>', 'a batch.safetensors')
+    .option('--tokenizer <spec>', 'also print each row\'s decoded text: a tokenizer.json, a model folder, a GGUF or a known model (default: config tokenizer)')
     .option('--json', 'JSON output')
-    .addHelpText('after', examples(['alight samples show batch.safetensors']))
+    .addHelpText('after', examples(['alight samples show batch.safetensors', 'alight samples show batch.safetensors --tokenizer models/tiny/tokenizer.json']))
     .action(async (path, opts) => { await (await import('./samples.js')).showSamples(path, opts); });
 
   program.command('runs')

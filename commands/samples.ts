@@ -3,8 +3,9 @@ import type { AdvantageEstimator, MissingRewardPolicy } from '../src/algo/advant
 import type { LossNorm } from '../src/algo/loss-weights.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { buildRunBatch, diagnoseRun, type BuildResult, type DiagnoseResult } from '../src/samples/run-samples.js';
-import { diagnose } from '../src/samples/diagnose.js';
-import { ggufDetokenizer } from '../src/samples/tokenizer.js';
+import { diagnose, type Detokenize } from '../src/samples/diagnose.js';
+import { loadDetokenizer } from '../src/samples/tokenizer.js';
+import { loadConfig } from '../src/config/load.js';
 import type { MergeLevel } from '../src/samples/merge.js';
 import { readSafetensors } from '../src/samples/safetensors.js';
 import { table } from '../src/ui/summary.js';
@@ -38,7 +39,14 @@ const metaSchema = z.object({
   advantage: z.string(), loss_norm: z.string(), metrics: z.record(z.string(), z.unknown()),
 });
 
-export async function showSamples(path: string, opts: { json?: boolean }): Promise<void> {
+/** The tokenizer named by the flag, else by the config file; none when neither names one. */
+async function detokenizerFor(flags: { tokenizer?: string; config?: string }): Promise<Detokenize | undefined> {
+  const spec = flags.tokenizer ?? loadConfig(flags.config).config.tokenizer;
+  return spec ? loadDetokenizer(spec) : undefined;
+}
+
+export async function showSamples(path: string, opts: { json?: boolean; tokenizer?: string; config?: string }): Promise<void> {
+  const detokenize = await detokenizerFor(opts);
   let file;
   try {
     file = readSafetensors(path);
@@ -55,19 +63,28 @@ export async function showSamples(path: string, opts: { json?: boolean }): Promi
     for (let i = from; i < to; i++) loss += t.loss_mask[i];
     const first = Array.from({ length: to - from }, (_, k) => from + k).find((i) => t.loss_mask[i] === 1);
     const rollout = meta.data.rollouts[t.rollout_index[b]];
+    const ids = detokenize ? Array.from(t.input_ids as ArrayLike<number>).slice(from, to) : [];
     return { row: b, rollout: rollout.rollout_id, reward: rollout.reward, tokens: to - from, prompt: t.prompt_lengths[b], loss_tokens: loss,
-      advantage: first === undefined ? 0 : t.advantages[first], weight: first === undefined ? 0 : t.loss_weights[first] };
+      advantage: first === undefined ? 0 : t.advantages[first], weight: first === undefined ? 0 : t.loss_weights[first],
+      ...(detokenize && { text: detokenize(ids), sampled_text: detokenize(ids.filter((_, k) => t.loss_mask[from + k] === 1)) }) };
   });
   if (opts.json) return printJson({ meta: meta.data, rows });
+  const texts = rows.filter((r) => r.text !== undefined)
+    .map((r) => `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n  sampled: ${JSON.stringify(clip(r.sampled_text!))}`).join('');
   process.stdout.write(`${path}: advantage ${meta.data.advantage}, loss norm ${meta.data.loss_norm}\n` +
     `${JSON.stringify(meta.data.metrics)}\n\n${table(['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
-      rows.map((r) => [r.row, r.rollout, r.reward, r.tokens, r.prompt, r.loss_tokens, r.advantage.toFixed(4), r.weight.toExponential(3)]))}\n`);
+      rows.map((r) => [r.row, r.rollout, r.reward, r.tokens, r.prompt, r.loss_tokens, r.advantage.toFixed(4), r.weight.toExponential(3)]))}\n${texts}${texts && '\n'}`);
 }
 
-export async function diagnoseSamples(flags: { run: string; tokenizer?: string; db?: string; json?: boolean; worst: number }): Promise<DiagnoseResult> {
-  const detokenize = flags.tokenizer ? await ggufDetokenizer(flags.tokenizer) : undefined;
+/** The end of a long text, where a row's latest turns are. */
+function clip(text: string, max = 400): string {
+  return text.length > max ? `…${text.slice(-max)}` : text;
+}
+
+export async function diagnoseSamples(flags: { run: string; tokenizer?: string; config?: string; db?: string; json?: boolean; worst: number }): Promise<DiagnoseResult> {
+  const detokenize = await detokenizerFor(flags);
   return withStore(flags, (store) => {
-    const result = diagnoseRun(store, flags.run, (c, p, at, last) => diagnose(c, p, at, last, detokenize));
+    const result = diagnoseRun(store, flags.run, (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));
     if (flags.json) printJson(result);
     else {
       const kinds = Object.entries(result.kinds).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';

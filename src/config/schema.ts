@@ -32,6 +32,8 @@ export const configSchema = z.object({
   upstream: upstream.default(upstream.parse({})),
   gateway: gateway.default(gateway.parse({})),
   record: record.default(record.parse({})),
+  tokenizer: z.string().optional()
+    .describe('the policy model\'s tokenizer, for decoded text in samples diagnose/show: a tokenizer.json, a model folder holding one, or a GGUF model'),
 }).strict();
 
 export type Config = z.infer<typeof configSchema>;

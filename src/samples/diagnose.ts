@@ -3,6 +3,9 @@ export type BreakKind = (typeof breakKinds)[number];
 
 import { commonPrefix } from '../store/codec.js';
 
+/** Where the row's first and last sampled answers begin. */
+export interface AnswerSpan { first: number; last: number }
+
 /** Text of token ids, when a tokenizer is known. */
 export type Detokenize = (ids: readonly number[]) => string;
 
@@ -17,19 +20,20 @@ export interface Diagnosis {
 
 /**
  * Why a call's prompt did not extend the open row closest to it. `context` and `prompt` are the whole token
- * sequences (the row so far and the call's prompt); `position` is where they first differ; `lastAnswer` is where the
- * row's last completion starts (a rewrite from there on is the template's doing, before it the history's).
- * - new-context: they share (almost) nothing — a sub-agent or a fresh conversation, not a fault;
+ * sequences (the row so far and the call's prompt); `position` is where they first differ; `answers` says where the
+ * row's first and last completions start (a rewrite from the last on is the template's doing, before it the history's).
+ * - new-context: they part before the row's first answer (a shared system prompt at most) — a sub-agent or a fresh
+ *   conversation, not a fault;
  * - retry: the whole prompt is already in the row — the same request sent again (an SDK retry, a resampled turn);
  * - retokenization: the same text, other ids (BPE is not one-to-one; the harness re-sent text);
  * - template: the last answer was rewritten or partly removed (e.g. thinking stripped), and the rest follows on;
  * - compaction: the history before it was cut or summarised (or the prompt is shorter and does not follow on);
  * - other: anything else.
  */
-export function diagnose(context: readonly number[], prompt: readonly number[], position: number, lastAnswer: number,
+export function diagnose(context: readonly number[], prompt: readonly number[], position: number, answers: AnswerSpan,
   detokenize?: Detokenize): Diagnosis {
-  if (position < Math.min(16, context.length / 4)) {
-    return { kind: 'new-context', reason: `shares only ${position} tokens with the closest row: a new conversation or sub-agent` };
+  if (position < answers.first) {
+    return { kind: 'new-context', reason: `shares only ${position} tokens (part of the first prompt) with the closest row: a new conversation or sub-agent` };
   }
   if (position === prompt.length) {
     return { kind: 'retry', reason: 'the whole prompt is already in the row: the same request was sent again (an SDK retry or a resampled turn), so its answer starts a branch' };
@@ -42,9 +46,9 @@ export function diagnose(context: readonly number[], prompt: readonly number[], 
       return { kind: 'retokenization', reason: 'the prompt repeats the row\'s text with other token ids (the text was re-tokenized)', ...texts };
     }
     const edited = resumes(contextText, promptText, at);
-    return { ...classify(edited, position >= lastAnswer, prompt.length < context.length, context.length, prompt.length), ...texts };
+    return { ...classify(edited, position >= answers.last, prompt.length < context.length, context.length, prompt.length), ...texts };
   }
-  const d = classify(resumes(context, prompt, position), position >= lastAnswer, prompt.length < context.length, context.length, prompt.length);
+  const d = classify(resumes(context, prompt, position), position >= answers.last, prompt.length < context.length, context.length, prompt.length);
   return d.kind === 'other' ? { ...d, reason: `${d.reason} (pass --tokenizer to see the text)` } : d;
 }
 

@@ -1,8 +1,8 @@
 import { commonPrefix } from '../store/codec.js';
-import type { Diagnosis } from './diagnose.js';
+import type { AnswerSpan, Diagnosis } from './diagnose.js';
 
 /** Explains a merge break from the row's tokens, the prompt's and where they first differ. */
-export type Explain = (context: readonly number[], prompt: readonly number[], position: number, lastAnswer: number) => Diagnosis;
+export type Explain = (context: readonly number[], prompt: readonly number[], position: number, answers: AnswerSpan) => Diagnosis;
 
 /** One recorded call, as merging needs it. */
 export interface TraceCall {
@@ -180,6 +180,6 @@ function breakOf(seq: number, rows: readonly RowBuffer[], prompt: ArrayLike<numb
     seq, row, position,
     context: Array.from(rows[row].context.subarray(from, position + around)),
     prompt: whole.slice(from, position + around),
-    ...(explain && { diagnosis: explain(Array.from(rows[row].context), whole, position, rows[row].lastAnswerStart()) }),
+    ...(explain && { diagnosis: explain(Array.from(rows[row].context), whole, position, { first: rows[row].promptLength, last: rows[row].lastAnswerStart() }) }),
   };
 }

@@ -22,6 +22,10 @@ export interface ScriptedOptions {
   chunkDelayMs?: number;
   /** Prompt ids to report instead of tokenizing (for benchmarks). */
   fixedPromptIds?: number[];
+  /** Words the model samples as one token each (ids 258 on, as `writeByteTokenizer` numbers them); prompts spell them in bytes. */
+  merged?: string[];
+  /** Render earlier answers without their `<think>…</think>` span, as Qwen3's chat template does. */
+  stripThinking?: boolean;
 }
 
 export interface Produced {
@@ -44,13 +48,22 @@ export interface ScriptedUpstream {
 const enc = new TextEncoder();
 const bytes = (s: string): number[] => Array.from(enc.encode(s));
 
-export function renderChat(messages: { role: string; content: unknown }[]): number[] {
+export function renderChat(messages: { role: string; content: unknown }[], stripThinking = false): number[] {
   const ids: number[] = [];
   for (const m of messages) {
-    ids.push(IM_START, ...bytes(`${m.role}\n${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`), IM_END, ...bytes('\n'));
+    let content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+    if (stripThinking && m.role === 'assistant') content = content.replace(/<think>[\s\S]*?<\/think>\s*/g, '');
+    ids.push(IM_START, ...bytes(`${m.role}\n${content}`), IM_END, ...bytes('\n'));
   }
   ids.push(IM_START, ...bytes('assistant\n'));
   return ids;
+}
+
+/** Bytes, except that each of the `merged` words is one token. */
+function sample(text: string, merged: string[]): number[] {
+  if (merged.length === 0) return bytes(text);
+  const pattern = new RegExp(`(${[...merged].sort((a, b) => b.length - a.length).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`);
+  return text.split(pattern).flatMap((part, i) => i % 2 === 1 ? [258 + merged.indexOf(part)] : bytes(part));
 }
 
 // Exactly representable in float32, as vLLM's logprobs are.
@@ -77,10 +90,10 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
     }
     const chat = req.url === '/v1/chat/completions';
     const promptIds = options.fixedPromptIds ?? (chat
-      ? renderChat(body.messages as { role: string; content: unknown }[])
+      ? renderChat(body.messages as { role: string; content: unknown }[], options.stripThinking)
       : bytes(String(body.prompt)));
     const text = options.reply?.(index, body) ?? `reply ${index}`;
-    const completionIds = [...bytes(text), IM_END];
+    const completionIds = [...sample(text, options.merged ?? []), IM_END];
     const logprobs = completionIds.map((id, pos) => logprobOf(id, pos));
     const produced: Produced = { index, path: req.url ?? '', request: body, authorization: req.headers.authorization ?? null, promptIds, completionIds, logprobs, lastChunkAt: null };
     log.push(produced);
@@ -154,7 +167,7 @@ async function stream(res: ServerResponse, chat: boolean, body: Record<string, u
     const wait = last ? o.lastChunkDelayMs : o.chunkDelayMs;
     if (wait) await new Promise((r) => setTimeout(r, wait));
     const ids = p.completionIds.slice(i, i + step);
-    const text = dec.decode(new Uint8Array(ids.filter((id) => id < 256)), { stream: !last });
+    const text = dec.decode(new Uint8Array(ids.flatMap((id) => id < 256 ? [id] : id >= 258 ? bytes(o.merged![id - 258]) : [])), { stream: !last });
     if (last) p.lastChunkAt = Date.now();
     send({ ...head, choices: [choice(text, ids, p.logprobs.slice(i, i + step), last ? 'stop' : null)] });
   }

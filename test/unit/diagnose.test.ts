@@ -6,12 +6,15 @@ import { mergeCalls } from '../../src/samples/merge.js';
 const ids = (text: string): number[] => [...text].map((c) => c.charCodeAt(0));
 const detokenize = (tokens: readonly number[]): string => tokens.map((t) => (t === 1000 ? 'cd' : String.fromCharCode(t))).join('');
 const history = 'system: be brief. user: what is ab';
+const H = ids(history).length;
+// The row's first answer starts after its first prompt (the history); `last` is where its last answer starts.
+const at = (last: number) => ({ first: H, last });
 
 describe('merge-break diagnosis', () => {
   it('calls the same text with other ids a retokenization', () => {
     const context = [...ids(history), ...ids('ab'), 1000, ...ids('e')]; // the model sampled "cd" as one token
     const prompt = ids(`${history}abcde. user: more`); // the harness re-sent the text: "c", "d"
-    const d = diagnose(context, prompt, ids(history).length + 2, ids(history).length, detokenize);
+    const d = diagnose(context, prompt, H + 2, at(H), detokenize);
     expect(d.kind).toBe('retokenization');
     expect(d.contextText).toContain('abcde');
   });
@@ -19,18 +22,20 @@ describe('merge-break diagnosis', () => {
   it('calls a removed reasoning span followed by the same answer a template change', () => {
     const context = ids(`${history}<think>let me see</think>The answer is 4.<end>`);
     const prompt = ids(`${history}The answer is 4.<end> user: thanks`);
-    expect(diagnose(context, prompt, ids(history).length, ids(history).length, detokenize).kind).toBe('template');
+    expect(diagnose(context, prompt, H, at(H), detokenize).kind).toBe('template');
     // Without a tokenizer the ids show the same thing.
-    expect(diagnose(context, prompt, ids(history).length, ids(history).length).kind).toBe('template');
+    expect(diagnose(context, prompt, H, at(H)).kind).toBe('template');
     // The same removal inside earlier history (before the last answer) is a compaction.
-    expect(diagnose(context, prompt, ids(history).length, ids(history).length + 30, detokenize).kind).toBe('compaction');
+    expect(diagnose(context, prompt, H, at(H + 30), detokenize).kind).toBe('compaction');
   });
 
   it('calls a shorter prompt a compaction, a prompt sharing nothing a new context, and the rest other', () => {
     const context = ids(`${history} and then a very long tool output that goes on and on`);
-    expect(diagnose(context, ids(`${history} [summary]`), ids(history).length, ids(history).length, detokenize).kind).toBe('compaction');
-    expect(diagnose(context, ids('You are a sub-agent. Find the file.'), 0, 0, detokenize).kind).toBe('new-context');
-    expect(diagnose(context, ids(`${history} and now something entirely different, longer than before, that never returns`), ids(history).length + 10, ids(history).length, detokenize).kind).toBe('other');
+    expect(diagnose(context, ids(`${history} [summary]`), H, at(H), detokenize).kind).toBe('compaction');
+    expect(diagnose(context, ids('You are a sub-agent. Find the file.'), 0, at(H), detokenize).kind).toBe('new-context');
+    // A sub-agent sharing a long system prompt still parts within the row's first prompt.
+    expect(diagnose(context, ids('system: be brief. user: find the file'), 24, at(H), detokenize).kind).toBe('new-context');
+    expect(diagnose(context, ids(`${history} and now something entirely different, longer than before, that never returns`), H + 10, at(H), detokenize).kind).toBe('other');
   });
 
   it('calls a request sent again a retry, and keeps both answers as rows', () => {
@@ -38,7 +43,7 @@ describe('merge-break diagnosis', () => {
     const merged = mergeCalls([
       { seq: 0, status: 'ok', promptIds: prompt, completionIds: ids('first'), completionLogprobs: null },
       { seq: 1, status: 'ok', promptIds: prompt, completionIds: ids('second'), completionLogprobs: null }, // the SDK retried
-    ], 'trajectory', (c, p, at, last) => diagnose(c, p, at, last, detokenize));
+    ], 'trajectory', (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));
     expect(merged.rows).toHaveLength(2);
     expect(merged.breaks.map((b) => b.diagnosis?.kind)).toEqual(['retry']);
   });
@@ -47,7 +52,7 @@ describe('merge-break diagnosis', () => {
     const merged = mergeCalls([
       { seq: 0, status: 'ok', promptIds: ids(history), completionIds: [...ids('ab'), 1000, ...ids('e')], completionLogprobs: null },
       { seq: 1, status: 'ok', promptIds: ids(`${history}abcde. user: more`), completionIds: ids('ok'), completionLogprobs: null },
-    ], 'trajectory', (c, p, at, last) => diagnose(c, p, at, last, detokenize));
+    ], 'trajectory', (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));
     expect(merged.breaks.map((b) => b.diagnosis?.kind)).toEqual(['retokenization']);
   });
 });
