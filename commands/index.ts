@@ -125,6 +125,7 @@ export function buildProgram(): Command {
     .option('--max-prompt-tokens <n>', 'drop rows whose first prompt is longer (after advantages)', int)
     .option('--max-response-tokens <n>', 'cut rows after this many tokens past their first prompt', int, 32768)
     .option('--drop-zero-variance', 'drop groups whose rewards are all equal (after advantages)')
+    .option('--row-multiple <n>', 'drop rows, least |advantage| first, until their count is a multiple of n, as mini-batches need (after advantages)', int)
     .option('--db <file>', 'SQLite trace store')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', examples(['alight samples build --run my-run --out batch.safetensors', 'alight samples build --run my-run --advantage rloo --loss-norm token-mean --out b.safetensors']))
@@ -145,6 +146,13 @@ export function buildProgram(): Command {
     .option('--json', 'JSON output')
     .addHelpText('after', examples(['alight samples show batch.safetensors', 'alight samples show batch.safetensors --tokenizer models/tiny/tokenizer.json']))
     .action(async (path, opts) => { await (await import('./samples.js')).showSamples(path, opts); });
+
+  program.command('doctor')
+    .description('check the Python side (torch, transformers) and say how to fix what is missing')
+    .option('--setup', 'make alight\'s virtualenv and install python/requirements.txt into it')
+    .option('--json', 'JSON output')
+    .addHelpText('after', examples(['alight doctor', 'alight doctor --setup']))
+    .action(async (opts) => { await (await import('./doctor.js')).doctor(opts); });
 
   program.command('runs')
     .description('recorded runs')

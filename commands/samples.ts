@@ -13,7 +13,7 @@ import { printJson, withStore } from './shared.js';
 
 export interface BuildFlags {
   run: string; out: string; level: MergeLevel; advantage: AdvantageEstimator; lossNorm: LossNorm; missingReward: MissingRewardPolicy;
-  maxPromptTokens?: number; maxResponseTokens: number; dropZeroVariance?: boolean; db?: string; json?: boolean;
+  maxPromptTokens?: number; maxResponseTokens: number; dropZeroVariance?: boolean; rowMultiple?: number; db?: string; json?: boolean;
 }
 
 export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
@@ -28,7 +28,7 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
         `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
         `drops: ${m.dropped_missing_reward} rollouts without reward, ${m.dropped_zero_variance} in zero-variance groups, ` +
         `${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
-        `${m.truncated_rows} rows cut at --max-response-tokens\n`);
+        `${m.dropped_alignment_rows} rows for --row-multiple, ${m.truncated_rows} rows cut at --max-response-tokens\n`);
     }
     return result;
   });

@@ -1,10 +1,9 @@
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AlightError, ExitCode } from './errors.js';
+import { packageRoot } from './package-root.js';
 
-// dist/src/scaffold.js → the package's templates/ folder.
-const templates = fileURLToPath(new URL('../../templates/', import.meta.url));
+const templates = join(packageRoot, 'templates');
 export const scaffoldFiles = ['alight.config.yaml', 'harness.mjs', 'tasks.jsonl'] as const;
 
 /** Writes the starter files into `dir`; refuses to overwrite unless `force`. Returns the paths written. */

@@ -21,13 +21,15 @@ export interface BatchOptions {
   maxResponseTokens: number;
   /** Drop the rollouts of groups (of two or more) whose rewards are all equal: they carry no signal (after advantages). */
   dropZeroVariance?: boolean;
+  /** Drop rows until their count is a multiple of this, as a trainer's mini-batches need (after advantages). */
+  rowMultiple?: number;
   padTokenId?: number;
 }
 
 export interface BatchMetrics {
   rollouts: number; rows: number; tokens: number; loss_tokens: number;
   dropped_missing_reward: number; dropped_zero_variance: number; dropped_long_prompt_rows: number; dropped_rollouts_without_rows: number;
-  truncated_rows: number;
+  truncated_rows: number; dropped_alignment_rows: number;
   reward_mean: number | null; advantage_mean: number | null;
 }
 
@@ -73,6 +75,8 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
     });
     if (rows.length) final.push({ rollout, reward: settled.rewards[i], advantage: advantages[i], rows });
   });
+  const beforeAlignment = final.length;
+  const droppedAligned = alignRows(final, options.rowMultiple ?? 1);
 
   const shapes = final.flatMap((f, r) => f.rows.map((row) => ({ rollout: r, lossTokens: row.mask.reduce((a, m) => a + m, 0) })));
   const weights = lossWeights(shapes, final.length, options.lossNorm, options.maxResponseTokens);
@@ -116,11 +120,31 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
       metrics: {
         rollouts: final.length, rows: rows.length, tokens, loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
         dropped_missing_reward: rollouts.length - kept.length, dropped_zero_variance: droppedFlat, dropped_long_prompt_rows: droppedRows,
-        dropped_rollouts_without_rows: kept.length - droppedFlat - final.length, truncated_rows: truncated,
+        dropped_rollouts_without_rows: kept.length - droppedFlat - beforeAlignment, truncated_rows: truncated,
+        dropped_alignment_rows: droppedAligned,
         reward_mean: mean(final.map((f) => f.reward)), advantage_mean: mean(final.map((f) => f.advantage)),
       },
     },
   };
+}
+
+/**
+ * Drops rows until their count is a multiple of `multiple`: from the rollouts with the smallest |advantage| first (the
+ * least signal; later rollouts first among equals), each losing its last rows first. A rollout left without rows
+ * leaves the batch; the others keep their advantage. Returns the rows dropped.
+ */
+function alignRows(final: { advantage: number; rows: Row[] }[], multiple: number): number {
+  const surplus = final.reduce((a, f) => a + f.rows.length, 0) % multiple;
+  let left = surplus;
+  const order = final.map((_, i) => i).sort((a, b) => Math.abs(final[a].advantage) - Math.abs(final[b].advantage) || b - a);
+  for (const i of order) {
+    if (left === 0) break;
+    const n = Math.min(left, final[i].rows.length);
+    final[i].rows = final[i].rows.slice(0, final[i].rows.length - n);
+    left -= n;
+  }
+  for (let i = final.length - 1; i >= 0; i--) if (final[i].rows.length === 0) final.splice(i, 1);
+  return surplus;
 }
 
 /** Groups of two or more rollouts whose rewards are all equal. */

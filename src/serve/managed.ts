@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 
 export interface ManagedServe {
   /** The OpenAI base URL, ending in /v1. */
@@ -13,7 +13,7 @@ export interface ManagedServe {
 }
 
 // The package's bin/alight.js, from dist/src/serve/ when built or from src/serve/ when run from source.
-const bin = ['../../../bin/alight.js', '../../bin/alight.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find(existsSync)!;
+const bin = join(packageRoot, 'bin', 'alight.js');
 
 /** `alight serve` as a child process on a free port, for `record --serve`; ready once it has loaded the model. */
 export async function startManagedServe(model: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<ManagedServe> {

@@ -60,6 +60,23 @@ describe('the batch', () => {
     expect(buildBatch(flat, { advantage: 'grpo', lossNorm: 'token-mean', missingReward: 'zero', maxResponseTokens: 16 }).meta.metrics.rollouts).toBe(6);
   });
 
+  it('aligns the row count to a multiple after advantages, dropping the least signal first', () => {
+    // drgrpo advantages: a 2/3, b −1/3 (two rows), c −1/3. Four rows, multiple 3: one row goes, from the smallest
+    // |advantage|, the later rollout first among equals: c's only row, so c leaves the batch.
+    const three = buildBatch(rollouts, { advantage: 'drgrpo', lossNorm: 'per-rollout-mean', missingReward: 'zero', maxResponseTokens: 16, rowMultiple: 3 });
+    expect(three.meta.metrics).toMatchObject({ dropped_alignment_rows: 1, rows: 3, rollouts: 2 });
+    expect(three.meta.rollouts.map((r) => r.rollout_id)).toEqual(['a', 'b']);
+    expect(three.tensors.advantages[2]).toBeCloseTo(2 / 3, 6); // the baseline still counts c
+    // Weights are over what is trained: 1 / (N · T_r) with N = 2.
+    expect(Array.from(three.tensors.loss_weights).filter((w) => w > 0)).toEqual([0.25, 0.25, 0.25, 0.25]);
+    // Rewards 1, 0.5, 0: b (two rows) has the smallest |advantage| (0) and loses its last row only.
+    const graded = rollouts.map((r, i) => ({ ...r, reward: [1, 0.5, 0][i] }));
+    const partial = buildBatch(graded, { advantage: 'drgrpo', lossNorm: 'token-mean', missingReward: 'zero', maxResponseTokens: 16, rowMultiple: 3 });
+    expect(partial.meta.rollouts.map((r) => `${r.rollout_id}:${r.rows}`)).toEqual(['a:1', 'b:1', 'c:1']);
+    expect(Array.from(partial.tensors.input_ids)).toEqual([1, 2, 3, 4, 1, 5, 1, 2, 3, 4, 5, 7]);
+    expect(partial.meta.metrics.dropped_alignment_rows).toBe(1);
+  });
+
   it('round-trips through a safetensors file', () => {
     const batch = buildBatch(rollouts, { advantage: 'grpo', lossNorm: 'seq-mean-token-mean', missingReward: 'zero', maxResponseTokens: 16 });
     const path = join(tempDir(), 'batch.safetensors');
