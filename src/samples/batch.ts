@@ -97,12 +97,14 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
       t.input_ids.set(row.tokens, at);
       t.loss_mask.set(row.mask, at);
       t.rollout_logprobs.set(row.logprobs, at);
+      // Loss tokens come in runs (one per answer): fill each run at once.
       const { mask } = row;
-      const { advantages: adv, loss_weights: lw } = t;
-      const a = f.advantage;
-      const w = weights[b];
-      for (let k = 0; k < mask.length; k++) {
-        if (mask[k] === 1) { adv[at + k] = a; lw[at + k] = w; }
+      for (let k = mask.indexOf(1); k !== -1; ) {
+        const end = mask.indexOf(0, k);
+        const to = end === -1 ? mask.length : end;
+        t.advantages.fill(f.advantage, at + k, at + to);
+        t.loss_weights.fill(weights[b], at + k, at + to);
+        k = end === -1 ? -1 : mask.indexOf(1, end);
       }
       at += row.tokens.length;
       b++;

@@ -47,21 +47,27 @@ export interface BuildOptions extends BatchOptions {
 
 export interface BuildResult {
   out: string;
+  /** Milliseconds spent loading and merging the calls, building the batch, writing the file. */
+  timings: { merge_ms: number; batch_ms: number; write_ms: number };
   metrics: Batch['meta']['metrics'];
   merge: MergeCounts;
 }
 
 /** `alight samples build`: a run's finished rollouts → rows → one batch file. Refuses to write an empty batch. */
 export function buildRunBatch(store: Store, options: BuildOptions): BuildResult {
+  const started = performance.now();
   const { rollouts, counts } = mergeRun(store, options.run, options.level);
+  const merged = performance.now();
   if (rollouts.length === 0) {
     throw new AlightError(`no rollout of run ${options.run} has calls with token ids ` +
       `(${counts.skipped_calls_without_tokens} calls without them: record against a vllm-kind upstream or alight serve)`, ExitCode.input);
   }
   const batch = buildBatch(rollouts, options);
   if (batch.meta.metrics.loss_tokens === 0) throw new AlightError(`the batch of run ${options.run} would have no loss tokens; nothing written`, ExitCode.input);
+  const built = performance.now();
   writeSafetensors(options.out, batch.tensors, { alight: JSON.stringify(batch.meta) });
-  return { out: options.out, metrics: batch.meta.metrics, merge: counts };
+  const timings = { merge_ms: merged - started, batch_ms: built - merged, write_ms: performance.now() - built };
+  return { out: options.out, timings, metrics: batch.meta.metrics, merge: counts };
 }
 
 export interface DiagnoseResult {
