@@ -1,0 +1,62 @@
+"""`python -m alight_worker`: newline-delimited JSON-RPC 2.0 on stdin/stdout (DESIGN §7). Methods: init,
+train_step, sync_weights, save, load, shutdown. The process ends when stdin closes, so it never outlives its parent."""
+import json
+import sys
+import traceback
+
+
+def main():
+    rpc_out = sys.stdout
+    sys.stdout = sys.stderr  # a stray print must not corrupt the protocol
+    state = {"backend": None, "server": None}
+
+    def reply(message):
+        rpc_out.write(json.dumps(message) + "\n")
+        rpc_out.flush()
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request_id = None
+        try:
+            request = json.loads(line)
+            request_id, method, params = request.get("id"), request["method"], request.get("params") or {}
+            result = dispatch(state, method, params)
+            reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+            if method == "shutdown":
+                return
+        except Exception as err:  # every failure goes back to the orchestrator, which decides
+            reply({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": f"{type(err).__name__}: {err}",
+                                                                 "data": traceback.format_exc()}})
+
+
+def dispatch(state, method, params):
+    if method == "init":
+        from .server import start_server
+        backend_name = params.get("backend", "torch")
+        if backend_name != "torch":
+            raise ValueError(f"unknown backend {backend_name!r} (this worker has: torch)")
+        from .torch_backend import TorchBackend
+        state["backend"] = TorchBackend(params)
+        state["server"], url = start_server(state["backend"], params.get("host", "127.0.0.1"), int(params.get("port", 0)))
+        return {"endpoints": [{"url": url, "model": state["backend"].name}], "version": state["backend"].version}
+    if method == "shutdown":
+        if state["server"]:
+            state["server"].shutdown()
+        return {}
+    backend = state["backend"]
+    if backend is None:
+        raise RuntimeError(f"{method} before init")
+    if method == "train_step":
+        return backend.train_step(params["batch_path"], params.get("step"))
+    if method == "sync_weights":
+        return backend.sync_weights(params["version"])
+    if method == "save":
+        return backend.save(params["path"])
+    if method == "load":
+        return backend.load(params["path"])
+    raise ValueError(f"unknown method {method!r}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The update's maths: per-token logprobs of a packed batch under the policy, and the PPO-clip / GRPO objective
+Σ loss_weight · ℓ_token with the batch's advantages and weights as given (no renormalisation: alight's orchestrator
+already chose the normalisation, DESIGN §6)."""
+import torch
+
+
+def unpack(batch, rows):
+    """Right-padded [len(rows), L] tensors of the given rows of a packed batch (a dict of torch tensors)."""
+    offsets = batch["row_offsets"].tolist()
+    width = max(offsets[b + 1] - offsets[b] for b in rows)
+    out = {name: torch.zeros((len(rows), width), dtype=dtype)
+           for name, dtype in [("input_ids", torch.long), ("loss_mask", torch.float32), ("rollout_logprobs", torch.float32),
+                               ("advantages", torch.float32), ("loss_weights", torch.float32), ("attention_mask", torch.long)]}
+    for i, b in enumerate(rows):
+        start, end = offsets[b], offsets[b + 1]
+        n = end - start
+        out["input_ids"][i, :n] = batch["input_ids"][start:end]
+        out["attention_mask"][i, :n] = 1
+        for name in ["loss_mask", "rollout_logprobs", "advantages", "loss_weights"]:
+            out[name][i, :n] = batch[name][start:end]
+    return out
+
+
+def token_logprobs(model, input_ids, attention_mask):
+    """log p(token_t | tokens_<t) for t ≥ 1 (0 at t = 0), and the entropy of each of those distributions."""
+    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
+    logp_all = torch.log_softmax(logits, dim=-1)
+    picked = logp_all.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    entropy = -(logp_all.exp() * logp_all).sum(-1)
+    pad = torch.zeros((input_ids.shape[0], 1))
+    return torch.cat([pad, picked], dim=1), torch.cat([pad, entropy], dim=1)
+
+
+def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coef=0.0):
+    """Σ w · ℓ over loss tokens with ℓ = max(−A·r, −A·clip(r, 1−ε_low, 1+ε_high)) (+ kl_coef · k3 KL to the
+    reference), r = exp(logp − rollout logp). Returns the loss and sums for the step's metrics."""
+    mask, weights, adv = rows["loss_mask"], rows["loss_weights"], rows["advantages"]
+    log_ratio = (logp - rows["rollout_logprobs"]) * mask
+    ratio = torch.exp(log_ratio)
+    unclipped = -adv * ratio
+    clipped = -adv * torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
+    per_token = torch.maximum(unclipped, clipped)
+    sums = {"clipped_tokens": float(((clipped > unclipped) * mask).sum()),
+            # k3 estimate of KL(rollout policy ‖ current policy): exp(−Δ) − 1 + Δ with Δ = logp − rollout logp.
+            "kl_rollout_sum": float(((torch.exp(-log_ratio) - 1 + log_ratio) * mask).sum())}
+    if ref_logp is not None and kl_coef > 0:
+        delta = (ref_logp - logp) * mask
+        kl = torch.exp(delta) - delta - 1
+        per_token = per_token + kl_coef * kl
+        sums["kl_ref_sum"] = float((kl * mask).sum())
+    return (per_token * weights * mask).sum(), sums

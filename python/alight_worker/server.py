@@ -1,0 +1,158 @@
+"""An OpenAI-compatible HTTP server over a backend's `generate`, in vLLM's format where alight depends on it:
+`return_token_ids` → `prompt_token_ids` and `token_ids`, logprobs in the OpenAI shapes, streaming as SSE, and the
+served weights' version in the `x-alight-model-version` header."""
+import json
+import threading
+import time
+import traceback
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class BadRequest(Exception):
+    pass
+
+
+def start_server(backend, host="127.0.0.1", port=0):
+    handler = type("Handler", (Handler,), {"backend": backend})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://{host}:{server.server_address[1]}/v1"
+
+
+class Handler(BaseHTTPRequestHandler):
+    backend = None
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # the gateway records every call; no access log on the worker's stderr
+        pass
+
+    def do_GET(self):
+        if self.path == "/v1/models":
+            return self.send_json(200, {"object": "list", "data": [{"id": self.backend.name, "object": "model", "owned_by": "alight"}]})
+        if self.path == "/health":
+            return self.send_json(200, {"ok": True, "version": self.backend.version})
+        self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError"}})
+
+    def do_POST(self):
+        try:
+            length = int(self.headers.get("content-length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"null")
+            except json.JSONDecodeError as err:
+                raise BadRequest(f"the body is not JSON: {err}")
+            if not isinstance(body, dict):
+                raise BadRequest("the body must be a JSON object")
+            if self.path == "/v1/chat/completions":
+                if not isinstance(body.get("messages"), list) or not body["messages"]:
+                    raise BadRequest("messages must be a non-empty list")
+                messages = [{"role": m.get("role"), "content": m.get("content") if isinstance(m.get("content"), str) else
+                             "".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict))} for m in body["messages"]]
+                prompt = self.backend.chat_prompt(messages)
+                return self.complete(body, prompt, chat=True)
+            if self.path == "/v1/completions":
+                raw = body.get("prompt")
+                prompt = raw if isinstance(raw, list) and all(isinstance(t, int) for t in raw) else self.backend.text_prompt(str(raw))
+                return self.complete(body, prompt, chat=False)
+            self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError"}})
+        except (BadRequest, ValueError) as err:
+            self.send_json(400, {"error": {"message": str(err), "type": "BadRequestError", "code": 400}})
+        except Exception as err:  # an answer, not a dropped connection: the gateway records it
+            traceback.print_exc()
+            self.send_json(500, {"error": {"message": f"{type(err).__name__}: {err}", "type": "InternalServerError", "code": 500}})
+
+    def complete(self, body, prompt, chat):
+        model = body.get("model")
+        if model not in (None, self.backend.name):
+            return self.send_json(404, {"error": {"message": f"The model `{model}` does not exist.", "type": "NotFoundError", "code": 404}})
+        if int(body.get("n") or 1) != 1:
+            raise BadRequest("n > 1 is not supported")
+        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 256)
+        temperature = float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0)
+        top_p = float(body.get("top_p") if body.get("top_p") is not None else 1.0)
+        seed = body.get("seed")
+        want_ids = bool(body.get("return_token_ids"))
+        want_logprobs = bool(body.get("logprobs")) if chat else body.get("logprobs") is not None
+        kind = "chat.completion" if chat else "text_completion"
+        rid = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
+        head = {"id": rid, "created": int(time.time()), "model": self.backend.name}
+        if body.get("stream"):
+            return self.stream(head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body)
+        ids, logprobs, finish, version = self.backend.generate(prompt, max_tokens, temperature, top_p, seed)
+        text = self.backend.decode(ids)
+        choice = {"index": 0, "finish_reason": finish}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": text}
+            choice["logprobs"] = {"content": [self.chat_logprob(t, lp) for t, lp in zip(ids, logprobs)]} if want_logprobs else None
+        else:
+            choice["text"] = text
+            choice["logprobs"] = {"tokens": [self.backend.decode([t]) for t in ids], "token_logprobs": logprobs} if want_logprobs else None
+            if want_ids:
+                choice["prompt_token_ids"] = prompt
+        if want_ids:
+            choice["token_ids"] = ids
+        answer = {**head, "object": kind, "choices": [choice],
+                  "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)}}
+        if chat and want_ids:
+            answer["prompt_token_ids"] = prompt
+        self.send_json(200, answer, version)
+
+    def chat_logprob(self, token, logprob):
+        text = self.backend.tokenizer.convert_ids_to_tokens(token)
+        return {"token": text, "logprob": logprob, "bytes": list(text.encode()), "top_logprobs": []}
+
+    def stream(self, head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body):
+        kind = f"{kind}.chunk" if chat else kind
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("x-alight-model-version", str(self.backend.version))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def send(obj):
+            self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+            self.wfile.flush()
+
+        first = {**head, "object": kind, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
+                 if chat else [{"index": 0, "text": "", "finish_reason": None, **({"prompt_token_ids": prompt} if want_ids else {})}]}
+        if chat and want_ids:
+            first["prompt_token_ids"] = prompt
+        send(first)
+        sent = {"ids": [], "text": ""}
+
+        def on_token(token, logprob):
+            sent["ids"].append(token)
+            # Text is whatever the decoded whole has grown by (a token may end inside a multi-byte character).
+            whole = self.backend.decode(sent["ids"])
+            delta, sent["text"] = whole[len(sent["text"]):], whole
+            choice = {"index": 0, "finish_reason": None}
+            if chat:
+                choice["delta"] = {"content": delta}
+                choice["logprobs"] = {"content": [self.chat_logprob(token, logprob)]} if want_logprobs else None
+            else:
+                choice["text"] = delta
+                choice["logprobs"] = {"tokens": [self.backend.decode([token])], "token_logprobs": [logprob]} if want_logprobs else None
+            if want_ids:
+                choice["token_ids"] = [token]
+            send({**head, "object": kind, "choices": [choice]})
+
+        ids, _, finish, _ = self.backend.generate(prompt, max_tokens, temperature, top_p, seed, on_token)
+        last = {"index": 0, "finish_reason": finish, **({"delta": {}} if chat else {"text": ""})}
+        send({**head, "object": kind, "choices": [last]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            send({**head, "object": kind, "choices": [],
+                  "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)}})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+    def send_json(self, status, obj, version=None):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("x-alight-model-version", str(self.backend.version if version is None else version))
+        self.end_headers()
+        self.wfile.write(data)

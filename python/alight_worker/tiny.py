@@ -1,0 +1,49 @@
+"""A tiny causal LM with a character tokenizer and a ChatML template, randomly initialised: small enough to learn a
+toy task by RL on a CPU in minutes, real enough to go through transformers, a tokenizer.json and a chat template.
+
+    python -m alight_worker.tiny --out models/tiny --seed 0
+"""
+import argparse
+import json
+import os
+
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>"]
+CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:;!?'\"()-\n"
+CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                 "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def make_tokenizer():
+    from tokenizers import Tokenizer, decoders, models
+    from transformers import PreTrainedTokenizerFast
+    vocab = {s: i for i, s in enumerate(SPECIALS)}
+    for c in CHARS:
+        vocab[c] = len(vocab)
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    core.add_special_tokens(SPECIALS)
+    core.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=core, bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   unk_token="<unk>", chat_template=CHAT_TEMPLATE)
+
+
+def make(out, seed=0, hidden=64, layers=2, heads=4):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    tokenizer = make_tokenizer()
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 4, num_hidden_layers=layers,
+                         num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=1024,
+                         bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
+    model = LlamaForCausalLM(config)
+    os.makedirs(out, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(json.dumps({"path": make(args.out, args.seed)}))

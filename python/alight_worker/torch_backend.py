@@ -1,0 +1,162 @@
+"""The `torch` backend: a Hugging Face causal LM on the CPU (or one GPU), served to the gateway and updated in place.
+
+Serving and training share the model under one lock, so a weight update never runs under a generation; the
+orchestrator pauses rollouts for the update anyway. The served version is what `sync_weights` last set."""
+import os
+import random
+import sys
+import threading
+import time
+
+import torch
+from safetensors.torch import load_file
+
+from .policy_loss import ppo_clip_loss, token_logprobs, unpack
+
+
+def log(message):
+    print(f"alight-worker: {message}", file=sys.stderr, flush=True)
+
+
+class TorchBackend:
+    def __init__(self, params):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        self.params = params
+        seed = int(params.get("seed", 0))
+        torch.manual_seed(seed)
+        random.seed(seed)
+        if params.get("threads"):
+            torch.set_num_threads(int(params["threads"]))
+        self.device = "cuda" if torch.cuda.is_available() and params.get("device", "auto") != "cpu" else "cpu"
+        path = params["model"]
+        self.name = params.get("name") or os.path.basename(os.path.normpath(path))
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).to(self.device)
+        self.model.eval()
+        self.reference = None
+        if float(params.get("kl_coef", 0)) > 0:
+            self.reference = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).to(self.device).eval()
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=float(params.get("lr", 1e-5)),
+                                           weight_decay=float(params.get("weight_decay", 0.0)), betas=(0.9, 0.999))
+        self.lock = threading.Lock()
+        self.version = 0
+        self.max_context = int(getattr(self.model.config, "max_position_embeddings", 4096))
+        eos = self.model.generation_config.eos_token_id
+        self.stop_ids = {i for i in [self.tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])] if i is not None}
+        log(f"loaded {path} ({sum(p.numel() for p in self.model.parameters()):,} parameters) on {self.device}")
+
+    # --- serving ---------------------------------------------------------------------------------------------------
+    def chat_prompt(self, messages):
+        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True))
+
+    def text_prompt(self, text):
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids):
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def generate(self, prompt, max_tokens, temperature=1.0, top_p=1.0, seed=None, on_token=None):
+        """Samples up to max_tokens ids after `prompt`. The logprob of each is the model's own (temperature 1, no
+        truncation), as vLLM reports by default and as the update recomputes it. Returns (ids, logprobs, finish, version)."""
+        if len(prompt) + max_tokens > self.max_context:
+            raise ValueError(f"This model's maximum context length is {self.max_context} tokens. However, you requested "
+                             f"{len(prompt) + max_tokens} tokens ({len(prompt)} in the messages, {max_tokens} in the completion).")
+        generator = torch.Generator().manual_seed(seed if seed is not None else random.getrandbits(63))
+        ids, logprobs, finish = [], [], "length"
+        with self.lock, torch.no_grad():
+            version = self.version
+            past = None
+            step_input = torch.tensor([prompt], device=self.device)
+            for _ in range(max_tokens):
+                out = self.model(input_ids=step_input, past_key_values=past, use_cache=True)
+                past = out.past_key_values
+                logits = out.logits[0, -1].float().cpu()
+                logp = torch.log_softmax(logits, -1)
+                probs = torch.softmax(logits / max(temperature, 1e-5), -1) if temperature > 0 else None
+                if probs is None:
+                    token = int(torch.argmax(logits))
+                else:
+                    if top_p < 1.0:
+                        sorted_p, order = torch.sort(probs, descending=True)
+                        keep = torch.cumsum(sorted_p, 0) - sorted_p < top_p
+                        probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_p[keep])
+                    token = int(torch.multinomial(probs, 1, generator=generator))
+                ids.append(token)
+                logprobs.append(float(logp[token]))
+                if on_token:
+                    on_token(token, logprobs[-1])
+                if token in self.stop_ids:
+                    finish = "stop"
+                    break
+                step_input = torch.tensor([[token]], device=self.device)
+        return ids, logprobs, finish, version
+
+    # --- training --------------------------------------------------------------------------------------------------
+    def train_step(self, batch_path, step):
+        started = time.perf_counter()
+        batch = load_file(batch_path)
+        rows = len(batch["row_offsets"]) - 1
+        micro = int(self.params.get("micro_batch_rows", 8))
+        epochs = int(self.params.get("ppo_epochs", 1))
+        clip_low, clip_high = float(self.params.get("clip_low", 0.2)), float(self.params.get("clip_high", 0.28))
+        kl_coef = float(self.params.get("kl_coef", 0.0))
+        loss_tokens = float(batch["loss_mask"].sum())
+        totals = {"loss": 0.0, "clipped_tokens": 0.0, "kl_rollout_sum": 0.0, "kl_ref_sum": 0.0, "entropy_sum": 0.0}
+        grad_norm = 0.0
+        with self.lock:
+            self.model.train()
+            for _ in range(epochs):
+                self.optimizer.zero_grad(set_to_none=True)
+                for start in range(0, rows, micro):
+                    part = {k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
+                    logp, entropy = token_logprobs(self.model, part["input_ids"], part["attention_mask"])
+                    ref_logp = None
+                    if self.reference is not None:
+                        with torch.no_grad():
+                            ref_logp, _ = token_logprobs(self.reference, part["input_ids"], part["attention_mask"])
+                    loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, ref_logp, kl_coef)
+                    # The weights already sum the step's objective: micro-batch losses add up, nothing is re-averaged.
+                    loss.backward()
+                    totals["loss"] += float(loss)
+                    for key, value in sums.items():
+                        totals[key] += value
+                    totals["entropy_sum"] += float((entropy.detach() * part["loss_mask"]).sum())
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(self.params.get("max_grad_norm", 1.0))))
+                self.optimizer.step()
+            self.model.eval()
+        n = max(loss_tokens * epochs, 1.0)
+        metrics = {"loss": totals["loss"] / epochs, "grad_norm": grad_norm, "entropy": totals["entropy_sum"] / n,
+                   "clip_fraction": totals["clipped_tokens"] / n, "kl_rollout": totals["kl_rollout_sum"] / n,
+                   "rows": rows, "loss_tokens": int(loss_tokens), "update_s": time.perf_counter() - started}
+        if self.reference is not None:
+            metrics["kl_ref"] = totals["kl_ref_sum"] / n
+        log(f"step {step}: loss {metrics['loss']:.4f}, grad norm {grad_norm:.3f}, {rows} rows")
+        return {"metrics": metrics}
+
+    def sync_weights(self, version):
+        # The served model is the trained one: switching is taking the new version number, under the lock.
+        with self.lock:
+            self.version = int(version)
+        return {"version": self.version}
+
+    def save(self, path):
+        with self.lock:
+            os.makedirs(path, exist_ok=True)
+            self.model.save_pretrained(path, safe_serialization=True)
+            self.tokenizer.save_pretrained(path)
+            torch.save({"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state(),
+                        "python_rng": random.getstate()}, os.path.join(path, "trainer_state.pt"))
+        return {"path": path}
+
+    def load(self, path):
+        from transformers import AutoModelForCausalLM
+        with self.lock:
+            loaded = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+            self.model.load_state_dict(loaded.state_dict())
+            state = torch.load(os.path.join(path, "trainer_state.pt"))
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.version = int(state["version"])
+            torch.set_rng_state(state["torch_rng"])
+            random.setstate(state["python_rng"])
+            self.model.eval()
+        return {"path": path, "version": self.version}
