@@ -147,6 +147,41 @@ export function buildProgram(): Command {
     .addHelpText('after', examples(['alight samples show batch.safetensors', 'alight samples show batch.safetensors --tokenizer models/tiny/tokenizer.json']))
     .action(async (path, opts) => { await (await import('./samples.js')).showSamples(path, opts); });
 
+  program.command('train')
+    .description('RL through the harness: rollouts, batch, update on the Python worker, new weights served; repeat')
+    .argument('<cmd>', 'harness command')
+    .argument('[args...]', 'its arguments; {{field}} is replaced by the task field')
+    .passThroughOptions()
+    .addOption(new Option('--backend <backend>', 'the worker').choices(['torch']))
+    .option('--model <folder>', 'the policy: a Hugging Face model folder')
+    .option('--tasks <file.jsonl>', 'training tasks')
+    .option('-n <k>', 'rollouts per task per step (the group)', int)
+    .option('--batch-size <b>', 'tasks per step', int)
+    .option('--steps <s>', 'training steps', int)
+    .option('--concurrency <c>', 'harness processes at once', int)
+    .option('--lr <rate>', 'learning rate', num)
+    .addOption(new Option('--advantage <estimator>', 'advantage estimator').choices(Object.keys(advantageEstimators)))
+    .addOption(new Option('--loss-norm <norm>', 'how token losses are weighted').choices(lossNorms))
+    .option('--kl-coef <c>', 'k3 KL penalty to the initial policy', num)
+    .option('--max-response-tokens <n>', 'cut rows after this many tokens past their first prompt', int)
+    .option('--reward-cmd <cmd>', 'shell command run after each harness; its last printed number is the reward')
+    .option('--val-tasks <file.jsonl>', 'validation tasks (ALIGHT_MODE=val, once each)')
+    .option('--val-every <n>', 'validate every n steps', int)
+    .option('--save-every <n>', 'checkpoint every n steps (and after the last)', int)
+    .option('--seed <seed>', 'data order and sampling seeds', int)
+    .option('--timeout <seconds>', 'kill a harness after this long', num)
+    .option('--run <name>', 'run name (default: generated)')
+    .option('--resume <run>', 'continue this run from its last checkpoint, same data order')
+    .option('--port <port>', 'gateway port (default: a free one)', int)
+    .option('--db <file>', 'SQLite trace store')
+    .option('--config <file>', 'config file (default: ./alight.config.yaml)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', examples([
+      'alight train --model models/tiny --tasks tasks.jsonl -n 8 --batch-size 4 --steps 30 -- node harness.mjs',
+      'alight train --resume train-20261130-1200-ab12 -- node harness.mjs',
+    ]))
+    .action(async (cmd, args, opts) => { await (await import('./train.js')).trainCommand(cmd, args, opts); });
+
   program.command('doctor')
     .description('check the Python side (torch, transformers) and say how to fix what is missing')
     .option('--setup', 'make alight\'s virtualenv and install python/requirements.txt into it')
@@ -154,14 +189,21 @@ export function buildProgram(): Command {
     .addHelpText('after', examples(['alight doctor', 'alight doctor --setup']))
     .action(async (opts) => { await (await import('./doctor.js')).doctor(opts); });
 
-  program.command('runs')
-    .description('recorded runs')
-    .command('list')
+  const runs = program.command('runs').description('recorded and training runs');
+  runs.command('list')
     .description('one line per run')
     .option('--db <file>', 'SQLite trace store')
     .option('--json', 'JSON output')
     .addHelpText('after', examples(['alight runs list']))
     .action(async (opts) => { await (await import('./runs.js')).listRuns(opts); });
+  runs.command('show')
+    .description('a training run\'s metrics per step; --plot writes reward, loss and entropy curves')
+    .argument('<run>', 'the run')
+    .option('--plot <file.svg>', 'write the curves as an SVG image')
+    .option('--db <file>', 'SQLite trace store')
+    .option('--json', 'JSON output')
+    .addHelpText('after', examples(['alight runs show my-run --plot curves.svg']))
+    .action(async (run, opts) => { await (await import('./runs.js')).showRun(run, opts); });
 
   return program;
 }

@@ -35,6 +35,8 @@ def make(out, seed=0, hidden=64, layers=2, heads=4):
                          num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=1024,
                          bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
     model = LlamaForCausalLM(config)
+    # Padding, the turn opener and the unknown token are never answers; sampling them would only break the history.
+    model.generation_config.suppress_tokens = [tokenizer.convert_tokens_to_ids(t) for t in ["<|endoftext|>", "<|im_start|>", "<unk>"]]
     os.makedirs(out, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
@@ -45,5 +47,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=2)
     args = parser.parse_args()
-    print(json.dumps({"path": make(args.out, args.seed)}))
+    print(json.dumps({"path": make(args.out, args.seed, args.hidden, args.layers)}))

@@ -43,7 +43,9 @@ class TorchBackend:
         self.max_context = int(getattr(self.model.config, "max_position_embeddings", 4096))
         eos = self.model.generation_config.eos_token_id
         self.stop_ids = {i for i in [self.tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])] if i is not None}
-        log(f"loaded {path} ({sum(p.numel() for p in self.model.parameters()):,} parameters) on {self.device}")
+        # Tokens the model's generation config says never to sample (e.g. padding), as transformers' generate does.
+        self.suppress = torch.tensor(list(self.model.generation_config.suppress_tokens or []), dtype=torch.long)
+        log(f"pid {os.getpid()}: loaded {path} ({sum(p.numel() for p in self.model.parameters()):,} parameters) on {self.device}")
 
     # --- serving ---------------------------------------------------------------------------------------------------
     def chat_prompt(self, messages):
@@ -71,7 +73,8 @@ class TorchBackend:
                 out = self.model(input_ids=step_input, past_key_values=past, use_cache=True)
                 past = out.past_key_values
                 logits = out.logits[0, -1].float().cpu()
-                logp = torch.log_softmax(logits, -1)
+                logp = torch.log_softmax(logits, -1)  # the model's own, before suppression: what the update recomputes
+                logits[self.suppress] = float("-inf")
                 probs = torch.softmax(logits / max(temperature, 1e-5), -1) if temperature > 0 else None
                 if probs is None:
                     token = int(torch.argmax(logits))

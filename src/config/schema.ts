@@ -26,12 +26,50 @@ const record = z.object({
   rewardCmd: z.string().optional().describe('shell command run after the harness; the last number it prints is the reward'),
 }).strict();
 
+const train = z.object({
+  backend: z.enum(['torch']).default('torch').describe('torch: the PyTorch worker (CPU or one GPU); verl comes with the GPU backend'),
+  model: z.string().optional().describe('the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template)'),
+  tasks: z.string().optional().describe('training tasks, JSONL (id or instance_id names each)'),
+  n: z.number().int().min(1).default(8).describe('rollouts per task per step (the group)'),
+  batchSize: z.number().int().min(1).default(4).describe('tasks per step'),
+  steps: z.number().int().min(1).default(20).describe('training steps'),
+  concurrency: z.number().int().min(1).default(8).describe('harness processes at once'),
+  timeoutS: z.number().positive().default(600).describe('seconds before a harness is killed and its rollout failed'),
+  rewardCmd: z.string().optional().describe('shell command run after each harness; its last printed number is the reward'),
+  failedRollouts: z.enum(['drop', 'zero']).default('drop')
+    .describe('a rollout whose harness failed: drop it from its group, or train on its calls with reward 0 (as Agent Lightning does)'),
+  advantage: z.enum(['grpo', 'drgrpo', 'rloo']).default('grpo'),
+  lossNorm: z.enum(['per-rollout-mean', 'token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant']).default('per-rollout-mean'),
+  missingReward: z.enum(['zero', 'drop']).default('zero').describe('a finished rollout that posted no reward'),
+  level: z.enum(['trajectory', 'transition']).default('trajectory'),
+  maxPromptTokens: z.number().int().positive().optional(),
+  maxResponseTokens: z.number().int().positive().default(4096),
+  dropZeroVariance: z.boolean().default(false),
+  rowMultiple: z.number().int().positive().optional(),
+  lr: z.number().positive().default(1e-5),
+  weightDecay: z.number().min(0).default(0),
+  maxGradNorm: z.number().positive().default(1),
+  clipLow: z.number().min(0).default(0.2).describe('PPO ratio clip below 1'),
+  clipHigh: z.number().min(0).default(0.28).describe('PPO ratio clip above 1 (clip-higher, as DAPO)'),
+  klCoef: z.number().min(0).default(0).describe('weight of a k3 KL penalty to the initial policy; 0 keeps no reference model'),
+  ppoEpochs: z.number().int().min(1).default(1).describe('passes over each batch'),
+  microBatchRows: z.number().int().min(1).default(8).describe('rows per forward/backward in the worker'),
+  valTasks: z.string().optional().describe('validation tasks, JSONL; run once each with ALIGHT_MODE=val'),
+  valEvery: z.number().int().min(0).default(0).describe('validate every N steps (0: never)'),
+  saveEvery: z.number().int().min(0).default(5).describe('checkpoint every N steps (and after the last); 0: only after the last'),
+  seed: z.number().int().default(0).describe('data order and the worker\'s seeds'),
+  threads: z.number().int().positive().optional().describe('torch threads in the worker'),
+  workerTimeoutS: z.number().positive().default(1800).describe('longest a worker call (an update, a save) may take'),
+  restarts: z.number().int().min(0).default(1).describe('times a crashed worker is restarted from the last checkpoint before the run fails'),
+}).strict();
+
 /** `alight.config.yaml`: every setting, its default and what it does. Flags override it. */
 export const configSchema = z.object({
   db: z.string().default('.alight/alight.db').describe('SQLite trace store (ALIGHT_DB or --db override)'),
   upstream: upstream.default(upstream.parse({})),
   gateway: gateway.default(gateway.parse({})),
   record: record.default(record.parse({})),
+  train: train.default(train.parse({})),
   tokenizer: z.string().optional()
     .describe('the policy model\'s tokenizer, for decoded text in samples diagnose/show: a tokenizer.json, a model folder holding one, or a GGUF model'),
 }).strict();
@@ -39,3 +77,4 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 export type UpstreamConfig = Config['upstream'];
 export type GatewayConfig = Config['gateway'];
+export type TrainConfig = Config['train'];

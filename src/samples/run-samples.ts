@@ -18,6 +18,10 @@ function mergeRun(store: Store, run: string, level: MergeLevel, explain?: Explai
   if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
   const finished = store.rolloutSummaries({ run }).filter((r) => r.state === 'succeeded');
   if (finished.length === 0) throw new AlightError(`run ${run} has no succeeded rollouts: nothing to train on`, ExitCode.input);
+  return mergeRollouts(store, finished, level, explain);
+}
+
+function mergeRollouts(store: Store, finished: RolloutSummary[], level: MergeLevel, explain?: Explain): MergedRun {
   const merged: MergedRun = { rollouts: [], breaks: [], counts: { breaks: 0, skipped_error_calls: 0, skipped_calls_without_tokens: 0, rollouts_without_rows: 0 } };
   for (const r of finished) {
     const m = mergeCalls(callsOf(store, r), level, explain);
@@ -56,14 +60,23 @@ export interface BuildResult {
 /** `alight samples build`: a run's finished rollouts → rows → one batch file. Refuses to write an empty batch. */
 export function buildRunBatch(store: Store, options: BuildOptions): BuildResult {
   const started = performance.now();
-  const { rollouts, counts } = mergeRun(store, options.run, options.level);
+  return writeBatch(mergeRun(store, options.run, options.level), options, `run ${options.run}`, started);
+}
+
+/** A training step's batch: its succeeded rollouts (the others are left out, as the caller counted them). */
+export function buildStepBatch(store: Store, finished: RolloutSummary[], options: Omit<BuildOptions, 'run'>, label: string): BuildResult {
+  const started = performance.now();
+  return writeBatch(mergeRollouts(store, finished, options.level), options, label, started);
+}
+
+function writeBatch({ rollouts, counts }: MergedRun, options: Omit<BuildOptions, 'run'>, label: string, started: number): BuildResult {
   const merged = performance.now();
   if (rollouts.length === 0) {
-    throw new AlightError(`no rollout of run ${options.run} has calls with token ids ` +
+    throw new AlightError(`no rollout of ${label} has calls with token ids ` +
       `(${counts.skipped_calls_without_tokens} calls without them: record against a vllm-kind upstream or alight serve)`, ExitCode.input);
   }
   const batch = buildBatch(rollouts, options);
-  if (batch.meta.metrics.loss_tokens === 0) throw new AlightError(`the batch of run ${options.run} would have no loss tokens; nothing written`, ExitCode.input);
+  if (batch.meta.metrics.loss_tokens === 0) throw new AlightError(`the batch of ${label} would have no loss tokens; nothing written`, ExitCode.input);
   const built = performance.now();
   writeSafetensors(options.out, batch.tensors, { alight: JSON.stringify(batch.meta) });
   const timings = { merge_ms: merged - started, batch_ms: built - merged, write_ms: performance.now() - built };

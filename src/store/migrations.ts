@@ -78,4 +78,15 @@ export const migrations: string[] = [
   );
   CREATE INDEX rewards_by_rollout ON rewards(rollout_id);
   `,
+  // Training: one row per finished step, with its metrics and the checkpoint saved after it (if any).
+  `
+  CREATE TABLE train_steps (
+    run TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    metrics TEXT NOT NULL,
+    checkpoint TEXT,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (run, step)
+  );
+  `,
 ];

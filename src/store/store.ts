@@ -7,6 +7,7 @@ import { CallStore } from './calls.js';
 import { migrations } from './migrations.js';
 
 export interface RunRow { name: string; mode: string; created_at: number; config: string | null }
+export interface TrainStepRow { step: number; metrics: Record<string, unknown>; checkpoint: string | null; created_at: number }
 export interface RunSummary extends RunRow { rollouts: number; succeeded: number; failed: number; calls: number; mean_reward: number | null }
 
 export interface RolloutRow {
@@ -132,6 +133,22 @@ export class Store {
 
   events(rolloutId: string): EventRow[] {
     return this.db.prepare('SELECT type, data, created_at FROM events WHERE rollout_id = ? ORDER BY id').all(rolloutId) as EventRow[];
+  }
+
+  // training steps
+  putTrainStep(run: string, step: number, metrics: Record<string, unknown>, checkpoint: string | null): void {
+    this.db.prepare('INSERT OR REPLACE INTO train_steps (run, step, metrics, checkpoint, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(run, step, JSON.stringify(metrics), checkpoint, Date.now());
+  }
+
+  trainSteps(run: string): TrainStepRow[] {
+    return (this.db.prepare('SELECT step, metrics, checkpoint, created_at FROM train_steps WHERE run = ? ORDER BY step').all(run) as
+      { step: number; metrics: string; checkpoint: string | null; created_at: number }[]).map((r) => ({ ...r, metrics: JSON.parse(r.metrics) }));
+  }
+
+  /** Forgets the steps after `after`: a resumed run redoes them from its checkpoint. */
+  truncateTrainSteps(run: string, after: number): void {
+    this.db.prepare('DELETE FROM train_steps WHERE run = ? AND step > ?').run(run, after);
   }
 }
 

@@ -1,0 +1,47 @@
+import { withOverrides } from '../src/config/load.js';
+import type { Config, TrainConfig } from '../src/config/schema.js';
+import { AlightError, ExitCode } from '../src/errors.js';
+import { readTasks } from '../src/runner/tasks.js';
+import { train, type TrainResult } from '../src/train/loop.js';
+import type { TrainListener } from '../src/train/events.js';
+import { plainTrainProgress } from '../src/ui/train-progress.js';
+import { newSecret, printJson, withStore } from './shared.js';
+
+export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |
+  'advantage' | 'lossNorm' | 'valTasks' | 'valEvery' | 'saveEvery' | 'seed' | 'klCoef' | 'maxResponseTokens' | 'rewardCmd'>> & {
+  run?: string; resume?: string; timeout?: number; port?: number; db?: string; config?: string; json?: boolean;
+};
+
+export function defaultTrainRunName(now = new Date()): string {
+  return `train-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${newSecret().slice(0, 4).toLowerCase()}`;
+}
+
+export async function trainCommand(cmd: string, args: string[], flags: TrainFlags): Promise<TrainResult> {
+  if (flags.resume && flags.run && flags.resume !== flags.run) throw new AlightError('--resume names the run; drop --run', ExitCode.usage);
+  return withStore(flags, async (store, fileConfig) => {
+    const { run: _run, resume, timeout, port, db: _db, config: _config, json, ...trainFlags } = flags;
+    // A resumed run keeps its own settings (model, tasks, seed: the same data order); flags given now still win.
+    const stored = resume ? (JSON.parse(store.getRun(resume)?.config ?? '{}') as { train?: TrainConfig }).train : undefined;
+    const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
+    const config: Config = withOverrides(base, { train: { ...trainFlags, timeoutS: timeout }, gateway: { port } });
+    if (!config.train.tasks) throw new AlightError('no tasks: pass --tasks <file.jsonl> or set train.tasks in alight.config.yaml', ExitCode.usage);
+    const abort = new AbortController();
+    const onSignal = (): void => abort.abort();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const listener: TrainListener = plainTrainProgress((line) => process.stderr.write(`alight: ${line}\n`));
+    try {
+      const result = await train({
+        store, config, run: resume ?? flags.run ?? defaultTrainRunName(), command: cmd, args, resume: Boolean(resume),
+        tasks: readTasks(config.train.tasks), valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
+        adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(), signal: abort.signal, onEvent: listener,
+      });
+      if (json) printJson(result);
+      else process.stdout.write(`run ${result.run}: ${result.steps.length} steps; metrics: alight runs show ${result.run}\n`);
+      return result;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  });
+}

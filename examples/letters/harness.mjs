@@ -1,0 +1,20 @@
+// The example agent: a two-turn conversation on the official openai SDK, graded by a verifiable reward. It knows
+// nothing of alight beyond the environment the harness contract gives it (OPENAI_BASE_URL, ALIGHT_TASK_JSON, …).
+import OpenAI from 'openai';
+
+const task = JSON.parse(process.env.ALIGHT_TASK_JSON);
+const openai = new OpenAI();
+const ask = async (messages) =>
+  (await openai.chat.completions.create({ model: 'policy', messages, max_tokens: 8, temperature: 1 })).choices[0].message.content ?? '';
+
+const messages = [{ role: 'user', content: `Reply with the letter ${task.letter}.` }];
+const first = await ask(messages);
+messages.push({ role: 'assistant', content: first }, { role: 'user', content: 'Again.' });
+const second = await ask(messages);
+
+// The reward: the share of the first 8 characters of each answer that are the letter asked for.
+const score = (text) => [...text.padEnd(8).slice(0, 8)].filter((c) => c === task.letter).length / 8;
+const reward = (score(first) + score(second)) / 2;
+await fetch(process.env.ALIGHT_REWARD_URL, {
+  method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value: reward, reason: `${first} | ${second}` }),
+});

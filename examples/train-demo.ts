@@ -1,0 +1,33 @@
+// `npm run demo`: RL through a harness on this machine, no GPU, no network. A tiny character-level Llama is made
+// from a seed (python -m alight_worker.tiny), and `alight train` runs the two-turn openai-SDK harness in
+// examples/letters/ against it: 4 tasks × 8 rollouts a step, GRPO, the torch worker updating and serving the weights.
+// It ends with the first and last rewards and the plot of the curves.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensurePythonEnv, PYTHON_DIR } from '../src/worker/python-env.js';
+
+const STEPS = Number(process.env.ALIGHT_DEMO_STEPS ?? 40);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'alight.js');
+const dir = mkdtempSync(join(tmpdir(), 'alight-train-demo-'));
+const alight = async (...args: string[]): Promise<number> => {
+  const [code] = await once(spawn(process.execPath, [bin, ...args], { cwd: dir, stdio: 'inherit' }), 'close');
+  return code ?? 1;
+};
+
+console.log(`demo project in ${dir}\n`);
+const python = ensurePythonEnv((line) => console.log(line));
+execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--seed', '0'], { cwd: PYTHON_DIR, stdio: 'inherit' });
+const code = await alight('train', '--model', 'model', '--tasks', join(root, 'examples/letters/tasks.jsonl'), '-n', '8', '--batch-size', '4',
+  '--steps', String(STEPS), '--lr', '0.01', '--seed', '0', '--save-every', '10', '--run', 'demo', '--', 'node', join(root, 'examples/letters/harness.mjs'));
+if (code !== 0) process.exit(code);
+const plot = join(dir, 'curves.svg');
+const shown = JSON.parse(execFileSync(process.execPath, [bin, 'runs', 'show', 'demo', '--plot', plot, '--json'], { cwd: dir, encoding: 'utf8' }));
+const rewards: number[] = shown.steps.map((s: { metrics: { reward_mean: number } }) => s.metrics.reward_mean);
+const mean = (xs: number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length;
+console.log(`\nmean reward, first 5 steps: ${mean(rewards.slice(0, 5)).toFixed(3)}; last 5 steps: ${mean(rewards.slice(-5)).toFixed(3)}`);
+console.log(`plot: ${plot}\nmetrics: node ${bin} runs show demo --db ${join(dir, '.alight', 'alight.db')}`);

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Gateway } from '../gateway/server.js';
+import type { RolloutMode } from '../rollouts/state.js';
+import type { Store } from '../store/store.js';
+import { harnessEnv } from './env.js';
+import type { RunListener } from './events.js';
+import { runProcess, type ProcessOutput } from './process.js';
+import { runRewardCommand } from './reward.js';
+import type { Task } from './tasks.js';
+
+/** One harness run: its task (null: no task file), its arguments and the group its rollout belongs to. */
+export interface RolloutJob { task: Task | null; args: string[]; groupId: string | null }
+
+export interface RolloutsOptions {
+  store: Store;
+  gateway: Gateway;
+  run: string;
+  mode: RolloutMode;
+  command: string;
+  /** Per harness; null: none (a lone interactive harness). */
+  timeoutMs: number | null;
+  rewardCmd?: string;
+  concurrency: number;
+  /** Per-rollout stdout/stderr files go here; null: the terminal. */
+  logDir: string | null;
+  /** Env vars the harness must not see (the admin and upstream keys). */
+  withhold: string[];
+  /** Send a lone harness's stdout to stderr, so that ours carries only JSON. */
+  harnessStdoutToStderr?: boolean;
+  signal: AbortSignal;
+  onEvent: RunListener;
+}
+
+/**
+ * Runs the jobs' harnesses through the gateway, `concurrency` at a time, each as a rollout that ends succeeded or
+ * failed with a reason. Ctrl-C (the signal) and an error that is not a rollout's (say the store fails) stop them all.
+ * Returns the rollout ids in job order.
+ */
+export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]): Promise<string[]> {
+  const stop = new AbortController();
+  const stopAll = (): void => stop.abort();
+  options.signal.addEventListener('abort', stopAll, { once: true });
+  const ids: string[] = [];
+  try {
+    await inPool(jobs.map((job, i) => ({ job, i })), options.concurrency, async ({ job, i }) => {
+      ids[i] = await runRollout({ ...options, signal: stop.signal }, job);
+    }, stopAll);
+  } finally {
+    options.signal.removeEventListener('abort', stopAll);
+  }
+  return ids;
+}
+
+async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<string> {
+  const { store, gateway, run, mode, signal, onEvent, logDir } = options;
+  const taskId = job.task?.id ?? null;
+  const { rollout, token } = gateway.rollouts.create({ run, taskId, groupId: job.groupId, mode, task: job.task?.data });
+  const end = (state: 'succeeded' | 'failed', error: string | null, exitCode: number | null = null): string => {
+    gateway.rollouts.transition(rollout.id, state, { exitCode, error });
+    onEvent({ type: 'rollout-end', rolloutId: rollout.id, taskId, state, error, reward: store.lastReward(rollout.id)?.value ?? null });
+    return rollout.id;
+  };
+  if (signal.aborted) return end('failed', 'interrupted');
+
+  gateway.rollouts.transition(rollout.id, 'running');
+  onEvent({ type: 'rollout-start', rolloutId: rollout.id, taskId });
+  const env = harnessEnv({
+    gatewayUrl: gateway.url, token, rolloutId: rollout.id, run, taskId, mode, task: job.task?.data ?? null, withhold: options.withhold,
+  });
+  const output: ProcessOutput = logDir
+    ? { stdout: join(logDir, `${rollout.id}.stdout.log`), stderr: join(logDir, `${rollout.id}.stderr.log`) }
+    : options.harnessStdoutToStderr ? 'stdout-to-stderr' : 'inherit';
+  const result = await runProcess({ command: options.command, args: job.args, env, output, timeoutMs: options.timeoutMs, signal });
+
+  if (result.reason === null && options.rewardCmd) {
+    const reward = await runRewardCommand(options.rewardCmd, env, output, options.timeoutMs, signal);
+    if (reward.value !== null) store.addReward(rollout.id, reward.value, null, 'reward-cmd');
+    else store.addEvent(rollout.id, 'reward-missing', { problem: reward.problem });
+  }
+  if (result.reason !== null) return end('failed', result.reason, result.exitCode);
+  if (result.exitCode !== 0) {
+    const tail = typeof output === 'string' ? '' : stderrTail(output.stderr);
+    return end('failed', `exited with code ${result.exitCode}${tail ? `: ${tail}` : ''}`, result.exitCode);
+  }
+  return end('succeeded', null, 0);
+}
+
+function stderrTail(path: string): string {
+  try {
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    return lines[lines.length - 1].slice(0, 300);
+  } catch {
+    return '';
+  }
+}
+
+/** Runs `work` over `items`, `concurrency` at a time; the first failure stops the others (through `onError`) and is thrown. */
+async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>, onError: () => void): Promise<void> {
+  let next = 0;
+  let failure = null as { error: unknown } | null;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && !failure) {
+      try {
+        await work(items[next++]);
+      } catch (error) {
+        failure ??= { error };
+        onError();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  if (failure) throw failure.error;
+}

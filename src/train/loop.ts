@@ -1,0 +1,122 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { AlightError, ExitCode } from '../errors.js';
+import { startGateway, type Gateway } from '../gateway/server.js';
+import type { Task } from '../runner/tasks.js';
+import type { Store } from '../store/store.js';
+import { Worker } from '../worker/client.js';
+import { ensurePythonEnv } from '../worker/python-env.js';
+import type { TrainListener } from './events.js';
+import { runStep, type StepMetrics } from './step.js';
+
+export interface TrainOptions {
+  store: Store;
+  config: Config;
+  run: string;
+  command: string;
+  args: string[];
+  tasks: Task[];
+  valTasks: Task[] | null;
+  /** Continue the run from its last checkpoint (else it must be new). */
+  resume: boolean;
+  adminKey: string;
+  signal: AbortSignal;
+  onEvent: TrainListener;
+}
+
+export interface TrainResult { run: string; runDir: string; steps: { step: number; metrics: StepMetrics }[]; workerLog: string }
+
+/**
+ * `alight train`: the Python worker serves and trains the policy, the gateway records every call the harness makes
+ * through it, and each step runs `runStep`. A crashed worker is restarted from the last checkpoint (`restarts` times);
+ * the steps after it are redone with the same tasks. Ctrl-C stops the harnesses and the worker, losing at most the
+ * step in progress.
+ */
+export async function train(options: TrainOptions): Promise<TrainResult> {
+  const { store, config, run, signal, onEvent } = options;
+  const c = config.train;
+  if (!c.model) throw new AlightError('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml', ExitCode.usage);
+  const existing = store.getRun(run);
+  if (existing && !options.resume) throw new AlightError(`run ${run} exists: pass --resume ${run} to continue it, or another --run`, ExitCode.usage);
+  if (!existing && options.resume) throw new AlightError(`no run ${run} to resume in ${store.path} (alight runs list)`, ExitCode.usage);
+  store.ensureRun(run, 'train', { train: c });
+  const runDir = resolve(store.path, '..', 'runs', run);
+  mkdirSync(runDir, { recursive: true });
+  const workerLog = join(runDir, 'worker.log');
+  const python = ensurePythonEnv((message) => onEvent({ type: 'log', message }));
+
+  let worker = await startWorker(python, workerLog, options);
+  const gateway = await startGateway({
+    store, adminKey: options.adminKey, gateway: config.gateway,
+    upstream: { ...config.upstream, url: worker.endpoint.url, model: worker.endpoint.model, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
+    onCall: (call) => onEvent({ type: 'call', ...call }),
+  });
+  let restarts = 0;
+  const stopWorker = (): void => worker.worker.kill('SIGTERM');
+  signal.addEventListener('abort', stopWorker, { once: true });
+  try {
+    let step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
+    onEvent({ type: 'train-started', run, firstStep: step, steps: c.steps, gatewayUrl: gateway.url, workerLog });
+    while (step < c.steps) {
+      if (signal.aborted) throw new AlightError(`interrupted; continue with: alight train --resume ${run} …`, ExitCode.interrupted);
+      // A dying worker ends the step at once: its harnesses are stopped rather than left to fail one by one.
+      const stepAbort = new AbortController();
+      const abortStep = (): void => stepAbort.abort();
+      signal.addEventListener('abort', abortStep, { once: true });
+      void worker.worker.exit.then(abortStep);
+      try {
+        const { metrics, checkpoint } = await runStep({
+          store, gateway, worker: worker.worker, config: c, run, runDir, command: options.command, args: options.args, tasks: options.tasks,
+          valTasks: options.valTasks, attempt: attemptTag(restarts), withhold: ['ALIGHT_ADMIN_KEY'], signal: stepAbort.signal, onEvent,
+        }, step);
+        store.putTrainStep(run, step, metrics, checkpoint);
+        onEvent({ type: 'step-end', step, metrics, checkpoint });
+        step++;
+      } catch (err) {
+        if (signal.aborted) throw new AlightError(`interrupted during step ${step}; continue with: alight train --resume ${run} …`, ExitCode.interrupted);
+        const ended = worker.worker.ended;
+        if (ended === null) throw err;
+        const why = `the Python worker ${ended} during step ${step} (log: ${workerLog})`;
+        if (restarts++ >= c.restarts) throw new AlightError(`${why}; continue from the last checkpoint with: alight train --resume ${run} -- <harness>`, ExitCode.failure);
+        onEvent({ type: 'worker-restart', reason: why, fromStep: step });
+        gateway.resume();
+        worker = await startWorker(python, workerLog, options);
+        for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, url: worker.endpoint.url });
+        step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
+      } finally {
+        signal.removeEventListener('abort', abortStep);
+      }
+    }
+    return { run, runDir, workerLog, steps: store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics })) };
+  } finally {
+    signal.removeEventListener('abort', stopWorker);
+    await gateway.close();
+    await worker.worker.stop();
+  }
+}
+
+async function startWorker(python: string, logFile: string, options: TrainOptions): Promise<{ worker: Worker; endpoint: { url: string; model: string } }> {
+  const c = options.config.train;
+  const worker = Worker.start({ python, logFile });
+  const init = await worker.call('init', {
+    backend: c.backend, model: resolve(c.model!), seed: c.seed, lr: c.lr, weight_decay: c.weightDecay, max_grad_norm: c.maxGradNorm,
+    clip_low: c.clipLow, clip_high: c.clipHigh, kl_coef: c.klCoef, ppo_epochs: c.ppoEpochs, micro_batch_rows: c.microBatchRows,
+    threads: c.threads ?? null,
+  }, c.workerTimeoutS * 1000);
+  return { worker, endpoint: init.endpoints[0] };
+}
+
+/** Loads the run's last checkpoint into the worker (if any), forgets the steps after it, and returns the next step. */
+async function restore(store: Store, run: string, worker: Worker, gateway: Gateway, timeoutS: number): Promise<number> {
+  const saved = store.trainSteps(run).filter((s) => s.checkpoint !== null).at(-1);
+  store.truncateTrainSteps(run, saved?.step ?? -1);
+  const version = saved ? (await worker.call('load', { path: saved.checkpoint! }, timeoutS * 1000)).version : 0;
+  for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
+  return saved ? saved.step + 1 : 0;
+}
+
+/** A suffix that tells a step's groups from those of an earlier, interrupted attempt at the same step. */
+function attemptTag(restarts: number): string {
+  return `.${process.pid.toString(36)}${restarts ? `-${restarts}` : ''}`;
+}

@@ -1,0 +1,153 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TrainConfig } from '../config/schema.js';
+import { AlightError, ExitCode } from '../errors.js';
+import type { Gateway } from '../gateway/server.js';
+import { runRollouts, type RolloutJob, type RolloutsOptions } from '../runner/rollouts.js';
+import type { Task } from '../runner/tasks.js';
+import { substitute } from '../runner/template.js';
+import { buildStepBatch } from '../samples/run-samples.js';
+import type { RolloutSummary, Store } from '../store/store.js';
+import type { Worker } from '../worker/client.js';
+import { tasksForStep } from './schedule.js';
+import type { TrainListener } from './events.js';
+
+export interface StepContext {
+  store: Store;
+  gateway: Gateway;
+  worker: Worker;
+  config: TrainConfig;
+  run: string;
+  runDir: string;
+  command: string;
+  args: string[];
+  tasks: Task[];
+  valTasks: Task[] | null;
+  /** Distinguishes the groups of a step redone after a resume from those of the interrupted attempt. */
+  attempt: string;
+  withhold: string[];
+  signal: AbortSignal;
+  onEvent: TrainListener;
+}
+
+export type StepMetrics = Record<string, number | null>;
+
+/**
+ * One synchronous step: B tasks × n rollouts through the harness, the batch from the finished ones, the worker's
+ * update, the new weights served (version step + 1), then validation and a checkpoint when due.
+ */
+export async function runStep(ctx: StepContext, step: number): Promise<{ metrics: StepMetrics; checkpoint: string | null }> {
+  const { config: c, store, gateway, worker } = ctx;
+  const timer = phaseTimer(ctx, step);
+
+  timer.start('rollouts');
+  const tasks = tasksForStep(ctx.tasks, c.batchSize, step, c.seed);
+  const groupPrefix = `${ctx.run}/step${step}${ctx.attempt}`;
+  const ids = await runRollouts(rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
+    jobs(ctx, tasks, c.n, (t) => `${groupPrefix}/${t.id}`));
+  if (ctx.signal.aborted) throw new Error('interrupted');
+  // No call may reach the engine while the weights change: stray calls (a harness's orphan) wait or fail.
+  gateway.pause();
+  await gateway.drain(30_000);
+
+  timer.start('batch');
+  const rollouts = store.rolloutSummaries({ ids });
+  const rewards = rollouts.map((r) => r.reward ?? 0);
+  const trained = trainable(rollouts, c.failedRollouts);
+  if (trained.length === 0) {
+    const first = rollouts.find((r) => r.error)?.error ?? 'unknown';
+    throw new AlightError(`every rollout of step ${step} failed (the first: ${first}); see ${join(ctx.runDir, 'rollouts', `step-${step}`)}`, ExitCode.failure);
+  }
+  const batchPath = join(ctx.runDir, 'batches', `step-${step}.safetensors`);
+  mkdirSync(join(ctx.runDir, 'batches'), { recursive: true });
+  const built = buildStepBatch(store, trained, { ...c, out: batchPath }, `step ${step}`);
+
+  timer.start('update');
+  const update = await worker.call('train_step', { batch_path: batchPath, step }, c.workerTimeoutS * 1000);
+
+  timer.start('sync');
+  const version = step + 1;
+  await worker.call('sync_weights', { version }, c.workerTimeoutS * 1000);
+  for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
+  gateway.resume();
+
+  let valReward: number | null = null;
+  if (ctx.valTasks && c.valEvery > 0 && (step + 1) % c.valEvery === 0) {
+    timer.start('validation');
+    const valIds = await runRollouts(rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
+      jobs(ctx, ctx.valTasks, 1, (t) => `${ctx.run}/val${step}${ctx.attempt}/${t.id}`));
+    valReward = mean(store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
+  }
+
+  let checkpoint: string | null = null;
+  if ((c.saveEvery > 0 && (step + 1) % c.saveEvery === 0) || step + 1 === c.steps) {
+    timer.start('save');
+    checkpoint = (await worker.call('save', { path: join(ctx.runDir, 'checkpoints', `step-${step}`) }, c.workerTimeoutS * 1000)).path;
+  }
+  const timings = timer.end();
+  const m = built.metrics;
+  return {
+    checkpoint,
+    metrics: {
+      version, reward_mean: mean(rewards), reward_std: std(rewards), pass_rate: mean(rewards.map((r) => (r >= 1 ? 1 : 0))),
+      val_reward: valReward, rollouts: rollouts.length, rollouts_failed: rollouts.filter((r) => r.state !== 'succeeded').length,
+      rows: m.rows, tokens: m.tokens, loss_tokens: m.loss_tokens, merge_breaks: built.merge.breaks,
+      skipped_error_calls: built.merge.skipped_error_calls, dropped_missing_reward: m.dropped_missing_reward,
+      dropped_zero_variance: m.dropped_zero_variance, dropped_long_prompt_rows: m.dropped_long_prompt_rows,
+      dropped_alignment_rows: m.dropped_alignment_rows, truncated_rows: m.truncated_rows,
+      ...update.metrics, ...timings,
+    },
+  };
+}
+
+function jobs(ctx: StepContext, tasks: Task[], n: number, group: (t: Task) => string): RolloutJob[] {
+  return tasks.flatMap((task) => {
+    const args = ctx.args.map((a) => substitute(a, task.data));
+    return Array.from({ length: n }, () => ({ task, args, groupId: group(task) }));
+  });
+}
+
+function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string): RolloutsOptions {
+  mkdirSync(logDir, { recursive: true });
+  return {
+    store: ctx.store, gateway: ctx.gateway, run: ctx.run, mode, command: ctx.command, timeoutMs: ctx.config.timeoutS * 1000,
+    rewardCmd: ctx.config.rewardCmd, concurrency: ctx.config.concurrency, logDir, withhold: ctx.withhold, signal: ctx.signal,
+    onEvent: (e) => ctx.onEvent(e),
+  };
+}
+
+/** The rollouts the batch is built from: succeeded ones, and failed ones at reward 0 when the config says so. */
+function trainable(rollouts: RolloutSummary[], failed: TrainConfig['failedRollouts']): RolloutSummary[] {
+  return rollouts.flatMap((r) => r.state === 'succeeded' ? [r] : failed === 'zero' ? [{ ...r, reward: 0 }] : []);
+}
+
+/** Seconds per phase (`<phase>_s`), announced as each begins. */
+function phaseTimer(ctx: StepContext, step: number) {
+  const timings: Record<string, number> = {};
+  const began = performance.now();
+  let current: { phase: string; at: number } | null = null;
+  const close = (): void => {
+    if (current) timings[`${current.phase}_s`] = (performance.now() - current.at) / 1000;
+  };
+  return {
+    start(phase: string): void {
+      close();
+      current = { phase, at: performance.now() };
+      ctx.onEvent({ type: 'phase', step, phase });
+    },
+    end(): Record<string, number> {
+      close();
+      timings.step_s = (performance.now() - began) / 1000;
+      return timings;
+    },
+  };
+}
+
+function mean(xs: number[]): number | null {
+  return xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : null;
+}
+
+function std(xs: number[]): number | null {
+  const m = mean(xs);
+  return m === null || xs.length < 2 ? null : Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+}

@@ -1,0 +1,104 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { tinyModel } from '../helpers/tiny-model.js';
+
+// `alight train` end to end on CPU: the torch worker serves and trains a tiny Llama, a held-back harness (digits,
+// not the example's letters) runs through the gateway on the openai SDK.
+const HARNESS = join(FIXTURES, 'digits-harness.mjs');
+let model: string;
+beforeAll(() => { model = tinyModel(1); }, 120_000);
+
+function project(tasks: Record<string, unknown>[]): { dir: string; db: string; tasks: string } {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'tasks.jsonl'), tasks.map((t) => JSON.stringify(t)).join('\n'));
+  return { dir, db: join(dir, '.alight', 'alight.db'), tasks: join(dir, 'tasks.jsonl') };
+}
+
+const common = (p: { tasks: string }, steps: number) =>
+  ['train', '--model', model, '--tasks', p.tasks, '-n', '8', '--batch-size', '2', '--steps', String(steps), '--lr', '0.01', '--seed', '3'];
+
+const stepsOf = (db: string, run: string) => {
+  const store = Store.open(db);
+  try { return store.trainSteps(run); } finally { store.close(); }
+};
+
+describe('alight train', () => {
+  it('learns a held-back task, every call marked with the weights version that served it', async () => {
+    const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }]);
+    const res = await alight([...common(p, 12), '--run', 'learn', '--json', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    expect(res.code, res.stderr).toBe(0);
+    const rewards = stepsOf(p.db, 'learn').map((s) => s.metrics.reward_mean as number);
+    expect(rewards).toHaveLength(12);
+    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    expect(mean(rewards.slice(-3)), `rewards ${rewards.map((r) => r.toFixed(2)).join(' ')}`).toBeGreaterThan(mean(rewards.slice(0, 3)) + 0.15);
+    // Step s's rollouts were served by the weights after s updates: version s, on every call, no call unmarked.
+    const store = Store.open(p.db);
+    const rows = store.db.prepare(`SELECT r.group_id AS g, c.model_version AS v FROM calls c JOIN rollouts r ON r.id = c.rollout_id WHERE r.run = 'learn'`)
+      .all() as { g: string; v: number | null }[];
+    store.close();
+    expect(rows).toHaveLength(12 * 2 * 8);
+    for (const { g, v } of rows) expect(v, g).toBe(Number(/\/step(\d+)\./.exec(g)![1]));
+  }, 300_000);
+
+  it('fails a rollout whose harness is SIGKILLed, with the reason, and drops it from its group', async () => {
+    const p = project([{ id: 'count', prompt: 'Count to three.' }]);
+    const marker = join(p.dir, 'killed-once');
+    writeFileSync(p.tasks, JSON.stringify({ id: 'count', prompt: 'Count to three.', sigkill_marker: marker }));
+    const res = await alight([...common(p, 1), '--batch-size', '1', '--run', 'kill', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 120_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toMatch(/FAIL count ro_\w+: killed by SIGKILL/);
+    expect(stepsOf(p.db, 'kill')[0].metrics).toMatchObject({ rollouts: 8, rollouts_failed: 1, rows: 7 });
+  }, 120_000);
+
+  it('reports a worker killed mid-step, and --resume continues from the last checkpoint with the same data', async () => {
+    const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }, { id: 'name', prompt: 'Your name?' }]);
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 0\n'); // no automatic restart: the run must fail
+    const args = [...common(p, 6), '--save-every', '2', '--run', 'crash'];
+    const running = alight([...args, '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    // Once step 2 is done (checkpoint after step 1), kill the worker while step 3 runs.
+    const log = join(p.dir, '.alight', 'runs', 'crash', 'worker.log');
+    await waitFor(() => stepsOfSafe(p.db, 'crash') >= 3);
+    const pid = Number(/pid (\d+):/.exec(readFileSync(log, 'utf8'))![1]);
+    process.kill(pid, 'SIGKILL');
+    const crashed = await running;
+    expect(crashed.code).not.toBe(0);
+    expect(crashed.stderr).toMatch(/the Python worker killed by SIGKILL during step 3 .*continue from the last checkpoint with: alight train --resume crash/);
+    const before = stepsOf(p.db, 'crash');
+    expect(before.map((s) => s.step)).toEqual([0, 1, 2]);
+
+    // The run's settings (model, tasks, seed, …) come from the store: --resume needs only the harness.
+    const resumed = await alight(['train', '--resume', 'crash', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/steps 2…5/); // step 2 had no checkpoint: redone from the one after step 1
+    const after = stepsOf(p.db, 'crash');
+    expect(after.map((s) => s.step)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(after.slice(0, 2)).toEqual(before.slice(0, 2));
+    expect(after.map((s) => s.metrics.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    // The redone step 2 trained on the same tasks as the interrupted attempt at it.
+    const store = Store.open(p.db);
+    const attempts = store.db.prepare(`SELECT group_id AS g, task_id AS t FROM rollouts WHERE run = 'crash' AND group_id LIKE 'crash/step2.%'`)
+      .all() as { g: string; t: string }[];
+    store.close();
+    const byAttempt = new Map<string, string[]>();
+    for (const a of attempts) byAttempt.set(a.g.split('/')[1], [...(byAttempt.get(a.g.split('/')[1]) ?? []), a.t]);
+    expect(byAttempt.size).toBe(2);
+    const [first, second] = [...byAttempt.values()].map((ts) => ts.sort().join(','));
+    expect(second).toBe(first);
+  }, 600_000);
+});
+
+function stepsOfSafe(db: string, run: string): number {
+  try { return stepsOf(db, run).length; } catch { return 0; }
+}
+
+async function waitFor(check: () => boolean, timeoutMs = 240_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
