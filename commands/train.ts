@@ -29,19 +29,22 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
     const onSignal = (): void => abort.abort();
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    const listener: TrainListener = plainTrainProgress((line) => process.stderr.write(`alight: ${line}\n`));
+    const live = !json && process.stdout.isTTY ? (await import('../src/ui/train-view.js')).liveTrainView() : null;
+    const listener: TrainListener = live ?? plainTrainProgress((line) => process.stderr.write(`alight: ${line}\n`));
+    let result: TrainResult;
     try {
-      const result = await train({
+      result = await train({
         store, config, run: resume ?? flags.run ?? defaultTrainRunName(), command: cmd, args, resume: Boolean(resume),
         tasks: readTasks(config.train.tasks), valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
         adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(), signal: abort.signal, onEvent: listener,
       });
-      if (json) printJson(result);
-      else process.stdout.write(`run ${result.run}: ${result.steps.length} steps; metrics: alight runs show ${result.run}\n`);
-      return result;
     } finally {
+      await live?.stop();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
+    if (json) printJson(result);
+    else process.stdout.write(`run ${result.run}: ${result.steps.length} steps; metrics: alight runs show ${result.run}\n`);
+    return result;
   });
 }

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "python"))  # alight_worker
 sys.path.insert(0, str(REPO / "python" / "reference"))
 
 
