@@ -10,10 +10,10 @@ import { execFileSync, fork } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeRequest } from '../src/store/request-json.js';
 import { Store } from '../src/store/store.js';
 import { buildRunBatch } from '../src/samples/run-samples.js';
 import { tempDir } from '../test/helpers/gateway.js';
+import { recordAgentRun } from './recorded-run.js';
 
 const ROLLOUTS = Number(process.env.SAMPLES_BENCH_ROLLOUTS ?? 512);
 const TURNS = Number(process.env.SAMPLES_BENCH_TURNS ?? 40);
@@ -21,36 +21,6 @@ const TURNS = Number(process.env.SAMPLES_BENCH_TURNS ?? 40);
 const PYTHON_ROLLOUTS = Number(process.env.SAMPLES_BENCH_PYTHON_ROLLOUTS ?? ROLLOUTS);
 const OBSERVATION = 600;
 const ANSWER = 200;
-
-/** Records a run whose rollouts are agent loops: each turn's prompt is the last prompt + answer + an observation. */
-function generate(db: string): void {
-  const store = Store.open(db);
-  let rng = 1;
-  const next = (): number => { rng = (rng * 1103515245 + 12345) % 2 ** 31; return rng % 150_000; };
-  store.db.transaction(() => {
-    for (let r = 0; r < ROLLOUTS; r++) {
-      const { rollout } = { rollout: { id: `ro_${r}` } };
-      store.insertRollout({ id: rollout.id, run: 'bench', task_id: `t${r % 64}`, group_id: `g${r % 64}`, attempt: 0, mode: 'record', state: 'succeeded',
-        created_at: r }, `hash${r}`);
-      store.addReward(rollout.id, (r * 7) % 3 === 0 ? 1 : 0, null, 'bench');
-      let context: number[] = [];
-      for (let t = 0; t < TURNS; t++) {
-        const prompt = [...context, ...Array.from({ length: OBSERVATION }, next)];
-        const completion = Array.from({ length: ANSWER }, next);
-        store.calls.add({
-          rolloutId: rollout.id, seq: t, protocol: 'openai.chat', stream: false, request: encodeRequest({ messages: [{ role: 'user', content: `turn ${t}` }] }),
-          response: null, promptIds: prompt, completionIds: completion, completionLogprobs: completion.map((x) => -(x % 1000) / 1000),
-          promptTokens: prompt.length, completionTokens: completion.length, status: 'ok', httpStatus: 200, error: null, latencyMs: 1,
-          modelVersion: 0, finishReason: 'stop',
-        });
-        context = [...prompt, ...completion];
-      }
-      store.calls.forget(rollout.id);
-    }
-  })();
-  store.ensureRun('bench', 'record', null);
-  store.close();
-}
 
 if (process.argv[2] === 'build') {
   // The timed part, in a process of its own so that its peak RSS is its own.
@@ -65,7 +35,7 @@ if (process.argv[2] === 'build') {
   const dir = tempDir('alight-bench-');
   const db = join(dir, 'alight.db');
   const t0 = performance.now();
-  generate(db);
+  recordAgentRun(db, { rollouts: ROLLOUTS, turns: TURNS, observation: OBSERVATION, answer: ANSWER });
   console.error(`generated ${ROLLOUTS} × ${TURNS} calls in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(statSync(db).size / 2 ** 20).toFixed(0)} MB)`);
   const child = fork(fileURLToPath(import.meta.url), ['build', db, join(dir, 'batch.safetensors')], { execArgv: ['--import', 'tsx'] });
   const ts = await new Promise<{ ms: number; rssMb: number; tokens: number; rows: number; timings: Record<string, number> }>((resolve) => child.once('message', resolve as never));

@@ -1,6 +1,7 @@
 // `npm run demo`: RL through a harness on this machine, no GPU, no network. A tiny character-level Llama is made
 // from a seed (python -m alight_worker.tiny), and `alight train` runs the two-turn openai-SDK harness in
-// examples/letters/ against it: 4 tasks × 8 rollouts a step, GRPO, the torch worker updating and serving the weights.
+// examples/vowels/ (answer in lowercase vowels) against it: 4 tasks × 8 rollouts a step, GRPO, the torch worker
+// updating and serving the weights.
 // It ends with the first and last rewards and the plot of the curves.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -22,8 +23,8 @@ const alight = async (...args: string[]): Promise<number> => {
 console.log(`demo project in ${dir}\n`);
 const python = ensurePythonEnv((line) => console.log(line));
 execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--seed', '0'], { cwd: PYTHON_DIR, stdio: 'inherit' });
-const code = await alight('train', '--model', 'model', '--tasks', join(root, 'examples/letters/tasks.jsonl'), '-n', '8', '--batch-size', '4',
-  '--steps', String(STEPS), '--lr', '0.01', '--seed', '0', '--save-every', '10', '--run', 'demo', '--', 'node', join(root, 'examples/letters/harness.mjs'));
+const code = await alight('train', '--model', 'model', '--tasks', join(root, 'examples/vowels/tasks.jsonl'), '-n', '8', '--batch-size', '4',
+  '--steps', String(STEPS), '--lr', '0.01', '--seed', '0', '--save-every', '10', '--run', 'demo', '--', 'node', join(root, 'examples/vowels/harness.mjs'));
 if (code !== 0) process.exit(code);
 const plot = join(dir, 'curves.svg');
 const shown = JSON.parse(execFileSync(process.execPath, [bin, 'runs', 'show', 'demo', '--plot', plot, '--json'], { cwd: dir, encoding: 'utf8' }));

@@ -51,19 +51,10 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   await gateway.drain(30_000);
 
   timer.start('batch');
-  const rollouts = store.rolloutSummaries({ ids });
-  const rewards = rollouts.map((r) => r.reward ?? 0);
-  const trained = trainable(rollouts, c.failedRollouts);
-  if (trained.length === 0) {
-    const first = rollouts.find((r) => r.error)?.error ?? 'unknown';
-    throw new AlightError(`every rollout of step ${step} failed (the first: ${first}); see ${join(ctx.runDir, 'rollouts', `step-${step}`)}`, ExitCode.failure);
-  }
-  const batchPath = join(ctx.runDir, 'batches', `step-${step}.safetensors`);
-  mkdirSync(join(ctx.runDir, 'batches'), { recursive: true });
-  const built = buildStepBatch(store, trained, { ...c, out: batchPath }, `step ${step}`);
+  const { rollouts, rewards, built } = prepareBatch(store, ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
 
   timer.start('update');
-  const update = await worker.call('train_step', { batch_path: batchPath, step }, c.workerTimeoutS * 1000);
+  const update = await worker.call('train_step', { batch_path: built.out, step }, c.workerTimeoutS * 1000);
 
   timer.start('sync');
   const version = step + 1;
@@ -98,6 +89,22 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
       ...update.metrics, ...timings,
     },
   };
+}
+
+/**
+ * The orchestrator's work between the last harness and the update: the step's rollouts, the ones to train on, and
+ * their batch file (merge, advantages, loss weights, write). Throws when there is nothing to train on.
+ */
+export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: string, step: number) {
+  const rollouts = store.rolloutSummaries({ ids });
+  const rewards = rollouts.map((r) => r.reward ?? 0);
+  const trained = trainable(rollouts, c.failedRollouts);
+  if (trained.length === 0) {
+    const first = rollouts.find((r) => r.error)?.error ?? 'unknown';
+    throw new AlightError(`every rollout of step ${step} failed (the first: ${first}); see the harness logs in ${join(out, '..', '..', 'rollouts', `step-${step}`)}`, ExitCode.failure);
+  }
+  mkdirSync(join(out, '..'), { recursive: true });
+  return { rollouts, rewards, built: buildStepBatch(store, trained, { ...c, out }, `step ${step}`) };
 }
 
 function jobs(ctx: StepContext, tasks: Task[], n: number, group: (t: Task) => string): RolloutJob[] {

@@ -7,7 +7,7 @@ import { tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 
 // `alight train` end to end on CPU: the torch worker serves and trains a tiny Llama, a held-back harness (digits,
-// not the example's letters) runs through the gateway on the openai SDK.
+// not the example's vowels) runs through the gateway on the openai SDK.
 const HARNESS = join(FIXTURES, 'digits-harness.mjs');
 let model: string;
 beforeAll(() => { model = tinyModel(1); }, 120_000);
