@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
 import type { Config, TrainConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
@@ -23,7 +24,11 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
     // A resumed run keeps its own settings (model, tasks, seed: the same data order); flags given now still win.
     const stored = resume ? (JSON.parse(store.getRun(resume)?.config ?? '{}') as { train?: TrainConfig }).train : undefined;
     const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
-    const config: Config = withOverrides(base, { train: { ...trainFlags, timeoutS: timeout }, gateway: { port } });
+    const given: Config = withOverrides(base, { train: { ...trainFlags, timeoutS: timeout }, gateway: { port } });
+    // Stored with the run, paths must not depend on where a later --resume is run from.
+    const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
+    const config: Config = { ...given, train: { ...given.train, model: absolute(given.train.model), tasks: absolute(given.train.tasks),
+      valTasks: absolute(given.train.valTasks) } };
     if (!config.train.tasks) throw new AlightError('no tasks: pass --tasks <file.jsonl> or set train.tasks in alight.config.yaml', ExitCode.usage);
     const abort = new AbortController();
     const onSignal = (): void => abort.abort();

@@ -1,8 +1,37 @@
 """`python -m alight_worker`: newline-delimited JSON-RPC 2.0 on stdin/stdout (DESIGN §7). Methods: init,
 train_step, sync_weights, save, load, shutdown. The process ends when stdin closes, so it never outlives its parent."""
 import json
+import math
+import os
 import sys
+import threading
+import time
 import traceback
+
+
+def finite(value):
+    """JSON has no NaN or Infinity: a non-finite number (say a diverged loss) goes back as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def exit_with_parent():
+    """stdin's end is seen only between calls: a worker busy in an update would outlive a killed alight and hold its
+    memory (or GPU). When the parent is gone, the process is re-parented: leave at once."""
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(1)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def main():
@@ -10,8 +39,10 @@ def main():
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol
     state = {"backend": None, "server": None}
 
+    exit_with_parent()
+
     def reply(message):
-        rpc_out.write(json.dumps(message) + "\n")
+        rpc_out.write(json.dumps(finite(message), allow_nan=False) + "\n")
         rpc_out.flush()
 
     for line in sys.stdin:

@@ -22,12 +22,15 @@ def unpack(batch, rows):
 
 
 def token_logprobs(model, input_ids, attention_mask):
-    """log p(token_t | tokens_<t) for t ≥ 1 (0 at t = 0), and the entropy of each of those distributions."""
+    """log p(token_t | tokens_<t) for t ≥ 1 (0 at t = 0), and the entropy of each of those distributions (a metric:
+    computed outside the graph, so that no second [B, L, vocab] tensor lives through backward)."""
     logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
     logp_all = torch.log_softmax(logits, dim=-1)
     picked = logp_all.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-    entropy = -(logp_all.exp() * logp_all).sum(-1)
-    pad = torch.zeros((input_ids.shape[0], 1))
+    with torch.no_grad():
+        detached = logp_all.detach()
+        entropy = -(detached.exp() * detached).sum(-1)
+    pad = picked.new_zeros((picked.shape[0], 1))
     return torch.cat([pad, picked], dim=1), torch.cat([pad, entropy], dim=1)
 
 
@@ -35,14 +38,15 @@ def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coe
     """Σ w · ℓ over loss tokens with ℓ = max(−A·r, −A·clip(r, 1−ε_low, 1+ε_high)) (+ kl_coef · k3 KL to the
     reference), r = exp(logp − rollout logp). Returns the loss and sums for the step's metrics."""
     mask, weights, adv = rows["loss_mask"], rows["loss_weights"], rows["advantages"]
-    log_ratio = (logp - rows["rollout_logprobs"]) * mask
+    # Clamped as verl does, so that a policy far from the one that sampled cannot overflow the ratio.
+    log_ratio = torch.clamp((logp - rows["rollout_logprobs"]) * mask, -20.0, 20.0)
     ratio = torch.exp(log_ratio)
     unclipped = -adv * ratio
     clipped = -adv * torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
     per_token = torch.maximum(unclipped, clipped)
     sums = {"clipped_tokens": float(((clipped > unclipped) * mask).sum()),
-            # k3 estimate of KL(rollout policy ‖ current policy): exp(−Δ) − 1 + Δ with Δ = logp − rollout logp.
-            "kl_rollout_sum": float(((torch.exp(-log_ratio) - 1 + log_ratio) * mask).sum())}
+            # k3 estimate of KL(rollout policy ‖ current policy) from the rollout's samples: r − 1 − log r, r = exp(Δ).
+            "kl_rollout_sum": float(((torch.exp(log_ratio.detach()) - 1 - log_ratio.detach()) * mask).sum())}
     if ref_logp is not None and kl_coef > 0:
         delta = (ref_logp - logp) * mask
         kl = torch.exp(delta) - delta - 1

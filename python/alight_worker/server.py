@@ -24,6 +24,8 @@ def start_server(backend, host="127.0.0.1", port=0):
 class Handler(BaseHTTPRequestHandler):
     backend = None
     protocol_version = "HTTP/1.1"
+    # A client that stops reading must not hold the model's lock for ever: a blocked write fails after this long.
+    timeout = 120
 
     def log_message(self, *args):  # the gateway records every call; no access log on the worker's stderr
         pass
@@ -77,6 +79,7 @@ class Handler(BaseHTTPRequestHandler):
         kind = "chat.completion" if chat else "text_completion"
         rid = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
         head = {"id": rid, "created": int(time.time()), "model": self.backend.name}
+        self.backend.check_length(len(prompt), max_tokens)  # a 400 now, not an error inside a stream
         if body.get("stream"):
             return self.stream(head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body)
         ids, logprobs, finish, version = self.backend.generate(prompt, max_tokens, temperature, top_p, seed)
@@ -125,8 +128,11 @@ class Handler(BaseHTTPRequestHandler):
 
         def on_token(token, logprob):
             sent["ids"].append(token)
-            # Text is whatever the decoded whole has grown by (a token may end inside a multi-byte character).
+            # Text is whatever the decoded whole has grown by; a token ending inside a multi-byte character decodes
+            # to U+FFFD, so that tail waits for the token that completes it.
             whole = self.backend.decode(sent["ids"])
+            if whole.endswith("\ufffd"):
+                whole = sent["text"]
             delta, sent["text"] = whole[len(sent["text"]):], whole
             choice = {"index": 0, "finish_reason": None}
             if chat:
@@ -139,8 +145,16 @@ class Handler(BaseHTTPRequestHandler):
                 choice["token_ids"] = [token]
             send({**head, "object": kind, "choices": [choice]})
 
-        ids, _, finish, _ = self.backend.generate(prompt, max_tokens, temperature, top_p, seed, on_token)
-        last = {"index": 0, "finish_reason": finish, **({"delta": {}} if chat else {"text": ""})}
+        try:
+            ids, _, finish, _ = self.backend.generate(prompt, max_tokens, temperature, top_p, seed, on_token)
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            return  # the client left; the gateway records what it got
+        except Exception as err:  # after the headers, an error can only travel as an event
+            traceback.print_exc()
+            send({"error": {"message": f"{type(err).__name__}: {err}", "type": "InternalServerError", "code": 500}})
+            return
+        rest = self.backend.decode(ids)[len(sent["text"]):]
+        last = {"index": 0, "finish_reason": finish, **({"delta": {"content": rest} if rest else {}} if chat else {"text": rest})}
         send({**head, "object": kind, "choices": [last]})
         if (body.get("stream_options") or {}).get("include_usage"):
             send({**head, "object": kind, "choices": [],

@@ -57,12 +57,15 @@ class TorchBackend:
     def decode(self, ids):
         return self.tokenizer.decode(ids, skip_special_tokens=True)
 
+    def check_length(self, prompt_tokens, max_tokens):
+        if prompt_tokens + max_tokens > self.max_context:
+            raise ValueError(f"This model's maximum context length is {self.max_context} tokens. However, you requested "
+                             f"{prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, {max_tokens} in the completion).")
+
     def generate(self, prompt, max_tokens, temperature=1.0, top_p=1.0, seed=None, on_token=None):
         """Samples up to max_tokens ids after `prompt`. The logprob of each is the model's own (temperature 1, no
         truncation), as vLLM reports by default and as the update recomputes it. Returns (ids, logprobs, finish, version)."""
-        if len(prompt) + max_tokens > self.max_context:
-            raise ValueError(f"This model's maximum context length is {self.max_context} tokens. However, you requested "
-                             f"{len(prompt) + max_tokens} tokens ({len(prompt)} in the messages, {max_tokens} in the completion).")
+        self.check_length(len(prompt), max_tokens)
         generator = torch.Generator().manual_seed(seed if seed is not None else random.getrandbits(63))
         ids, logprobs, finish = [], [], "length"
         with self.lock, torch.no_grad():

@@ -56,7 +56,8 @@ const train = z.object({
   microBatchRows: z.number().int().min(1).default(8).describe('rows per forward/backward in the worker'),
   valTasks: z.string().optional().describe('validation tasks, JSONL; run once each with ALIGHT_MODE=val'),
   valEvery: z.number().int().min(0).default(0).describe('validate every N steps (0: never)'),
-  saveEvery: z.number().int().min(0).default(5).describe('checkpoint every N steps (and after the last); 0: only after the last'),
+  saveEvery: z.number().int().min(0).default(1)
+    .describe('checkpoint every N steps (and after the last; 0: only then): a killed run redoes the steps since the last one'),
   seed: z.number().int().default(0).describe('data order and the worker\'s seeds'),
   threads: z.number().int().positive().optional().describe('torch threads in the worker'),
   workerTimeoutS: z.number().positive().default(1800).describe('longest a worker call (an update, a save) may take'),

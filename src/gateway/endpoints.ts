@@ -24,6 +24,13 @@ export class Endpoints {
     return entry;
   }
 
+  /** Puts `endpoint` in the place of the one at `url` (a restarted engine listens elsewhere). */
+  replace(url: string, endpoint: Endpoint): Endpoint {
+    const i = this.list.findIndex((e) => e.url === url.replace(/\/+$/, ''));
+    if (i !== -1) this.list.splice(i, 1);
+    return this.upsert(endpoint);
+  }
+
   pick(): Endpoint {
     if (this.list.length === 0) throw new HttpError(503, 'no upstream endpoint is registered (POST /api/endpoints)', 'upstream_error');
     return this.list[this.next++ % this.list.length];

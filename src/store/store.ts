@@ -64,6 +64,10 @@ export class Store {
       .run(name, mode, Date.now(), config === undefined ? null : JSON.stringify(config));
   }
 
+  setRunConfig(name: string, config: unknown): void {
+    this.db.prepare('UPDATE runs SET config = ? WHERE name = ?').run(JSON.stringify(config), name);
+  }
+
   getRun(name: string): RunRow | undefined {
     return this.db.prepare('SELECT * FROM runs WHERE name = ?').get(name) as RunRow | undefined;
   }

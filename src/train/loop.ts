@@ -41,21 +41,25 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   if (existing && !options.resume) throw new AlightError(`run ${run} exists: pass --resume ${run} to continue it, or another --run`, ExitCode.usage);
   if (!existing && options.resume) throw new AlightError(`no run ${run} to resume in ${store.path} (alight runs list)`, ExitCode.usage);
   store.ensureRun(run, 'train', { train: c });
+  store.setRunConfig(run, { train: c }); // a resume may change settings (more steps): the next resume starts from these
   const runDir = resolve(store.path, '..', 'runs', run);
   mkdirSync(runDir, { recursive: true });
   const workerLog = join(runDir, 'worker.log');
   const python = ensurePythonEnv((message) => onEvent({ type: 'log', message }));
 
-  let worker = await startWorker(python, workerLog, options);
-  const gateway = await startGateway({
-    store, adminKey: options.adminKey, gateway: config.gateway,
-    upstream: { ...config.upstream, url: worker.endpoint.url, model: worker.endpoint.model, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
-    onCall: (call) => onEvent({ type: 'call', ...call }),
-  });
-  let restarts = 0;
-  const stopWorker = (): void => worker.worker.kill('SIGTERM');
+  // Ctrl-C stops whichever worker is current, even while it is still loading the model.
+  const workers: Worker[] = [];
+  const stopWorker = (): void => workers.at(-1)?.kill('SIGTERM');
   signal.addEventListener('abort', stopWorker, { once: true });
+  let gateway: Gateway | null = null;
+  let restarts = 0;
   try {
+    let worker = await startWorker(python, workerLog, options, workers);
+    gateway = await startGateway({
+      store, adminKey: options.adminKey, gateway: config.gateway,
+      upstream: { ...config.upstream, url: worker.endpoint.url, model: worker.endpoint.model, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
+      onCall: (call) => onEvent({ type: 'call', ...call }),
+    });
     let step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
     onEvent({ type: 'train-started', run, firstStep: step, steps: c.steps, gatewayUrl: gateway.url, workerLog });
     while (step < c.steps) {
@@ -81,26 +85,34 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         if (restarts++ >= c.restarts) throw new AlightError(`${why}; continue from the last checkpoint with: alight train --resume ${run} -- <harness>`, ExitCode.failure);
         onEvent({ type: 'worker-restart', reason: why, fromStep: step });
         gateway.resume();
-        worker = await startWorker(python, workerLog, options);
-        for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, url: worker.endpoint.url });
+        const dead = worker.endpoint.url;
+        worker = await startWorker(python, workerLog, options, workers);
+        for (const e of gateway.endpoints.all()) gateway.endpoints.replace(dead, { ...e, url: worker.endpoint.url });
         step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
       } finally {
         signal.removeEventListener('abort', abortStep);
       }
     }
     return { run, runDir, workerLog, steps: store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics })) };
+  } catch (err) {
+    if (signal.aborted && !(err instanceof AlightError && err.exitCode === ExitCode.interrupted)) {
+      throw new AlightError(`interrupted; continue with: alight train --resume ${run} -- <harness>`, ExitCode.interrupted);
+    }
+    throw err;
   } finally {
     signal.removeEventListener('abort', stopWorker);
-    await gateway.close();
-    await worker.worker.stop();
+    await gateway?.close();
+    for (const w of workers) await w.stop();
   }
 }
 
-async function startWorker(python: string, logFile: string, options: TrainOptions): Promise<{ worker: Worker; endpoint: { url: string; model: string } }> {
+async function startWorker(python: string, logFile: string, options: TrainOptions, started: Worker[]): Promise<{ worker: Worker; endpoint: { url: string; model: string } }> {
   const c = options.config.train;
   const worker = Worker.start({ python, logFile });
+  started.push(worker);
+  if (options.signal.aborted) worker.kill('SIGTERM');
   const init = await worker.call('init', {
-    backend: c.backend, model: resolve(c.model!), seed: c.seed, lr: c.lr, weight_decay: c.weightDecay, max_grad_norm: c.maxGradNorm,
+    backend: c.backend, model: c.model, seed: c.seed, lr: c.lr, weight_decay: c.weightDecay, max_grad_norm: c.maxGradNorm,
     clip_low: c.clipLow, clip_high: c.clipHigh, kl_coef: c.klCoef, ppo_epochs: c.ppoEpochs, micro_batch_rows: c.microBatchRows,
     threads: c.threads ?? null,
   }, c.workerTimeoutS * 1000);

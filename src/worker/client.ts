@@ -15,7 +15,7 @@ export interface WorkerOptions {
 /** Replies of the protocol's methods (DESIGN §7), checked at the boundary. */
 export const replies = {
   init: z.object({ endpoints: z.array(z.object({ url: z.string().url(), model: z.string() })).min(1), version: z.number().int() }),
-  train_step: z.object({ metrics: z.record(z.string(), z.number()) }),
+  train_step: z.object({ metrics: z.record(z.string(), z.number().nullable()) }),
   sync_weights: z.object({ version: z.number().int() }),
   save: z.object({ path: z.string() }),
   load: z.object({ path: z.string(), version: z.number().int() }),
@@ -38,16 +38,20 @@ export class Worker {
 
   private constructor(private readonly child: ChildProcess, private readonly logFile: string) {
     this.exit = new Promise((resolve) => {
-      child.on('exit', (code, signal) => {
-        this.exited = signal ? `killed by ${signal}` : `exited with code ${code}`;
+      const ended = (how: string): void => {
+        if (this.exited) return;
+        this.exited = how;
         const why = `the Python worker ${this.exited}${this.logTail()}`;
         for (const [id, p] of this.pending) {
           clearTimeout(p.timer);
           p.reject(new AlightError(`${p.method} failed: ${why}`, ExitCode.failure));
           this.pending.delete(id);
         }
-        resolve(this.exited);
-      });
+        resolve(how);
+      };
+      child.on('exit', (code, signal) => ended(signal ? `killed by ${signal}` : `exited with code ${code}`));
+      // A failed spawn (no such python) emits this and never `exit`.
+      child.on('error', (err) => ended(`could not start (${err.message})`));
     });
     createInterface({ input: child.stdout! }).on('line', (line) => this.onLine(line));
   }
@@ -112,12 +116,13 @@ export class Worker {
   }
 
   private onLine(line: string): void {
-    let message: { id?: number; result?: unknown; error?: { message: string } };
+    let message: { id?: number; result?: unknown; error?: { message: string } } | null;
     try {
       message = JSON.parse(line);
     } catch {
       return; // not the protocol: the worker logs to stderr, but a library may print to stdout
     }
+    if (typeof message !== 'object' || message === null) return;
     const p = message.id === undefined ? undefined : this.pending.get(message.id);
     if (!p) return;
     clearTimeout(p.timer);

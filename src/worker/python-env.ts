@@ -56,7 +56,8 @@ export function ensurePythonEnv(log: (line: string) => void, extra: string[] = [
     run(base, ['-m', 'venv', '--system-site-packages', venv]);
   }
   const files = ['requirements.txt', ...extra].map((f) => join(PYTHON_DIR, f));
-  const check = spawnSync(python, ['-m', 'pip', 'install', '--dry-run', '--quiet', '--disable-pip-version-check', '--no-index', ...files.flatMap((f) => ['-r', f])], { encoding: 'utf8' });
+  // Not --quiet: that hides the "Would install" line this reads.
+  const check = spawnSync(python, ['-m', 'pip', 'install', '--dry-run', '--disable-pip-version-check', '--no-index', ...files.flatMap((f) => ['-r', f])], { encoding: 'utf8' });
   if (check.status !== 0 || /Would install/.test(check.stdout)) {
     log(`installing ${files.map((f) => f.slice(PYTHON_DIR.length + 1)).join(', ')} into ${venv}`);
     run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...files.flatMap((f) => ['-r', f])]);

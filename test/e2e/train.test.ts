@@ -29,15 +29,23 @@ const stepsOf = (db: string, run: string) => {
 describe('alight train', () => {
   it('learns a held-back task, every call marked with the weights version that served it', async () => {
     const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }]);
-    const res = await alight([...common(p, 12), '--run', 'learn', '--json', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    const val = join(p.dir, 'val.jsonl');
+    writeFileSync(val, JSON.stringify({ id: 'held-out', prompt: 'How many legs does a spider have?' }));
+    const res = await alight([...common(p, 12), '--val-tasks', val, '--val-every', '6', '--run', 'learn', '--json', '--', process.execPath, HARNESS],
+      { cwd: p.dir, timeoutMs: 300_000 });
     expect(res.code, res.stderr).toBe(0);
     const rewards = stepsOf(p.db, 'learn').map((s) => s.metrics.reward_mean as number);
     expect(rewards).toHaveLength(12);
+    // Validation ran after steps 5 and 11, on the held-out task, in val mode.
+    expect(stepsOf(p.db, 'learn').map((s) => s.metrics.val_reward === null ? null : 'v')).toEqual([...Array(5).fill(null), 'v', ...Array(5).fill(null), 'v']);
     const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
     expect(mean(rewards.slice(-3)), `rewards ${rewards.map((r) => r.toFixed(2)).join(' ')}`).toBeGreaterThan(mean(rewards.slice(0, 3)) + 0.15);
     // Step s's rollouts were served by the weights after s updates: version s, on every call, no call unmarked.
     const store = Store.open(p.db);
-    const rows = store.db.prepare(`SELECT r.group_id AS g, c.model_version AS v FROM calls c JOIN rollouts r ON r.id = c.rollout_id WHERE r.run = 'learn'`)
+    expect(store.db.prepare(`SELECT mode, count(*) AS n FROM rollouts WHERE run = 'learn' GROUP BY mode ORDER BY mode`).all())
+      .toEqual([{ mode: 'train', n: 12 * 2 * 8 }, { mode: 'val', n: 2 }]);
+    const rows = store.db.prepare(`SELECT r.group_id AS g, c.model_version AS v FROM calls c JOIN rollouts r ON r.id = c.rollout_id
+      WHERE r.run = 'learn' AND r.mode = 'train'`)
       .all() as { g: string; v: number | null }[];
     store.close();
     expect(rows).toHaveLength(12 * 2 * 8);
