@@ -3,6 +3,7 @@ import { advantageEstimators, missingRewardPolicies } from '../src/algo/advantag
 import { lossNorms } from '../src/algo/loss-weights.js';
 import { upstreamKinds } from '../src/config/schema.js';
 import { mergeLevels } from '../src/samples/merge.js';
+import { exportFormats, formats } from '../src/data/task.js';
 import { AlightError, ExitCode, errorMessage } from '../src/errors.js';
 
 const int = (value: string): number => {
@@ -188,6 +189,70 @@ export function buildProgram(): Command {
     .option('--json', 'JSON output')
     .addHelpText('after', examples(['alight doctor', 'alight doctor --setup']))
     .action(async (opts) => { await (await import('./doctor.js')).doctor(opts); });
+
+  const data = program.command('data').description('SWE-bench-style tasks: import, clean, dedupe, decontaminate, export');
+  data.command('import')
+    .description('validate rows of JSONL, JSON or Parquet exports and store them (again: no change); invalid rows kept aside with the reason')
+    .argument('<files...>', 'data files (.jsonl, .json, .parquet)')
+    .option('--source <name>', 'label for these rows (default: the file name)')
+    .addOption(new Option('--format <format>', 'the export they come from').choices(['auto', ...formats]).default('auto'))
+    .option('--db <file>', 'SQLite store')
+    .option('--json', 'JSON summary')
+    .addHelpText('after', examples(['alight data import swe-smith.parquet swe-gym.jsonl', 'alight data import verified.json --source verified --format swe-bench']))
+    .action(async (files, opts) => { await (await import('./data.js')).importCommand(files, opts); });
+  data.command('clean')
+    .description('drop tasks that break the preset\'s rules, each with its reason (replaces the last clean)')
+    .addOption(new Option('--preset <preset>', 'default: the research notes\' structural rules; strict adds R2E-Gym size limits').choices(['default', 'strict', 'none']).default('default'))
+    .option('--min-statement-chars <n>', 'shorter problem statements are dropped', int, 10)
+    .option('--min-files <n>', 'patches changing fewer files are dropped', int, 1)
+    .option('--max-files <n>', 'patches changing more files are dropped', int, 15)
+    .option('--max-tests <n>', 'tasks listing more FAIL_TO_PASS + PASS_TO_PASS tests are dropped', int, 200)
+    .option('--require-env', 'drop tasks without an image, install_config or eval_script')
+    .option('--db <file>', 'SQLite store')
+    .option('--json', 'JSON summary')
+    .addHelpText('after', examples(['alight data clean', 'alight data clean --preset strict --require-env']))
+    .action(async (opts) => { await (await import('./data.js')).cleanCommand(opts); });
+  data.command('dedupe')
+    .description('exact duplicates (id, patch, repo+commit+patch, statement) and MinHash-LSH near duplicates; the earliest is kept')
+    .option('--threshold <j>', 'verified Jaccard for near duplicates', num, 0.8)
+    .option('--perms <n>', 'MinHash permutations', int, 128)
+    .option('--shingle <n>', 'words per shingle', int, 5)
+    .option('--no-near', 'exact duplicates only')
+    .option('--db <file>', 'SQLite store')
+    .option('--json', 'JSON summary')
+    .addHelpText('after', examples(['alight data dedupe', 'alight data dedupe --threshold 0.7']))
+    .action(async (opts) => { await (await import('./data.js')).dedupeCommand(opts); });
+  data.command('decontaminate')
+    .description('drop tasks overlapping a benchmark (ids, repo+commit, patches, repositories); flag shared statement n-grams')
+    .option('--against <files...>', 'reference exports (e.g. SWE-bench Verified) besides the built-in Verified list')
+    .option('--no-builtin', 'do not use the built-in SWE-bench Verified ids and repositories')
+    .option('--keep-repos', 'do not drop tasks from the reference\'s repositories')
+    .option('--ngram <n>', 'flag statements sharing a run of this many words with a reference statement', int, 13)
+    .option('--db <file>', 'SQLite store')
+    .option('--json', 'JSON summary')
+    .addHelpText('after', examples(['alight data decontaminate', 'alight data decontaminate --against verified.parquet --keep-repos']))
+    .action(async (opts) => { await (await import('./data.js')).decontaminateCommand(opts); });
+  data.command('stats')
+    .description('counts per source, repo and rule; distributions of patch size, tests and statement length; invalid rows')
+    .option('--db <file>', 'SQLite store')
+    .option('--json', 'JSON output')
+    .action(async (opts) => { await (await import('./data.js')).statsCommand(opts); });
+  data.command('explain')
+    .description('why a task was kept or dropped, and its duplicate group')
+    .argument('<instance_id>', 'the task')
+    .option('--db <file>', 'SQLite store')
+    .option('--json', 'JSON output')
+    .action(async (id, opts) => { await (await import('./data.js')).explainCommand(id, opts); });
+  data.command('export')
+    .description('the kept tasks in SWE-bench\'s columns (FAIL_TO_PASS as JSON strings), optionally split')
+    .requiredOption('--out <file>', 'output file (with --split, one per part: out.train.jsonl, …)')
+    .addOption(new Option('--format <format>', 'file format').choices(exportFormats).default('jsonl'))
+    .option('--split <spec>', 'e.g. train=0.95,val=0.05')
+    .option('--seed <seed>', 'shuffle seed for --split', int, 0)
+    .option('--db <file>', 'SQLite store')
+    .option('--json', 'JSON summary')
+    .addHelpText('after', examples(['alight data export --out tasks.jsonl --split train=0.95,val=0.05 --seed 1', 'alight data export --format parquet --out tasks.parquet']))
+    .action(async (opts) => { await (await import('./data.js')).exportCommand(opts); });
 
   const runs = program.command('runs').description('recorded and training runs');
   runs.command('list')

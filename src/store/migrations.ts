@@ -89,4 +89,49 @@ export const migrations: string[] = [
     PRIMARY KEY (run, step)
   );
   `,
+  // Task data (alight data): one row per distinct imported row; a task is kept while no stage has dropped it.
+  `
+  CREATE TABLE data_tasks (
+    uid TEXT PRIMARY KEY,
+    instance_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    base_commit TEXT,
+    created_at TEXT,
+    task TEXT NOT NULL,
+    n_files INTEGER NOT NULL, n_source_files INTEGER NOT NULL, n_hunks INTEGER NOT NULL, n_lines INTEGER NOT NULL,
+    n_source_lines INTEGER NOT NULL, patch_bytes INTEGER NOT NULL, n_f2p INTEGER NOT NULL, n_p2p INTEGER NOT NULL,
+    ps_chars INTEGER NOT NULL, ps_words INTEGER NOT NULL, patch_sha TEXT NOT NULL, ps_sha TEXT NOT NULL,
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    seq INTEGER NOT NULL
+  );
+  CREATE INDEX data_tasks_by_instance ON data_tasks(instance_id);
+  CREATE TABLE data_invalid (
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (file, line)
+  );
+  CREATE TABLE data_drops (
+    uid TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (uid, stage, rule)
+  );
+  CREATE TABLE data_groups (
+    uid TEXT NOT NULL,
+    group_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    kept INTEGER NOT NULL,
+    PRIMARY KEY (uid, group_id)
+  );
+  CREATE TABLE data_flags (
+    uid TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (uid, kind)
+  );
+  `,
 ];

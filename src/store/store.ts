@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import type { RolloutMode, RolloutState } from '../rollouts/state.js';
 import { CallStore } from './calls.js';
+import { DataStore } from './data.js';
 import { migrations } from './migrations.js';
 
 export interface RunRow { name: string; mode: string; created_at: number; config: string | null }
@@ -33,9 +34,11 @@ const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r
 /** The SQLite trace store: the only module that writes SQL. One instance per process and file. */
 export class Store {
   readonly calls: CallStore;
+  readonly data: DataStore;
 
   private constructor(readonly db: Database.Database, readonly path: string) {
     this.calls = new CallStore(db);
+    this.data = new DataStore(db);
   }
 
   static open(path: string): Store {

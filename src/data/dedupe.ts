@@ -1,0 +1,89 @@
+import type { Drop, Group, TaskFacts } from '../store/data.js';
+import { candidatePairs, jaccard, lshParams, permutations, shingles, signature, type MinHashOptions } from './minhash.js';
+
+export type DedupeTask = TaskFacts & { problem_statement: string };
+export interface DedupeResult { drops: Drop[]; groups: Group[]; exactPairs: number; nearPairs: number; candidates: number; bands: number; rows: number }
+
+/**
+ * Exact duplicates (same instance id; same normalised patch; same repo + base commit + patch; same normalised problem
+ * statement) and near duplicates (MinHash LSH over the statements' word shingles, each candidate pair verified by its
+ * exact Jaccard ≥ threshold) joined into groups; each group keeps its earliest task (by created_at, then import order)
+ * and drops the rest, saying of whom it is a duplicate and why.
+ */
+export function dedupe(tasks: DedupeTask[], o: MinHashOptions & { near: boolean }, progress?: (done: number, total: number) => void): DedupeResult {
+  const parent = tasks.map((_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i])));
+  const why = tasks.map(() => new Set<string>());
+  const join = (i: number, j: number, reason: string): void => {
+    why[i].add(reason);
+    why[j].add(reason);
+    parent[find(i)] = find(j);
+  };
+  let exactPairs = 0;
+  const keys: [string, (t: DedupeTask) => string | null][] = [
+    ['instance-id', (t) => t.instance_id],
+    ['patch', (t) => (t.patch_bytes > 0 ? t.patch_sha : null)],
+    ['repo-commit-patch', (t) => (t.patch_bytes > 0 && t.base_commit ? `${t.repo}@${t.base_commit}:${t.patch_sha}` : null)],
+    ['statement', (t) => (t.ps_words > 0 ? t.ps_sha : null)],
+  ];
+  for (const [reason, key] of keys) {
+    const first = new Map<string, number>();
+    tasks.forEach((t, i) => {
+      const k = key(t);
+      if (k === null) return;
+      const seen = first.get(k);
+      if (seen === undefined) first.set(k, i);
+      else { join(seen, i, reason); exactPairs++; }
+    });
+  }
+
+  let nearPairs = 0;
+  let candidates = 0;
+  const { bands, rows } = lshParams(o.threshold, o.perms);
+  if (o.near) {
+    const coefficients = permutations(o);
+    const sets = tasks.map((t) => shingles(t.problem_statement, o.shingle));
+    const sigs = sets.map((s, i) => {
+      if (i % 1000 === 0) progress?.(i, tasks.length);
+      return s.length ? signature(s, o, coefficients) : new Uint32Array(0);
+    });
+    progress?.(tasks.length, tasks.length);
+    const pairs = candidatePairs(sigs, bands, rows);
+    candidates = pairs.length;
+    for (const [i, j] of pairs) {
+      if (find(i) === find(j)) continue; // already one group (exact duplicates are near ones too)
+      const similarity = jaccard(sets[i], sets[j]);
+      if (similarity >= o.threshold) { join(i, j, `near (Jaccard ${similarity.toFixed(2)})`); nearPairs++; }
+    }
+  }
+
+  const members = new Map<number, number[]>();
+  tasks.forEach((_, i) => {
+    const root = find(i);
+    members.set(root, [...(members.get(root) ?? []), i]);
+  });
+  const drops: Drop[] = [];
+  const groups: Group[] = [];
+  for (const group of members.values()) {
+    if (group.length < 2) continue;
+    const keep = group.reduce((a, b) => (older(tasks[b], tasks[a]) ? b : a));
+    const reasons = [...new Set(group.flatMap((i) => [...why[i]]))];
+    groups.push({ group_id: `dup-${tasks[keep].uid}`, kind: reasons.join(', '), members: group.map((i) => ({ uid: tasks[i].uid, kept: i === keep })) });
+    for (const i of group) {
+      if (i === keep) continue;
+      drops.push({ uid: tasks[i].uid, rule: [...why[i]].some((r) => r.startsWith('near')) && why[i].size === 1 ? 'near-duplicate' : 'duplicate',
+        detail: `duplicate of ${tasks[keep].instance_id} (${tasks[keep].source}) by ${[...why[i]].join(', ')}` });
+    }
+  }
+  return { drops, groups, exactPairs, nearPairs, candidates, bands, rows };
+}
+
+/** Whether `a` was created before `b` (no date counts as last), else imported first. */
+function older(a: DedupeTask, b: DedupeTask): boolean {
+  if (a.created_at !== b.created_at) {
+    if (a.created_at === null) return false;
+    if (b.created_at === null) return true;
+    return a.created_at < b.created_at;
+  }
+  return a.seq < b.seq;
+}

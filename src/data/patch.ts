@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+
+export interface PatchStats {
+  /** Files the diff touches, test files excluded from `sourceFiles`. */
+  files: string[];
+  sourceFiles: string[];
+  hunks: number;
+  /** Added plus removed lines, and those outside test files. */
+  lines: number;
+  sourceLines: number;
+}
+
+const testPath = /(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*$|_tests?\.py$|(^|\/)conftest\.py$/;
+
+/** Counts of a unified diff: its files, hunks and changed lines, with test files told apart. */
+export function patchStats(patch: string): PatchStats {
+  const files: string[] = [];
+  let hunks = 0;
+  let lines = 0;
+  let sourceLines = 0;
+  let inTest = false;
+  for (const line of patch.split('\n')) {
+    if (line.startsWith('diff --git ')) {
+      const file = /^diff --git a\/(.*?) b\//.exec(line)?.[1] ?? line.slice(11);
+      files.push(file);
+      inTest = testPath.test(file);
+    } else if (line.startsWith('@@')) {
+      hunks++;
+    } else if ((line.startsWith('+') && !line.startsWith('+++')) || (line.startsWith('-') && !line.startsWith('---'))) {
+      lines++;
+      if (!inTest) sourceLines++;
+    }
+  }
+  return { files, sourceFiles: files.filter((f) => !testPath.test(f)), hunks, lines, sourceLines };
+}
+
+/** The same change written twice hashes the same: `index` lines and trailing whitespace do not count. */
+export function patchHash(patch: string): string {
+  const normal = patch.split('\n').filter((l) => !l.startsWith('index ')).map((l) => l.trimEnd()).join('\n').trim();
+  return sha256(normal);
+}
+
+/** Problem statements that differ only in case and spacing hash the same. */
+export function statementHash(text: string): string {
+  return sha256(words(text).join(' '));
+}
+
+export function words(text: string): string[] {
+  return text.toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,95 @@
+import { basename } from 'node:path';
+import { AlightError, ExitCode } from '../errors.js';
+import type { Store } from '../store/store.js';
+import { decontaminate, addReference, emptyReference } from './decontaminate.js';
+import { dedupe, type DedupeResult } from './dedupe.js';
+import { defaultMinHash, type MinHashOptions } from './minhash.js';
+import { readRows } from './read.js';
+import { breaches, defaultRuleOptions, presets, type Preset, type RuleName, type RuleOptions } from './rules.js';
+import { parseTask, type DataTask, type Format } from './task.js';
+import { verified } from './verified.js';
+
+/** Progress of a long data step: `total` null while unknown (a streamed file). */
+export type DataProgress = (event: { stage: string; done: number; total: number | null }) => void;
+
+export interface ImportSummary { files: { file: string; rows: number; added: number; invalid: number }[]; added: number; invalid: number; tasks: number }
+
+/** `alight data import`: every row validated; valid rows stored (again: no change), invalid ones kept aside with the reason. */
+export async function importFiles(store: Store, files: string[], o: { source?: string; format: Format | 'auto' }, progress?: DataProgress): Promise<ImportSummary> {
+  const summary: ImportSummary = { files: [], added: 0, invalid: 0, tasks: 0 };
+  for (const file of files) {
+    const source = o.source ?? basename(file).replace(/\.(jsonl|json|parquet)$/i, '');
+    const per = { file, rows: 0, added: 0, invalid: 0 };
+    let tasks: DataTask[] = [];
+    let invalid: { file: string; line: number; reason: string }[] = [];
+    const flush = (): void => {
+      per.added += store.data.addTasks(tasks, invalid);
+      tasks = [];
+      invalid = [];
+      progress?.({ stage: `import ${basename(file)}`, done: per.rows, total: null });
+    };
+    for await (const item of readRows(file)) {
+      per.rows++;
+      if ('error' in item) { per.invalid++; invalid.push({ file, line: item.line, reason: item.error }); continue; }
+      const parsed = parseTask(item.row, { source, format: o.format, file, line: item.line });
+      if (parsed.ok) tasks.push(parsed.task);
+      else { per.invalid++; invalid.push({ file, line: item.line, reason: parsed.reason }); }
+      if (tasks.length + invalid.length >= 1000) flush();
+    }
+    flush();
+    summary.files.push(per);
+    summary.added += per.added;
+    summary.invalid += per.invalid;
+  }
+  summary.tasks = store.data.counts().tasks;
+  return summary;
+}
+
+export interface CleanSummary { checked: number; dropped: number; byRule: Record<string, number>; rules: RuleName[] }
+
+/** `alight data clean`: the preset's rules (and those flags turn on) over every imported task; replaces the last clean. */
+export function cleanTasks(store: Store, preset: Preset, overrides: Partial<RuleOptions>): CleanSummary {
+  const o = { ...defaultRuleOptions, ...overrides };
+  const names: RuleName[] = presets[preset].filter((r) => r !== 'missing-env' || o.requireEnv);
+  store.data.setStage('clean', []);
+  const tasks = store.data.keptTasks();
+  const drops = tasks.flatMap((t) => breaches({ ...t, seq: 0, has_env: Boolean(t.image_name || t.install_config || t.eval_script) }, names, o)
+    .map((b) => ({ uid: t.uid, ...b })));
+  store.data.setStage('clean', drops);
+  const byRule: Record<string, number> = {};
+  for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;
+  return { checked: tasks.length, dropped: new Set(drops.map((d) => d.uid)).size, byRule, rules: names };
+}
+
+/** `alight data dedupe`: over the tasks clean kept; replaces the last dedupe. */
+export function dedupeTasks(store: Store, o: Partial<MinHashOptions> & { near: boolean }, progress?: DataProgress): Omit<DedupeResult, 'drops' | 'groups'> & { checked: number; dropped: number; groups: number } {
+  store.data.setStage('dedupe', []);
+  const tasks = store.data.keptFacts(['problem_statement']);
+  const result = dedupe(tasks, { ...defaultMinHash, ...o }, (done, total) => progress?.({ stage: 'minhash', done, total }));
+  store.data.setStage('dedupe', result.drops, result.groups);
+  const { drops, groups, ...numbers } = result;
+  return { ...numbers, checked: tasks.length, dropped: drops.length, groups: groups.length };
+}
+
+/** `alight data decontaminate`: against the shipped SWE-bench Verified list and any reference files; replaces the last run. */
+export async function decontaminateTasks(store: Store, against: string[], o: { keepRepos: boolean; ngram: number; builtin: boolean }) {
+  if (!o.builtin && against.length === 0) throw new AlightError('nothing to decontaminate against: pass --against <file…> or leave the built-in SWE-bench Verified list on', ExitCode.usage);
+  const ref = emptyReference();
+  if (o.builtin) {
+    for (const id of verified.ids) ref.ids.add(id);
+    for (const repo of verified.repos) ref.repos.add(repo);
+  }
+  let referenceRows = 0;
+  for (const file of against) {
+    for await (const item of readRows(file)) {
+      if ('row' in item && typeof item.row === 'object' && item.row !== null) { addReference(ref, item.row as Record<string, unknown>, o.ngram); referenceRows++; }
+    }
+  }
+  store.data.setStage('decontaminate', []);
+  const tasks = store.data.keptTasks();
+  const { drops, flags } = decontaminate(tasks, ref, o);
+  store.data.setStage('decontaminate', drops, [], flags);
+  const byRule: Record<string, number> = {};
+  for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;
+  return { checked: tasks.length, referenceRows, referenceIds: ref.ids.size, referenceRepos: ref.repos.size, dropped: drops.length, byRule, flagged: flags.length };
+}

@@ -1,0 +1,95 @@
+import { createReadStream, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { AlightError, ExitCode } from '../errors.js';
+
+/** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
+export type FileRow = { line: number; row: unknown } | { line: number; error: string };
+
+const jsonFileLimit = 1 << 30;
+const parquetChunk = 2000;
+/** Columns every SWE-bench-style export has; a Parquet file without them is refused before any row is read. */
+export const requiredColumns = ['instance_id', 'repo', 'patch', 'FAIL_TO_PASS'];
+
+/**
+ * The rows of a JSONL, JSON (a list, a dict of rows, or pandas' column-oriented dict) or Parquet file. JSONL and
+ * Parquet stream in constant memory; a JSON document must be read whole, so one over 1 GiB is refused.
+ */
+export function readRows(path: string): AsyncGenerator<FileRow> {
+  if (/\.parquet$/i.test(path)) return parquetRows(path);
+  if (/\.json$/i.test(path)) return jsonRows(path);
+  return jsonlRows(path);
+}
+
+async function* jsonlRows(path: string): AsyncGenerator<FileRow> {
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let n = 0;
+  for await (const text of lines) {
+    n++;
+    if (!text.trim()) continue;
+    try {
+      yield { line: n, row: JSON.parse(text) };
+    } catch (err) {
+      yield { line: n, error: `not JSON (${(err as Error).message}; a truncated line?)` };
+    }
+  }
+}
+
+async function* jsonRows(path: string): AsyncGenerator<FileRow> {
+  const size = statSync(path).size;
+  if (size > jsonFileLimit) {
+    throw new AlightError(`${path} is ${(size / 2 ** 30).toFixed(1)} GiB of JSON, which must be read whole; convert it to JSONL (one row a line) or Parquet, which stream`, ExitCode.input);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new AlightError(`${path} is not valid JSON: ${(err as Error).message}`, ExitCode.input);
+  }
+  const rows = Array.isArray(doc) ? doc : isObject(doc) ? dictRows(doc) : null;
+  if (!rows) throw new AlightError(`${path}: expected a JSON list of rows or a dict of them`, ExitCode.input);
+  for (let i = 0; i < rows.length; i++) yield { line: i + 1, row: rows[i] };
+}
+
+/** `{id: row, …}`, or pandas' `to_json()` default `{column: {index: value}}`, as a list of rows. */
+function dictRows(doc: Record<string, unknown>): unknown[] {
+  const values = Object.values(doc);
+  const columnar = 'instance_id' in doc && isObject(doc.instance_id);
+  if (!columnar) return values;
+  const index = Object.keys(doc.instance_id as object);
+  return index.map((i) => Object.fromEntries(Object.entries(doc).map(([col, cells]) => [col, (cells as Record<string, unknown>)[i]])));
+}
+
+async function* parquetRows(path: string): AsyncGenerator<FileRow> {
+  const file = await asyncBufferFromFile(path);
+  let metadata;
+  try {
+    metadata = await parquetMetadataAsync(file);
+  } catch (err) {
+    throw new AlightError(`${path} is not a Parquet file: ${(err as Error).message}`, ExitCode.input);
+  }
+  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
+  const missing = requiredColumns.filter((c) => !columns.includes(c));
+  if (missing.length) {
+    throw new AlightError(`${path} lacks the column(s) ${missing.join(', ')} (it has: ${columns.join(', ')}); not a SWE-bench-style export`, ExitCode.input);
+  }
+  const total = Number(metadata.num_rows);
+  for (let start = 0; start < total; start += parquetChunk) {
+    const rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: Math.min(total, start + parquetChunk) });
+    for (let i = 0; i < rows.length; i++) yield { line: start + i + 1, row: plain(rows[i]) };
+  }
+}
+
+/** Parquet gives bigints for int64 and Dates for timestamps: make them JSON values. */
+function plain(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(plain);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  return value;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { patchHash, patchStats, sha256, statementHash, words } from './patch.js';
+
+export const formats = ['swe-bench', 'swe-smith', 'swe-gym', 'swe-rebench'] as const;
+export type Format = (typeof formats)[number];
+export const exportFormats = ['jsonl', 'parquet'] as const;
+export type ExportFormat = (typeof exportFormats)[number];
+
+/** FAIL_TO_PASS / PASS_TO_PASS: a list, or a JSON string holding one (SWE-bench's Hugging Face columns). */
+const testList = z.union([z.array(z.string()), z.string().transform((s, ctx) => {
+  try {
+    const parsed: unknown = JSON.parse(s);
+    if (Array.isArray(parsed) && parsed.every((t) => typeof t === 'string')) return parsed as string[];
+  } catch { /* reported below */ }
+  ctx.addIssue({ code: 'custom', message: 'not a JSON list of test names' });
+  return z.NEVER;
+})]);
+const text = z.string().nullish().transform((s) => s ?? '');
+const optionalText = z.union([z.string(), z.number()]).nullish().transform((s) => (s === null || s === undefined ? null : String(s)));
+
+/** A row of any of the SWE-bench-style exports, as read; unknown columns are kept aside. */
+export const rawTask = z.object({
+  instance_id: z.string().min(1),
+  repo: z.string().min(1),
+  base_commit: z.string().nullish().transform((s) => s ?? null),
+  patch: z.string(),
+  test_patch: text,
+  problem_statement: text,
+  hints_text: text,
+  created_at: z.union([z.string(), z.number()]).nullish().transform((v) => (v === null || v === undefined ? null : typeof v === 'number' ? new Date(v).toISOString() : v)),
+  version: optionalText,
+  environment_setup_commit: optionalText,
+  FAIL_TO_PASS: testList,
+  PASS_TO_PASS: testList.nullish().transform((v) => v ?? []),
+  image_name: optionalText,
+  eval_script: optionalText,
+  install_config: z.unknown().optional(),
+  difficulty: optionalText,
+  patch_kind: z.enum(['fix', 'bug']).optional(),
+}).passthrough();
+
+/** A task as stored: the SWE-bench columns normalised, and what the cleaning rules and dedupe need. */
+export interface DataTask {
+  uid: string;
+  instance_id: string;
+  source: string;
+  format: Format;
+  repo: string;
+  base_commit: string | null;
+  patch: string;
+  /** `fix`: the gold patch (SWE-bench); `bug`: the bug-introducing diff whose reverse is the fix (SWE-smith). */
+  patch_kind: 'fix' | 'bug';
+  test_patch: string;
+  problem_statement: string;
+  hints_text: string;
+  created_at: string | null;
+  version: string | null;
+  environment_setup_commit: string | null;
+  fail_to_pass: string[];
+  pass_to_pass: string[];
+  image_name: string | null;
+  eval_script: string | null;
+  install_config: unknown;
+  difficulty: string | null;
+  extra: Record<string, unknown>;
+  n_files: number; n_source_files: number; n_hunks: number; n_lines: number; n_source_lines: number; patch_bytes: number;
+  n_f2p: number; n_p2p: number; ps_chars: number; ps_words: number;
+  patch_sha: string; ps_sha: string;
+  file: string; line: number;
+}
+
+const known = new Set(Object.keys(rawTask.shape));
+
+/** Which export a row comes from, when the user did not say: SWE-smith's repos and ids, SWE-rebench's install_config. */
+export function detectFormat(row: Record<string, unknown>): Format {
+  const repo = String(row.repo ?? '');
+  const id = String(row.instance_id ?? '');
+  if (repo.startsWith('swesmith/') || /\.(pr_\d+|lm_modify__|func_pm_|combine_file__|combine_module__)/.test(id)) return 'swe-smith';
+  if (row.install_config !== undefined || row.meta !== undefined) return 'swe-rebench';
+  return 'swe-bench';
+}
+
+export type Parsed = { ok: true; task: DataTask } | { ok: false; reason: string };
+
+/** Validates one row and normalises it; an invalid row comes back with the reason, never silently dropped. */
+export function parseTask(row: unknown, at: { source: string; format: Format | 'auto'; file: string; line: number }): Parsed {
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) return { ok: false, reason: 'not a JSON object' };
+  const parsed = rawTask.safeParse(row);
+  if (!parsed.success) {
+    return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`).join('; ') };
+  }
+  const r = parsed.data;
+  const format = at.format === 'auto' ? detectFormat(row as Record<string, unknown>) : at.format;
+  const stats = patchStats(r.patch);
+  const extra = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
+  const task: Omit<DataTask, 'uid'> = {
+    instance_id: r.instance_id, source: at.source, format, repo: r.repo, base_commit: r.base_commit, patch: r.patch,
+    patch_kind: r.patch_kind ?? (format === 'swe-smith' ? 'bug' : 'fix'), test_patch: r.test_patch,
+    problem_statement: r.problem_statement, hints_text: r.hints_text, created_at: r.created_at, version: r.version,
+    environment_setup_commit: r.environment_setup_commit, fail_to_pass: r.FAIL_TO_PASS, pass_to_pass: r.PASS_TO_PASS,
+    image_name: r.image_name, eval_script: r.eval_script, install_config: r.install_config ?? null, difficulty: r.difficulty, extra,
+    n_files: stats.files.length, n_source_files: stats.sourceFiles.length, n_hunks: stats.hunks, n_lines: stats.lines,
+    n_source_lines: stats.sourceLines, patch_bytes: Buffer.byteLength(r.patch), n_f2p: r.FAIL_TO_PASS.length, n_p2p: r.PASS_TO_PASS.length,
+    ps_chars: r.problem_statement.trim().length, ps_words: words(r.problem_statement).length,
+    patch_sha: patchHash(r.patch), ps_sha: statementHash(r.problem_statement), file: at.file, line: at.line,
+  };
+  // The same row imported again (the same file, or a copy) gets the same uid: importing is idempotent.
+  const { file: _f, line: _l, ...content } = task;
+  return { ok: true, task: { uid: sha256(JSON.stringify(content)).slice(0, 24), ...task } };
+}
+
+/** A task in SWE-bench's own columns (F2P/P2P as JSON strings, as on Hugging Face), for other tools to read. */
+export function toSweBenchRow(t: DataTask): Record<string, unknown> {
+  return {
+    instance_id: t.instance_id, repo: t.repo, base_commit: t.base_commit, patch: t.patch, test_patch: t.test_patch,
+    problem_statement: t.problem_statement, hints_text: t.hints_text, created_at: t.created_at, version: t.version,
+    environment_setup_commit: t.environment_setup_commit, FAIL_TO_PASS: JSON.stringify(t.fail_to_pass),
+    PASS_TO_PASS: JSON.stringify(t.pass_to_pass), patch_kind: t.patch_kind,
+    ...(t.image_name !== null && { image_name: t.image_name }), ...(t.eval_script !== null && { eval_script: t.eval_script }),
+    ...(t.install_config !== null && { install_config: t.install_config }), ...(t.difficulty !== null && { difficulty: t.difficulty }),
+  };
+}

@@ -1,0 +1,107 @@
+import type Database from 'better-sqlite3';
+import type { DataTask } from '../data/task.js';
+
+export type DataStage = 'clean' | 'dedupe' | 'decontaminate';
+export interface Drop { uid: string; rule: string; detail: string }
+export interface Group { group_id: string; kind: string; members: { uid: string; kept: boolean }[] }
+
+/** The numbers the cleaning rules and dedupe look at, without the texts. */
+export type TaskFacts = Pick<DataTask, 'uid' | 'instance_id' | 'source' | 'repo' | 'base_commit' | 'created_at' | 'n_files' | 'n_source_files' |
+  'n_hunks' | 'n_lines' | 'n_source_lines' | 'patch_bytes' | 'n_f2p' | 'n_p2p' | 'ps_chars' | 'ps_words' | 'patch_sha' | 'ps_sha'> & { seq: number };
+
+const factColumns = 'uid, instance_id, source, repo, base_commit, created_at, n_files, n_source_files, n_hunks, n_lines, n_source_lines, ' +
+  'patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, patch_sha, ps_sha, seq';
+const kept = 'NOT EXISTS (SELECT 1 FROM data_drops d WHERE d.uid = t.uid)';
+
+/** The SQL of `alight data`: imported tasks, invalid rows, drops per stage, duplicate groups and flags. */
+export class DataStore {
+  private readonly insert: Database.Statement;
+  private readonly invalid: Database.Statement;
+  /** Import order, which breaks ties between equally old duplicates. */
+  private nextSeq: number | null = null;
+
+  constructor(private readonly db: Database.Database) {
+    this.insert = db.prepare(`INSERT OR IGNORE INTO data_tasks (uid, instance_id, source, repo, base_commit, created_at, task, n_files,
+        n_source_files, n_hunks, n_lines, n_source_lines, patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, patch_sha, ps_sha, file, line, seq)
+      VALUES (@uid, @instance_id, @source, @repo, @base_commit, @created_at, @task, @n_files, @n_source_files, @n_hunks, @n_lines, @n_source_lines,
+        @patch_bytes, @n_f2p, @n_p2p, @ps_chars, @ps_words, @patch_sha, @ps_sha, @file, @line, @seq)`);
+    this.invalid = db.prepare('INSERT OR REPLACE INTO data_invalid (file, line, reason) VALUES (?, ?, ?)');
+  }
+
+  /** Adds a batch of rows in one transaction; a row seen before (same uid) is left as it was. Returns the rows added. */
+  addTasks(tasks: DataTask[], invalid: { file: string; line: number; reason: string }[]): number {
+    this.nextSeq ??= (this.db.prepare('SELECT coalesce(max(seq), 0) + 1 AS n FROM data_tasks').get() as { n: number }).n;
+    return this.db.transaction(() => {
+      let added = 0;
+      for (const t of tasks) {
+        const changes = this.insert.run({ ...t, task: JSON.stringify(t), seq: this.nextSeq }).changes;
+        this.nextSeq! += changes;
+        added += changes;
+      }
+      for (const i of invalid) this.invalid.run(i.file, i.line, i.reason);
+      return added;
+    })();
+  }
+
+  /** Tasks no stage has dropped, in import order: their facts, and the texts `with` names. */
+  keptFacts<K extends 'problem_statement' | 'patch'>(withText: K[] = []): (TaskFacts & Record<K, string>)[] {
+    const texts = withText.map((k) => `, json_extract(task, '$.${k}') AS ${k}`).join('');
+    return this.db.prepare(`SELECT ${factColumns}${texts} FROM data_tasks t WHERE ${kept} ORDER BY seq`).all() as (TaskFacts & Record<K, string>)[];
+  }
+
+  keptTasks(): DataTask[] {
+    return (this.db.prepare(`SELECT task FROM data_tasks t WHERE ${kept} ORDER BY seq`).all() as { task: string }[]).map((r) => JSON.parse(r.task));
+  }
+
+  /** Replaces a stage's verdicts (running a stage again recomputes it). Groups and flags are optional. */
+  setStage(stage: DataStage, drops: Drop[], groups: Group[] = [], flags: { uid: string; kind: string; detail: string }[] = []): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM data_drops WHERE stage = ?').run(stage);
+      const drop = this.db.prepare('INSERT OR REPLACE INTO data_drops (uid, stage, rule, detail) VALUES (?, ?, ?, ?)');
+      for (const d of drops) drop.run(d.uid, stage, d.rule, d.detail);
+      if (stage === 'dedupe') {
+        this.db.prepare('DELETE FROM data_groups').run();
+        const member = this.db.prepare('INSERT OR REPLACE INTO data_groups (uid, group_id, kind, kept) VALUES (?, ?, ?, ?)');
+        for (const g of groups) for (const m of g.members) member.run(m.uid, g.group_id, g.kind, m.kept ? 1 : 0);
+      }
+      if (stage === 'decontaminate') {
+        this.db.prepare('DELETE FROM data_flags').run();
+        const flag = this.db.prepare('INSERT OR REPLACE INTO data_flags (uid, kind, detail) VALUES (?, ?, ?)');
+        for (const f of flags) flag.run(f.uid, f.kind, f.detail);
+      }
+    })();
+  }
+
+  counts(): { tasks: number; kept: number; invalid: number; drops: { stage: string; rule: string; n: number }[]; sources: { source: string; n: number; kept: number }[];
+    repos: { repo: string; n: number }[] } {
+    const one = (sql: string): number => (this.db.prepare(sql).get() as { n: number }).n;
+    return {
+      tasks: one('SELECT count(*) AS n FROM data_tasks'),
+      kept: one(`SELECT count(*) AS n FROM data_tasks t WHERE ${kept}`),
+      invalid: one('SELECT count(*) AS n FROM data_invalid'),
+      drops: this.db.prepare('SELECT stage, rule, count(DISTINCT uid) AS n FROM data_drops GROUP BY stage, rule ORDER BY stage, n DESC').all() as { stage: string; rule: string; n: number }[],
+      sources: this.db.prepare(`SELECT source, count(*) AS n, sum(CASE WHEN ${kept} THEN 1 ELSE 0 END) AS kept FROM data_tasks t GROUP BY source ORDER BY n DESC`).all() as { source: string; n: number; kept: number }[],
+      repos: this.db.prepare(`SELECT repo, count(*) AS n FROM data_tasks t WHERE ${kept} GROUP BY repo ORDER BY n DESC LIMIT 20`).all() as { repo: string; n: number }[],
+    };
+  }
+
+  invalidRows(limit = 20): { file: string; line: number; reason: string }[] {
+    return this.db.prepare('SELECT file, line, reason FROM data_invalid ORDER BY file, line LIMIT ?').all(limit) as { file: string; line: number; reason: string }[];
+  }
+
+  /** Everything known about the rows of one instance id: where they came from, drops, duplicate groups, flags. */
+  explain(instanceId: string) {
+    const rows = this.db.prepare('SELECT uid, source, file, line, created_at FROM data_tasks WHERE instance_id = ? ORDER BY seq').all(instanceId) as
+      { uid: string; source: string; file: string; line: number; created_at: string | null }[];
+    return rows.map((r) => ({
+      ...r,
+      drops: this.db.prepare('SELECT stage, rule, detail FROM data_drops WHERE uid = ? ORDER BY stage').all(r.uid) as { stage: string; rule: string; detail: string }[],
+      groups: (this.db.prepare('SELECT group_id, kind FROM data_groups WHERE uid = ?').all(r.uid) as { group_id: string; kind: string }[]).map((g) => ({
+        ...g,
+        members: this.db.prepare('SELECT g.uid, t.instance_id, t.source, g.kept FROM data_groups g JOIN data_tasks t ON t.uid = g.uid WHERE g.group_id = ? ORDER BY t.seq')
+          .all(g.group_id) as { uid: string; instance_id: string; source: string; kept: number }[],
+      })),
+      flags: this.db.prepare('SELECT kind, detail FROM data_flags WHERE uid = ?').all(r.uid) as { kind: string; detail: string }[],
+    }));
+  }
+}
