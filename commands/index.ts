@@ -156,6 +156,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--backend <backend>', 'the worker').choices(['torch']))
     .option('--model <folder>', 'the policy: a Hugging Face model folder')
     .option('--tasks <file.jsonl>', 'training tasks')
+    .option('--from-db', 'train on the tasks alight data kept in the store (each as a SWE-bench row in ALIGHT_TASK_JSON)')
     .option('-n <k>', 'rollouts per task per step (the group)', int)
     .option('--batch-size <b>', 'tasks per step', int)
     .option('--steps <s>', 'training steps', int)

@@ -3,12 +3,13 @@ import { withOverrides } from '../src/config/load.js';
 import type { Config, TrainConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { readTasks } from '../src/runner/tasks.js';
+import { keptAsTasks } from '../src/data/pipeline.js';
 import { train, type TrainResult } from '../src/train/loop.js';
 import type { TrainListener } from '../src/train/events.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import { newSecret, printJson, withStore } from './shared.js';
 
-export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |
+export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'fromDb' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |
   'advantage' | 'lossNorm' | 'valTasks' | 'valEvery' | 'saveEvery' | 'seed' | 'klCoef' | 'maxResponseTokens' | 'rewardCmd'>> & {
   run?: string; resume?: string; timeout?: number; port?: number; db?: string; config?: string; json?: boolean;
 };
@@ -29,7 +30,11 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
     const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
     const config: Config = { ...given, train: { ...given.train, model: absolute(given.train.model), tasks: absolute(given.train.tasks),
       valTasks: absolute(given.train.valTasks) } };
-    if (!config.train.tasks) throw new AlightError('no tasks: pass --tasks <file.jsonl> or set train.tasks in alight.config.yaml', ExitCode.usage);
+    if (config.train.tasks && config.train.fromDb) throw new AlightError('pass --tasks or --from-db, not both', ExitCode.usage);
+    if (!config.train.tasks && !config.train.fromDb) {
+      throw new AlightError('no tasks: pass --tasks <file.jsonl>, or --from-db for the tasks alight data kept, or set train.tasks in alight.config.yaml', ExitCode.usage);
+    }
+    const tasks = config.train.fromDb ? keptAsTasks(store) : readTasks(config.train.tasks!);
     const abort = new AbortController();
     const onSignal = (): void => abort.abort();
     process.on('SIGINT', onSignal);
@@ -40,7 +45,7 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
     try {
       result = await train({
         store, config, run: resume ?? flags.run ?? defaultTrainRunName(), command: cmd, args, resume: Boolean(resume),
-        tasks: readTasks(config.train.tasks), valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
+        tasks, valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
         adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(), signal: abort.signal, onEvent: listener,
       });
     } finally {

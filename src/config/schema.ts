@@ -30,6 +30,7 @@ const train = z.object({
   backend: z.enum(['torch']).default('torch').describe('torch: the PyTorch worker (CPU or one GPU); verl comes with the GPU backend'),
   model: z.string().optional().describe('the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template)'),
   tasks: z.string().optional().describe('training tasks, JSONL (id or instance_id names each)'),
+  fromDb: z.boolean().default(false).describe('train on the tasks `alight data` kept in the store instead of a task file'),
   n: z.number().int().min(1).default(8).describe('rollouts per task per step (the group)'),
   batchSize: z.number().int().min(1).default(4).describe('tasks per step'),
   steps: z.number().int().min(1).default(20).describe('training steps'),

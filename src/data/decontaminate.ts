@@ -35,7 +35,7 @@ export function addReference(ref: Reference, row: Record<string, unknown>, ngram
  * Drops what overlaps the reference (its ids, its (repo, base commit) pairs, its patches, and unless `keepRepos` its
  * repositories) and flags, without dropping, problem statements that share a word n-gram with the reference's.
  */
-export function decontaminate(tasks: DataTask[], ref: Reference, o: { keepRepos: boolean; ngram: number }): { drops: Drop[]; flags: { uid: string; kind: string; detail: string }[] } {
+export function decontaminate(tasks: Iterable<DataTask>, ref: Reference, o: { keepRepos: boolean; ngram: number }): { drops: Drop[]; flags: { uid: string; kind: string; detail: string }[] } {
   const drops: Drop[] = [];
   const flags: { uid: string; kind: string; detail: string }[] = [];
   for (const t of tasks) {

@@ -41,19 +41,12 @@ export function dedupe(tasks: DedupeTask[], o: MinHashOptions & { near: boolean 
   let candidates = 0;
   const { bands, rows } = lshParams(o.threshold, o.perms);
   if (o.near) {
-    const coefficients = permutations(o);
-    const sets = tasks.map((t) => shingles(t.problem_statement, o.shingle));
-    const sigs = sets.map((s, i) => {
-      if (i % 1000 === 0) progress?.(i, tasks.length);
-      return s.length ? signature(s, o, coefficients) : new Uint32Array(0);
-    });
-    progress?.(tasks.length, tasks.length);
-    const pairs = candidatePairs(sigs, bands, rows);
-    candidates = pairs.length;
-    for (const [i, j] of pairs) {
+    const near = nearDuplicatePairs(tasks.map((t) => t.problem_statement), o, progress);
+    candidates = near.candidates;
+    for (const [i, j, similarity] of near.pairs) {
       if (find(i) === find(j)) continue; // already one group (exact duplicates are near ones too)
-      const similarity = jaccard(sets[i], sets[j]);
-      if (similarity >= o.threshold) { join(i, j, `near (Jaccard ${similarity.toFixed(2)})`); nearPairs++; }
+      join(i, j, `near (Jaccard ${similarity.toFixed(2)})`);
+      nearPairs++;
     }
   }
 
@@ -76,6 +69,25 @@ export function dedupe(tasks: DedupeTask[], o: MinHashOptions & { near: boolean 
     }
   }
   return { drops, groups, exactPairs, nearPairs, candidates, bands, rows };
+}
+
+/** Pairs of texts whose word-shingle Jaccard is ≥ the threshold, found by MinHash LSH and verified exactly. */
+export function nearDuplicatePairs(texts: string[], o: MinHashOptions, progress?: (done: number, total: number) => void) {
+  const { bands, rows } = lshParams(o.threshold, o.perms);
+  const coefficients = permutations(o);
+  const sets = texts.map((t) => shingles(t, o.shingle));
+  const sigs = sets.map((s, i) => {
+    if (i % 1000 === 0) progress?.(i, texts.length);
+    return s.length ? signature(s, o, coefficients) : new Uint32Array(0);
+  });
+  progress?.(texts.length, texts.length);
+  const candidates = candidatePairs(sigs, bands, rows);
+  const pairs: [number, number, number][] = [];
+  for (const [i, j] of candidates) {
+    const similarity = jaccard(sets[i], sets[j]);
+    if (similarity >= o.threshold) pairs.push([i, j, similarity]);
+  }
+  return { pairs, candidates: candidates.length, bands, rows };
 }
 
 /** Whether `a` was created before `b` (no date counts as last), else imported first. */

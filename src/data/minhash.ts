@@ -8,13 +8,25 @@ import { words } from './patch.js';
 export interface MinHashOptions { perms: number; shingle: number; threshold: number; seed: number }
 export const defaultMinHash: MinHashOptions = { perms: 128, shingle: 5, threshold: 0.8, seed: 1 };
 
-/** The set of word n-grams of a text, each as a 32-bit hash (a text shorter than n is one shingle). */
+/**
+ * The set of word n-grams of a text, each as a 32-bit hash, sorted (a text shorter than n is one shingle). Each word is
+ * hashed once and an n-gram's hash mixes its words' hashes, so no n-gram string is built.
+ */
 export function shingles(text: string, n: number): Uint32Array {
   const w = words(text);
-  const out = new Set<number>();
   if (w.length === 0) return new Uint32Array(0);
-  for (let i = 0; i + n <= Math.max(w.length, n); i++) out.add(fnv1a(w.slice(i, i + n).join(' ')));
-  return Uint32Array.from(out).sort();
+  const wordHashes = w.map(fnv1a);
+  const count = Math.max(w.length - n + 1, 1);
+  const out = new Uint32Array(count);
+  for (let i = 0; i < count; i++) {
+    let h = 0x9747b28c;
+    for (let k = i; k < Math.min(i + n, w.length); k++) h = Math.imul(h ^ wordHashes[k], 0x5bd1e995) ^ (h >>> 15);
+    out[i] = fmix32(h);
+  }
+  out.sort();
+  let unique = 0;
+  for (let i = 0; i < out.length; i++) if (i === 0 || out[i] !== out[i - 1]) out[unique++] = out[i];
+  return out.slice(0, unique);
 }
 
 /**
@@ -27,9 +39,9 @@ export function signature(sh: Uint32Array, o: MinHashOptions, coefficients = per
   for (let i = 0; i < sh.length; i++) {
     const x = sh[i] | 0;
     for (let p = 0; p < o.perms; p++) {
-      let h = (Math.imul(a[p], x) + b[p]) | 0;
-      h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
-      const v = h >>> 0;
+      // An odd multiply-add is a bijection; the full finaliser matters: with one mixing round instead, recall on the
+      // benchmark's sample fell from 0.91 to 0.89 (datasketch: 0.92).
+      const v = fmix32((Math.imul(a[p], x) + b[p]) | 0);
       if (v < sig[p]) sig[p] = v;
     }
   }
@@ -70,10 +82,17 @@ export function candidatePairs(signatures: Uint32Array[], bands: number, rows: n
   const pairs = new Set<string>();
   const out: [number, number][] = [];
   for (let band = 0; band < bands; band++) {
-    const buckets = new Map<string, number[]>();
+    // A band's rows hashed to 52 bits: a rare collision only adds a candidate, which verification then rejects.
+    const buckets = new Map<number, number[]>();
     signatures.forEach((sig, i) => {
       if (sig.length === 0) return;
-      const key = Array.prototype.join.call(sig.subarray(band * rows, (band + 1) * rows), ',');
+      let h1 = 0x12345678;
+      let h2 = 0x9abcdef0;
+      for (let r = band * rows; r < (band + 1) * rows; r++) {
+        h1 = Math.imul(h1 ^ sig[r], 0x01000193);
+        h2 = Math.imul(h2 ^ sig[r], 0x5bd1e995) ^ (h2 >>> 13);
+      }
+      const key = (fmix32(h1) & 0x1fffff) * 2 ** 32 + fmix32(h2);
       const bucket = buckets.get(key);
       if (bucket) bucket.push(i);
       else buckets.set(key, [i]);
@@ -100,6 +119,13 @@ export function jaccard(a: Uint32Array, b: Uint32Array): number {
     if (a[i] === b[j]) { both++; i++; j++; } else if (a[i] < b[j]) i++; else j++;
   }
   return both / (a.length + b.length - both);
+}
+
+/** MurmurHash3's finaliser: every input bit reaches every output bit. */
+function fmix32(x: number): number {
+  let h = x;
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
+  return h >>> 0;
 }
 
 function fnv1a(text: string): number {

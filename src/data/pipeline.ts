@@ -6,7 +6,7 @@ import { dedupe, type DedupeResult } from './dedupe.js';
 import { defaultMinHash, type MinHashOptions } from './minhash.js';
 import { readRows } from './read.js';
 import { breaches, defaultRuleOptions, presets, type Preset, type RuleName, type RuleOptions } from './rules.js';
-import { parseTask, type DataTask, type Format } from './task.js';
+import { parseTask, toSweBenchRow, type DataTask, type Format } from './task.js';
 import { verified } from './verified.js';
 
 /** Progress of a long data step: `total` null while unknown (a streamed file). */
@@ -52,9 +52,8 @@ export function cleanTasks(store: Store, preset: Preset, overrides: Partial<Rule
   const o = { ...defaultRuleOptions, ...overrides };
   const names: RuleName[] = presets[preset].filter((r) => r !== 'missing-env' || o.requireEnv);
   store.data.setStage('clean', []);
-  const tasks = store.data.keptTasks();
-  const drops = tasks.flatMap((t) => breaches({ ...t, seq: 0, has_env: Boolean(t.image_name || t.install_config || t.eval_script) }, names, o)
-    .map((b) => ({ uid: t.uid, ...b })));
+  const tasks = store.data.keptRuleInputs();
+  const drops = tasks.flatMap((t) => breaches(t, names, o).map((b) => ({ uid: t.uid, ...b })));
   store.data.setStage('clean', drops);
   const byRule: Record<string, number> = {};
   for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;
@@ -86,10 +85,22 @@ export async function decontaminateTasks(store: Store, against: string[], o: { k
     }
   }
   store.data.setStage('decontaminate', []);
-  const tasks = store.data.keptTasks();
-  const { drops, flags } = decontaminate(tasks, ref, o);
+  let checked = 0;
+  const { drops, flags } = decontaminate((function* () { for (const t of store.data.eachKeptTask()) { checked++; yield t; } })(), ref, o);
   store.data.setStage('decontaminate', drops, [], flags);
   const byRule: Record<string, number> = {};
   for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;
-  return { checked: tasks.length, referenceRows, referenceIds: ref.ids.size, referenceRepos: ref.repos.size, dropped: drops.length, byRule, flagged: flags.length };
+  return { checked, referenceRows, referenceIds: ref.ids.size, referenceRepos: ref.repos.size, dropped: drops.length, byRule, flagged: flags.length };
+}
+
+/** The kept tasks as training tasks (`alight train --from-db`): each in SWE-bench's columns, named by its instance id. */
+export function keptAsTasks(store: Store): { id: string; data: Record<string, unknown> }[] {
+  const tasks = store.data.keptTasks();
+  if (tasks.length === 0) throw new AlightError(`no kept tasks in ${store.path}: import some with alight data import`, ExitCode.input);
+  const seen = new Set<string>();
+  for (const t of tasks) {
+    if (seen.has(t.instance_id)) throw new AlightError(`instance id ${t.instance_id} is kept twice: run alight data dedupe first`, ExitCode.input);
+    seen.add(t.instance_id);
+  }
+  return tasks.map((t) => ({ id: t.instance_id, data: toSweBenchRow(t) }));
 }

@@ -7,14 +7,16 @@ export const exportFormats = ['jsonl', 'parquet'] as const;
 export type ExportFormat = (typeof exportFormats)[number];
 
 /** FAIL_TO_PASS / PASS_TO_PASS: a list, or a JSON string holding one (SWE-bench's Hugging Face columns). */
-const testList = z.union([z.array(z.string()), z.string().transform((s, ctx) => {
-  try {
-    const parsed: unknown = JSON.parse(s);
-    if (Array.isArray(parsed) && parsed.every((t) => typeof t === 'string')) return parsed as string[];
-  } catch { /* reported below */ }
-  ctx.addIssue({ code: 'custom', message: 'not a JSON list of test names' });
+const testList = (missingAsEmpty: boolean) => z.unknown().transform((v, ctx): string[] => {
+  if (missingAsEmpty && (v === undefined || v === null)) return [];
+  let list = v;
+  if (typeof v === 'string') {
+    try { list = JSON.parse(v); } catch { list = null; }
+  }
+  if (Array.isArray(list) && list.every((t) => typeof t === 'string')) return list as string[];
+  ctx.addIssue({ code: 'custom', message: `expected a list of test names or a JSON string holding one, got ${JSON.stringify(v)?.slice(0, 60)}` });
   return z.NEVER;
-})]);
+});
 const text = z.string().nullish().transform((s) => s ?? '');
 const optionalText = z.union([z.string(), z.number()]).nullish().transform((s) => (s === null || s === undefined ? null : String(s)));
 
@@ -30,8 +32,8 @@ export const rawTask = z.object({
   created_at: z.union([z.string(), z.number()]).nullish().transform((v) => (v === null || v === undefined ? null : typeof v === 'number' ? new Date(v).toISOString() : v)),
   version: optionalText,
   environment_setup_commit: optionalText,
-  FAIL_TO_PASS: testList,
-  PASS_TO_PASS: testList.nullish().transform((v) => v ?? []),
+  FAIL_TO_PASS: testList(false),
+  PASS_TO_PASS: testList(true),
   image_name: optionalText,
   eval_script: optionalText,
   install_config: z.unknown().optional(),

@@ -50,7 +50,21 @@ export class DataStore {
   }
 
   keptTasks(): DataTask[] {
-    return (this.db.prepare(`SELECT task FROM data_tasks t WHERE ${kept} ORDER BY seq`).all() as { task: string }[]).map((r) => JSON.parse(r.task));
+    return [...this.eachKeptTask()];
+  }
+
+  /** The kept tasks one at a time, so that a pass over a large store holds one task in memory. */
+  *eachKeptTask(): Generator<DataTask> {
+    for (const r of this.db.prepare(`SELECT task FROM data_tasks t WHERE ${kept} ORDER BY seq`).iterate() as Iterable<{ task: string }>) {
+      yield JSON.parse(r.task);
+    }
+  }
+
+  /** The facts of the kept tasks, and whether each names an environment (image, install_config or eval_script). */
+  keptRuleInputs(): (TaskFacts & { has_env: boolean })[] {
+    return (this.db.prepare(`SELECT ${factColumns}, (coalesce(json_extract(task, '$.image_name'), json_extract(task, '$.eval_script'),
+      json_extract(task, '$.install_config')) IS NOT NULL) AS has_env FROM data_tasks t WHERE ${kept} ORDER BY seq`).all() as (TaskFacts & { has_env: number })[])
+      .map((t) => ({ ...t, has_env: t.has_env === 1 }));
   }
 
   /** Replaces a stage's verdicts (running a stage again recomputes it). Groups and flags are optional. */

@@ -5,6 +5,7 @@ import { Store } from '../../src/store/store.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
+import { writeDataFixtures } from '../helpers/data-fixtures.js';
 
 // `alight train` end to end on CPU: the torch worker serves and trains a tiny Llama, a held-back harness (digits,
 // not the example's vowels) runs through the gateway on the openai SDK.
@@ -51,6 +52,34 @@ describe('alight train', () => {
     expect(rows).toHaveLength(12 * 2 * 8);
     for (const { g, v } of rows) expect(v, g).toBe(Number(/\/step(\d+)\./.exec(g)![1]));
   }, 300_000);
+
+  it('trains on the tasks alight data kept (--from-db), each given to the harness as its SWE-bench row', async () => {
+    const p = project([]);
+    const fx = writeDataFixtures(p.dir);
+    for (const args of [['import', ...fx.files], ['clean'], ['dedupe'], ['decontaminate']]) {
+      const res = await alight(['data', ...args, '--db', p.db]);
+      expect(res.code, res.stderr).toBe(0);
+    }
+    const harness = join(p.dir, 'swe-harness.mjs');
+    writeFileSync(harness, `
+      const task = JSON.parse(process.env.ALIGHT_TASK_JSON);
+      const res = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.OPENAI_API_KEY },
+        body: JSON.stringify({ model: 'policy', max_tokens: 4, messages: [{ role: 'user', content: task.problem_statement.slice(0, 200) }] }) });
+      if (!res.ok) process.exit(1);
+      const tests = JSON.parse(task.FAIL_TO_PASS);
+      await fetch(process.env.ALIGHT_REWARD_URL, { method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ value: tests.length > 0 && task.instance_id === process.env.ALIGHT_TASK_ID ? 1 : 0 }) });
+    `);
+    const res = await alight(['train', '--model', model, '--from-db', '-n', '2', '--batch-size', String(fx.kept.length), '--steps', '1', '--run', 'swe',
+      '--db', p.db, '--', process.execPath, harness], { cwd: p.dir, timeoutMs: 120_000 });
+    expect(res.code, res.stderr).toBe(0);
+    const store = Store.open(p.db);
+    const tasks = (store.db.prepare(`SELECT DISTINCT task_id AS t FROM rollouts WHERE run = 'swe'`).all() as { t: string }[]).map((r) => r.t).sort();
+    store.close();
+    expect(tasks).toEqual([...fx.kept].sort());
+    expect(stepsOf(p.db, 'swe')[0].metrics).toMatchObject({ reward_mean: 1, rollouts: fx.kept.length * 2, rollouts_failed: 0 });
+  }, 120_000);
 
   it('fails a rollout whose harness is SIGKILLed, with the reason, and drops it from its group', async () => {
     const p = project([{ id: 'count', prompt: 'Count to three.' }]);
