@@ -17,7 +17,8 @@ export async function importCommand(files: string[], o: Common & { source?: stri
     const progress = bars(o);
     const s = await importFiles(store, files, o, progress).finally(() => progress.stop());
     say(o, s, () => `${s.files.map((f) => `${f.file}: ${f.rows} rows, ${f.added} new, ${f.invalid} invalid`).join('\n')}\n` +
-      `${s.tasks} tasks in the store${s.invalid ? `; invalid rows: alight data stats (or --json) lists them with file, line and reason` : ''}`);
+      `${s.tasks} tasks in the store${s.invalid ? `; invalid rows: alight data stats (or --json) lists them with file, line and reason` : ''}` +
+      (s.verdictsCleared ? '\nnew rows: the earlier clean / dedupe / decontaminate verdicts were cleared; run them again' : ''));
     return s;
   });
 }
@@ -33,6 +34,8 @@ export async function cleanCommand(o: Common & { preset: Preset } & Partial<Rule
 }
 
 export async function dedupeCommand(o: Common & { threshold: number; perms: number; shingle: number; near: boolean }) {
+  if (!(o.threshold > 0 && o.threshold <= 1)) throw new AlightError(`--threshold must be in (0, 1], got ${o.threshold}`, ExitCode.usage);
+  if (o.perms < 1 || o.shingle < 1) throw new AlightError('--perms and --shingle must be at least 1', ExitCode.usage);
   return withStore(o, (store) => {
     const progress = bars(o);
     const s = (() => { try { return dedupeTasks(store, o, progress); } finally { progress.stop(); } })();

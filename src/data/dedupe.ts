@@ -41,9 +41,13 @@ export function dedupe(tasks: DedupeTask[], o: MinHashOptions & { near: boolean 
   let candidates = 0;
   const { bands, rows } = lshParams(o.threshold, o.perms);
   if (o.near) {
-    const near = nearDuplicatePairs(tasks.map((t) => t.problem_statement), o, progress);
+    // One task per distinct statement: identical ones are already joined, and k copies would make k² candidate pairs.
+    const seen = new Set<string>();
+    const reps = tasks.flatMap((t, i) => (seen.has(t.ps_sha) ? [] : (seen.add(t.ps_sha), [i])));
+    const near = nearDuplicatePairs(reps.map((i) => tasks[i].problem_statement), o, progress);
     candidates = near.candidates;
-    for (const [i, j, similarity] of near.pairs) {
+    for (const [a, b, similarity] of near.pairs) {
+      const [i, j] = [reps[a], reps[b]];
       if (find(i) === find(j)) continue; // already one group (exact duplicates are near ones too)
       join(i, j, `near (Jaccard ${similarity.toFixed(2)})`);
       nearPairs++;
@@ -53,7 +57,9 @@ export function dedupe(tasks: DedupeTask[], o: MinHashOptions & { near: boolean 
   const members = new Map<number, number[]>();
   tasks.forEach((_, i) => {
     const root = find(i);
-    members.set(root, [...(members.get(root) ?? []), i]);
+    const list = members.get(root);
+    if (list) list.push(i);
+    else members.set(root, [i]);
   });
   const drops: Drop[] = [];
   const groups: Group[] = [];

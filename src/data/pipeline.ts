@@ -1,4 +1,5 @@
-import { basename } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { decontaminate, addReference, emptyReference } from './decontaminate.js';
@@ -12,37 +13,57 @@ import { verified } from './verified.js';
 /** Progress of a long data step: `total` null while unknown (a streamed file). */
 export type DataProgress = (event: { stage: string; done: number; total: number | null }) => void;
 
-export interface ImportSummary { files: { file: string; rows: number; added: number; invalid: number }[]; added: number; invalid: number; tasks: number }
+export interface ImportSummary { files: { file: string; rows: number; added: number; invalid: number }[]; added: number; invalid: number; tasks: number; verdictsCleared: boolean }
 
-/** `alight data import`: every row validated; valid rows stored (again: no change), invalid ones kept aside with the reason. */
+/**
+ * `alight data import`: every row validated; valid rows stored (again: no change), invalid ones kept aside with the
+ * reason. All or nothing: the files are checked first and everything is one transaction, so an error or Ctrl-C part
+ * way leaves the store as it was. New rows clear the stages' verdicts, which must be recomputed.
+ */
 export async function importFiles(store: Store, files: string[], o: { source?: string; format: Format | 'auto' }, progress?: DataProgress): Promise<ImportSummary> {
-  const summary: ImportSummary = { files: [], added: 0, invalid: 0, tasks: 0 };
-  for (const file of files) {
-    const source = o.source ?? basename(file).replace(/\.(jsonl|json|parquet)$/i, '');
-    const per = { file, rows: 0, added: 0, invalid: 0 };
-    let tasks: DataTask[] = [];
-    let invalid: { file: string; line: number; reason: string }[] = [];
-    const flush = (): void => {
-      per.added += store.data.addTasks(tasks, invalid);
-      tasks = [];
-      invalid = [];
-      progress?.({ stage: `import ${basename(file)}`, done: per.rows, total: null });
-    };
-    for await (const item of readRows(file)) {
-      per.rows++;
-      if ('error' in item) { per.invalid++; invalid.push({ file, line: item.line, reason: item.error }); continue; }
+  const paths = files.map((f) => resolve(f));
+  for (const p of paths) if (!existsSync(p)) throw new AlightError(`no such file: ${p}`, ExitCode.input);
+  const summary: ImportSummary = { files: [], added: 0, invalid: 0, tasks: 0, verdictsCleared: false };
+  await store.data.atomically(async () => {
+    for (const file of paths) {
+      store.data.forgetInvalid(file);
+      const per = await importFile(store, file, o, progress);
+      summary.files.push(per);
+      summary.added += per.added;
+      summary.invalid += per.invalid;
+    }
+    if (summary.added > 0 && store.data.hasVerdicts()) {
+      store.data.clearVerdicts();
+      summary.verdictsCleared = true;
+    }
+  });
+  summary.tasks = store.data.counts().tasks;
+  return summary;
+}
+
+async function importFile(store: Store, file: string, o: { source?: string; format: Format | 'auto' }, progress?: DataProgress) {
+  const source = o.source ?? basename(file).replace(/\.(jsonl|json|parquet)$/i, '');
+  const per = { file, rows: 0, added: 0, invalid: 0 };
+  let tasks: DataTask[] = [];
+  let invalid: { file: string; line: number; reason: string }[] = [];
+  const flush = (): void => {
+    per.added += store.data.addTasks(tasks, invalid);
+    tasks = [];
+    invalid = [];
+    progress?.({ stage: `import ${basename(file)}`, done: per.rows, total: null });
+  };
+  for await (const item of readRows(file)) {
+    per.rows++;
+    if ('error' in item) { per.invalid++; invalid.push({ file, line: item.line, reason: item.error }); }
+    else {
       const parsed = parseTask(item.row, { source, format: o.format, file, line: item.line });
       if (parsed.ok) tasks.push(parsed.task);
       else { per.invalid++; invalid.push({ file, line: item.line, reason: parsed.reason }); }
-      if (tasks.length + invalid.length >= 1000) flush();
     }
-    flush();
-    summary.files.push(per);
-    summary.added += per.added;
-    summary.invalid += per.invalid;
+    if (tasks.length + invalid.length >= 1000) flush();
   }
-  summary.tasks = store.data.counts().tasks;
-  return summary;
+  flush();
+  return per;
 }
 
 export interface CleanSummary { checked: number; dropped: number; byRule: Record<string, number>; rules: RuleName[] }
@@ -51,8 +72,7 @@ export interface CleanSummary { checked: number; dropped: number; byRule: Record
 export function cleanTasks(store: Store, preset: Preset, overrides: Partial<RuleOptions>): CleanSummary {
   const o = { ...defaultRuleOptions, ...overrides };
   const names: RuleName[] = presets[preset].filter((r) => r !== 'missing-env' || o.requireEnv);
-  store.data.setStage('clean', []);
-  const tasks = store.data.keptRuleInputs();
+  const tasks = store.data.ruleInputs();
   const drops = tasks.flatMap((t) => breaches(t, names, o).map((b) => ({ uid: t.uid, ...b })));
   store.data.setStage('clean', drops);
   const byRule: Record<string, number> = {};
@@ -62,8 +82,7 @@ export function cleanTasks(store: Store, preset: Preset, overrides: Partial<Rule
 
 /** `alight data dedupe`: over the tasks clean kept; replaces the last dedupe. */
 export function dedupeTasks(store: Store, o: Partial<MinHashOptions> & { near: boolean }, progress?: DataProgress): Omit<DedupeResult, 'drops' | 'groups'> & { checked: number; dropped: number; groups: number } {
-  store.data.setStage('dedupe', []);
-  const tasks = store.data.keptFacts(['problem_statement']);
+  const tasks = store.data.keptFacts(['problem_statement'], 'dedupe');
   const result = dedupe(tasks, { ...defaultMinHash, ...o }, (done, total) => progress?.({ stage: 'minhash', done, total }));
   store.data.setStage('dedupe', result.drops, result.groups);
   const { drops, groups, ...numbers } = result;
@@ -84,9 +103,8 @@ export async function decontaminateTasks(store: Store, against: string[], o: { k
       if ('row' in item && typeof item.row === 'object' && item.row !== null) { addReference(ref, item.row as Record<string, unknown>, o.ngram); referenceRows++; }
     }
   }
-  store.data.setStage('decontaminate', []);
   let checked = 0;
-  const { drops, flags } = decontaminate((function* () { for (const t of store.data.eachKeptTask()) { checked++; yield t; } })(), ref, o);
+  const { drops, flags } = decontaminate((function* () { for (const t of store.data.eachKeptTask('decontaminate')) { checked++; yield t; } })(), ref, o);
   store.data.setStage('decontaminate', drops, [], flags);
   const byRule: Record<string, number> = {};
   for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;

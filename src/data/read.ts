@@ -7,14 +7,14 @@ import { AlightError, ExitCode } from '../errors.js';
 /** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
 export type FileRow = { line: number; row: unknown } | { line: number; error: string };
 
-const jsonFileLimit = 1 << 30;
-const parquetChunk = 2000;
+// V8's longest string is ~512 MiB of UTF-16 code units: a JSON document must be parsed from one string.
+const jsonFileLimit = 256 * 2 ** 20;
 /** Columns every SWE-bench-style export has; a Parquet file without them is refused before any row is read. */
 export const requiredColumns = ['instance_id', 'repo', 'patch', 'FAIL_TO_PASS'];
 
 /**
- * The rows of a JSONL, JSON (a list, a dict of rows, or pandas' column-oriented dict) or Parquet file. JSONL and
- * Parquet stream in constant memory; a JSON document must be read whole, so one over 1 GiB is refused.
+ * The rows of a JSONL, JSON (a list, a dict of rows, or pandas' column-oriented dict) or Parquet file. JSONL streams
+ * in constant memory, Parquet a row group at a time; a JSON document must be read whole, so one over 256 MiB is refused.
  */
 export function readRows(path: string): AsyncGenerator<FileRow> {
   if (/\.parquet$/i.test(path)) return parquetRows(path);
@@ -25,8 +25,9 @@ export function readRows(path: string): AsyncGenerator<FileRow> {
 async function* jsonlRows(path: string): AsyncGenerator<FileRow> {
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
   let n = 0;
-  for await (const text of lines) {
+  for await (const line of lines) {
     n++;
+    const text = n === 1 ? line.replace(/^\uFEFF/, '') : line; // a byte-order mark is not part of the first row
     if (!text.trim()) continue;
     try {
       yield { line: n, row: JSON.parse(text) };
@@ -39,11 +40,11 @@ async function* jsonlRows(path: string): AsyncGenerator<FileRow> {
 async function* jsonRows(path: string): AsyncGenerator<FileRow> {
   const size = statSync(path).size;
   if (size > jsonFileLimit) {
-    throw new AlightError(`${path} is ${(size / 2 ** 30).toFixed(1)} GiB of JSON, which must be read whole; convert it to JSONL (one row a line) or Parquet, which stream`, ExitCode.input);
+    throw new AlightError(`${path} is ${(size / 2 ** 20).toFixed(0)} MiB of JSON, which must be read whole (at most 256 MiB); convert it to JSONL (one row a line) or Parquet, which stream`, ExitCode.input);
   }
   let doc: unknown;
   try {
-    doc = JSON.parse(await readFile(path, 'utf8'));
+    doc = JSON.parse((await readFile(path, 'utf8')).replace(/^\uFEFF/, ''));
   } catch (err) {
     throw new AlightError(`${path} is not valid JSON: ${(err as Error).message}`, ExitCode.input);
   }
@@ -74,10 +75,19 @@ async function* parquetRows(path: string): AsyncGenerator<FileRow> {
   if (missing.length) {
     throw new AlightError(`${path} lacks the column(s) ${missing.join(', ')} (it has: ${columns.join(', ')}); not a SWE-bench-style export`, ExitCode.input);
   }
-  const total = Number(metadata.num_rows);
-  for (let start = 0; start < total; start += parquetChunk) {
-    const rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: Math.min(total, start + parquetChunk) });
+  // One row group at a time: hyparquet decodes a group's columns from its start, so reading a group in slices would
+  // decode it again for each; memory is bounded by the largest row group.
+  let start = 0;
+  for (const group of metadata.row_groups) {
+    const end = start + Number(group.num_rows);
+    let rows: Record<string, unknown>[];
+    try {
+      rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
+    } catch (err) {
+      throw new AlightError(`cannot read rows ${start + 1}..${end} of ${path}: ${(err as Error).message}`, ExitCode.input);
+    }
     for (let i = 0; i < rows.length; i++) yield { line: start + i + 1, row: plain(rows[i]) };
+    start = end;
   }
 }
 

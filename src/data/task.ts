@@ -7,7 +7,7 @@ export const exportFormats = ['jsonl', 'parquet'] as const;
 export type ExportFormat = (typeof exportFormats)[number];
 
 /** FAIL_TO_PASS / PASS_TO_PASS: a list, or a JSON string holding one (SWE-bench's Hugging Face columns). */
-const testList = (missingAsEmpty: boolean) => z.unknown().transform((v, ctx): string[] => {
+const testList = (missingAsEmpty: boolean) => z.unknown().optional().transform((v, ctx): string[] => {
   if (missingAsEmpty && (v === undefined || v === null)) return [];
   let list = v;
   if (typeof v === 'string') {
@@ -29,7 +29,16 @@ export const rawTask = z.object({
   test_patch: text,
   problem_statement: text,
   hints_text: text,
-  created_at: z.union([z.string(), z.number()]).nullish().transform((v) => (v === null || v === undefined ? null : typeof v === 'number' ? new Date(v).toISOString() : v)),
+  created_at: z.union([z.string(), z.number()]).nullish().transform((v, ctx) => {
+    if (v === null || v === undefined || v === '') return null;
+    // Numbers below 1e11 are epoch seconds (until the year 5138), larger ones milliseconds.
+    const ms = typeof v === 'number' ? (Math.abs(v) < 1e11 ? v * 1000 : v) : Date.parse(v);
+    if (!Number.isFinite(ms) || !Number.isFinite(new Date(ms).getTime())) {
+      ctx.addIssue({ code: 'custom', message: `not a date: ${JSON.stringify(v)}` });
+      return z.NEVER;
+    }
+    return new Date(ms).toISOString(); // one form, so that dates compare as strings
+  }),
   version: optionalText,
   environment_setup_commit: optionalText,
   FAIL_TO_PASS: testList(false),
@@ -106,7 +115,7 @@ export function parseTask(row: unknown, at: { source: string; format: Format | '
     ps_chars: r.problem_statement.trim().length, ps_words: words(r.problem_statement).length,
     patch_sha: patchHash(r.patch), ps_sha: statementHash(r.problem_statement), file: at.file, line: at.line,
   };
-  // The same row imported again (the same file, or a copy) gets the same uid: importing is idempotent.
+  // The same row imported again under the same source gets the same uid: importing a file again changes nothing.
   const { file: _f, line: _l, ...content } = task;
   return { ok: true, task: { uid: sha256(JSON.stringify(content)).slice(0, 24), ...task } };
 }
@@ -114,6 +123,7 @@ export function parseTask(row: unknown, at: { source: string; format: Format | '
 /** A task in SWE-bench's own columns (F2P/P2P as JSON strings, as on Hugging Face), for other tools to read. */
 export function toSweBenchRow(t: DataTask): Record<string, unknown> {
   return {
+    ...t.extra, // columns alight does not interpret (SWE-bench v5's image, log_parser, eval_type; SWE-rebench's meta) pass through
     instance_id: t.instance_id, repo: t.repo, base_commit: t.base_commit, patch: t.patch, test_patch: t.test_patch,
     problem_statement: t.problem_statement, hints_text: t.hints_text, created_at: t.created_at, version: t.version,
     environment_setup_commit: t.environment_setup_commit, FAIL_TO_PASS: JSON.stringify(t.fail_to_pass),

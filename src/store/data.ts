@@ -11,7 +11,13 @@ export type TaskFacts = Pick<DataTask, 'uid' | 'instance_id' | 'source' | 'repo'
 
 const factColumns = 'uid, instance_id, source, repo, base_commit, created_at, n_files, n_source_files, n_hunks, n_lines, n_source_lines, ' +
   'patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, patch_sha, ps_sha, seq';
+export const dataStages: DataStage[] = ['clean', 'dedupe', 'decontaminate'];
 const kept = 'NOT EXISTS (SELECT 1 FROM data_drops d WHERE d.uid = t.uid)';
+/** What a stage works on: the tasks no earlier stage dropped (clean sees them all). */
+const keptBefore = (stage: DataStage): string => {
+  const earlier = dataStages.slice(0, dataStages.indexOf(stage)).map((s) => `'${s}'`);
+  return earlier.length ? `NOT EXISTS (SELECT 1 FROM data_drops d WHERE d.uid = t.uid AND d.stage IN (${earlier.join(', ')}))` : '1';
+};
 
 /** The SQL of `alight data`: imported tasks, invalid rows, drops per stage, duplicate groups and flags. */
 export class DataStore {
@@ -43,33 +49,39 @@ export class DataStore {
     })();
   }
 
-  /** Tasks no stage has dropped, in import order: their facts, and the texts `with` names. */
-  keptFacts<K extends 'problem_statement' | 'patch'>(withText: K[] = []): (TaskFacts & Record<K, string>)[] {
+  /** The tasks `stage` works on (default: those no stage dropped), in import order: their facts and the texts `with` names. */
+  keptFacts<K extends 'problem_statement' | 'patch'>(withText: K[] = [], stage?: DataStage): (TaskFacts & Record<K, string>)[] {
     const texts = withText.map((k) => `, json_extract(task, '$.${k}') AS ${k}`).join('');
-    return this.db.prepare(`SELECT ${factColumns}${texts} FROM data_tasks t WHERE ${kept} ORDER BY seq`).all() as (TaskFacts & Record<K, string>)[];
+    return this.db.prepare(`SELECT ${factColumns}${texts} FROM data_tasks t WHERE ${stage ? keptBefore(stage) : kept} ORDER BY seq`)
+      .all() as (TaskFacts & Record<K, string>)[];
   }
 
   keptTasks(): DataTask[] {
     return [...this.eachKeptTask()];
   }
 
-  /** The kept tasks one at a time, so that a pass over a large store holds one task in memory. */
-  *eachKeptTask(): Generator<DataTask> {
-    for (const r of this.db.prepare(`SELECT task FROM data_tasks t WHERE ${kept} ORDER BY seq`).iterate() as Iterable<{ task: string }>) {
+  /** The kept tasks (or those `stage` works on) one at a time, so that a pass over a large store holds one in memory. */
+  *eachKeptTask(stage?: DataStage): Generator<DataTask> {
+    for (const r of this.db.prepare(`SELECT task FROM data_tasks t WHERE ${stage ? keptBefore(stage) : kept} ORDER BY seq`).iterate() as Iterable<{ task: string }>) {
       yield JSON.parse(r.task);
     }
   }
 
-  /** The facts of the kept tasks, and whether each names an environment (image, install_config or eval_script). */
-  keptRuleInputs(): (TaskFacts & { has_env: boolean })[] {
-    return (this.db.prepare(`SELECT ${factColumns}, (coalesce(json_extract(task, '$.image_name'), json_extract(task, '$.eval_script'),
-      json_extract(task, '$.install_config')) IS NOT NULL) AS has_env FROM data_tasks t WHERE ${kept} ORDER BY seq`).all() as (TaskFacts & { has_env: number })[])
+  /** Every task's facts (clean judges them all), and whether it names an environment (image, install_config, eval_script). */
+  ruleInputs(): (TaskFacts & { has_env: boolean })[] {
+    return (this.db.prepare(`SELECT ${factColumns}, (coalesce(json_extract(task, '$.image_name'), json_extract(task, '$.extra.image'),
+      json_extract(task, '$.eval_script'), json_extract(task, '$.install_config')) IS NOT NULL) AS has_env FROM data_tasks t ORDER BY seq`)
+      .all() as (TaskFacts & { has_env: number })[])
       .map((t) => ({ ...t, has_env: t.has_env === 1 }));
   }
 
-  /** Replaces a stage's verdicts (running a stage again recomputes it). Groups and flags are optional. */
+  /**
+   * Replaces a stage's verdicts and forgets those of the stages after it, which judged what this one kept: they must
+   * run again. Groups and flags are optional.
+   */
   setStage(stage: DataStage, drops: Drop[], groups: Group[] = [], flags: { uid: string; kind: string; detail: string }[] = []): void {
     this.db.transaction(() => {
+      for (const later of dataStages.slice(dataStages.indexOf(stage) + 1)) this.clearStage(later);
       this.db.prepare('DELETE FROM data_drops WHERE stage = ?').run(stage);
       const drop = this.db.prepare('INSERT OR REPLACE INTO data_drops (uid, stage, rule, detail) VALUES (?, ?, ?, ?)');
       for (const d of drops) drop.run(d.uid, stage, d.rule, d.detail);
@@ -84,6 +96,41 @@ export class DataStore {
         for (const f of flags) flag.run(f.uid, f.kind, f.detail);
       }
     })();
+  }
+
+  private clearStage(stage: DataStage): void {
+    this.db.prepare('DELETE FROM data_drops WHERE stage = ?').run(stage);
+    if (stage === 'dedupe') this.db.prepare('DELETE FROM data_groups').run();
+    if (stage === 'decontaminate') this.db.prepare('DELETE FROM data_flags').run();
+  }
+
+  /** Whether any stage has judged the tasks (new rows make those verdicts stale). */
+  hasVerdicts(): boolean {
+    return this.db.prepare('SELECT 1 FROM data_drops UNION ALL SELECT 1 FROM data_groups LIMIT 1').get() !== undefined;
+  }
+
+  /** New rows: every stage must judge again. */
+  clearVerdicts(): void {
+    this.db.transaction(() => { for (const stage of dataStages) this.clearStage(stage); })();
+  }
+
+  /** Runs `work` in one transaction that commits only if it finishes (an import is all or nothing). */
+  async atomically<T>(work: () => Promise<T>): Promise<T> {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      this.nextSeq = null;
+      throw err;
+    }
+  }
+
+  /** A file imported again replaces its earlier invalid rows. */
+  forgetInvalid(file: string): void {
+    this.db.prepare('DELETE FROM data_invalid WHERE file = ?').run(file);
   }
 
   counts(): { tasks: number; kept: number; invalid: number; drops: { stage: string; rule: string; n: number }[]; sources: { source: string; n: number; kept: number }[];

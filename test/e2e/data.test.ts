@@ -4,7 +4,7 @@ import { parquetWriteFile } from 'hyparquet-writer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { alight } from '../helpers/cli.js';
-import { writeDataFixtures } from '../helpers/data-fixtures.js';
+import { row, writeDataFixtures } from '../helpers/data-fixtures.js';
 import { tempDir } from '../helpers/gateway.js';
 
 let dir: string;
@@ -111,7 +111,36 @@ describe('alight data', () => {
     truncateSync(huge, Math.floor(1.1 * 2 ** 30)); // sparse: no disk used
     const big = await alight(['data', 'import', huge, '--db', db]);
     expect(big.code).toBe(3);
-    expect(big.stderr).toMatch(/1\.1 GiB of JSON, which must be read whole; convert it to JSONL/);
+    expect(big.stderr).toMatch(/1126 MiB of JSON, which must be read whole \(at most 256 MiB\); convert it to JSONL/);
+    // All or nothing: 1,500 good rows, then a second file that is not JSON — the first file's rows are not kept either.
+    const good = join(dir, 'good.jsonl');
+    writeFileSync(good, Array.from({ length: 1500 }, (_, i) => JSON.stringify(row(`acme__bulk-${i}`))).join('\n'));
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '[{"instance_id": ');
+    const partial = await alight(['data', 'import', good, broken, '--db', db]);
+    expect(partial.code).toBe(3);
+    expect(partial.stderr).toMatch(/broken\.json is not valid JSON/);
+    const absent = await alight(['data', 'import', good, join(dir, 'nope.jsonl'), '--db', db]);
+    expect(absent.stderr).toMatch(/no such file: .*nope\.jsonl/);
     expect(await run(['stats'], db)).toMatchObject({ tasks: 0, invalid: 0 });
+  });
+
+  it('reads a byte-order mark, a missing PASS_TO_PASS and epoch-second dates; a stage run again clears the later ones', async () => {
+    const db = join(dir, 'e.db');
+    const file = join(dir, 'odd.jsonl');
+    const { PASS_TO_PASS: _, ...noP2p } = row('acme__odd-1');
+    writeFileSync(file, `\uFEFF${JSON.stringify(noP2p)}\n${JSON.stringify(row('acme__odd-2', { created_at: 1_700_000_000 }))}\n`);
+    expect(await run(['import', file], db)).toMatchObject({ added: 2, invalid: 0 });
+    const store = Store.open(db);
+    const [a, b] = store.data.keptTasks();
+    store.close();
+    expect(a.pass_to_pass).toEqual([]);
+    expect(b.created_at).toBe('2023-11-14T22:13:20.000Z');
+    const full = join(dir, 'full.db');
+    await pipeline(full, fx.files);
+    await run(['clean'], full); // dedupe and decontaminate judged what the old clean kept: their verdicts go
+    expect((await run(['stats'], full)).drops.map((d: { stage: string }) => d.stage)).toEqual(['clean', 'clean', 'clean', 'clean']);
+    const again = await alight(['data', 'import', join(dir, 'odd.jsonl'), '--db', full]);
+    expect(again.stdout).toMatch(/verdicts were cleared; run them again/);
   });
 });
