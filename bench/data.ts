@@ -60,7 +60,8 @@ if (process.argv[2] === 'import-only') {
   const oursSeconds = (performance.now() - started) / 1000;
   const python = ensurePythonEnv(() => {});
   if (spawnSync(python, ['-c', 'import datasketch'], { stdio: 'ignore' }).status !== 0) {
-    execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'datasketch==2.0.0'], { stdio: 'inherit' });
+    // numpy stays below 2: the virtualenv's torch (Debian's 1.13) needs numpy 1.x.
+    execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'datasketch==2.0.0', 'numpy<2'], { stdio: 'inherit' });
   }
   writeFileSync(join(dir, 'statements.jsonl'), statements.map((s) => JSON.stringify(s)).join('\n'));
   execFileSync(python, [join(import.meta.dirname, 'near-dedupe.py'), join(dir, 'statements.jsonl'), '--out', join(dir, 'pairs.json')], { stdio: 'inherit' });

@@ -2,6 +2,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import { AlightError, ExitCode } from '../errors.js';
 
 /** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
@@ -82,7 +83,8 @@ async function* parquetRows(path: string): AsyncGenerator<FileRow> {
     const end = start + Number(group.num_rows);
     let rows: Record<string, unknown>[];
     try {
-      rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end });
+      // ZSTD (Polars' default), GZIP, Brotli and LZ4 besides hyparquet's built-in Snappy.
+      rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end, compressors });
     } catch (err) {
       throw new AlightError(`cannot read rows ${start + 1}..${end} of ${path}: ${(err as Error).message}`, ExitCode.input);
     }
