@@ -11,7 +11,8 @@ export interface TrainState {
   rollouts: { done: number; failed: number; running: number };
   completionTokens: number;
   rewards: number[];
-  last: StepMetrics | null;
+  /** The last finished step and its metrics. */
+  last: { step: number; metrics: StepMetrics } | null;
   notes: string[];
 }
 
@@ -30,7 +31,7 @@ export function foldTrain(s: TrainState, e: TrainEvent, now = Date.now()): Train
     case 'rollout-end': return { ...s, rollouts: { done: s.rollouts.done + 1, failed: s.rollouts.failed + (e.state === 'failed' ? 1 : 0),
       running: Math.max(0, s.rollouts.running - 1) } };
     case 'call': return { ...s, completionTokens: s.completionTokens + (e.completionTokens ?? 0) };
-    case 'step-end': return { ...s, last: e.metrics, rewards: [...s.rewards, e.metrics.reward_mean ?? 0],
+    case 'step-end': return { ...s, last: { step: e.step, metrics: e.metrics }, rewards: [...s.rewards, e.metrics.reward_mean ?? 0],
       notes: Number(e.metrics.merge_breaks) > 0 ? [...s.notes, `step ${e.step}: ${e.metrics.merge_breaks} merge breaks (alight samples diagnose --run ${s.run})`].slice(-3) : s.notes };
     case 'worker-restart': return { ...s, notes: [...s.notes, e.reason].slice(-3) };
     default: return s;

@@ -17,7 +17,7 @@ export function TrainView({ state, refreshMs = 250 }: { state: { current: TrainS
       <Text bold>run {s.run}: step {s.step + 1}/{s.steps} · {s.phase}</Text>
       <Text>rollouts {s.rollouts.done} done ({s.rollouts.failed} failed), {s.rollouts.running} running · {(s.completionTokens / seconds).toFixed(0)} tokens/s</Text>
       <Text>reward <Text color="cyan">{sparkline(s.rewards)}</Text> {s.rewards.length ? s.rewards[s.rewards.length - 1].toFixed(3) : ''}</Text>
-      {s.last ? <Text dimColor>{stepLine(s.step - 1, s.last)}</Text> : null}
+      {s.last ? <Text dimColor>{stepLine(s.last.step, s.last.metrics)}</Text> : null}
       {s.notes.map((n, i) => <Text key={i} color="yellow">{n}</Text>)}
     </Box>
   );

@@ -38,6 +38,7 @@ describe('the training view', () => {
     expect(frame).toContain('run r: step 2/3 · update');
     expect(frame).toContain('rollouts 1 done (1 failed), 0 running');
     expect(frame).toContain(`reward ${sparkline([0.1, 0.5])} 0.500`);
+    expect(frame).toContain('step 1: reward 0.500'); // the last finished step, by its own number
     view.unmount();
     expect(sparkline([0, 1, 0.5])).toBe('▁█▅');
   });
