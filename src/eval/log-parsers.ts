@@ -1,0 +1,134 @@
+/**
+ * Test-log parsers with the semantics of the official SWE-bench harness (`swebench/harness/log_parsers/python.py`,
+ * v5), written from its behaviour: each maps a log to test name → status. Which repo uses which is `parserForRepo`.
+ */
+export const testStatuses = ['PASSED', 'FAILED', 'SKIPPED', 'ERROR', 'XFAIL'] as const;
+export type TestStatus = (typeof testStatuses)[number];
+export type StatusMap = Map<string, TestStatus>;
+
+const statusAlternation = testStatuses.join('|');
+const statusFirst = new RegExp(`^(${statusAlternation})\\s+(\\S+)`);
+const testFirst = new RegExp(`^(\\S+)\\s+(${statusAlternation})(?:\\s|$)`);
+
+/** `STATUS name` (pytest -rA summary) or `name STATUS` (pytest -v); a skip summary `SKIPPED [3] …` is not a test. */
+function pytestLine(line: string): [string, TestStatus] | null {
+  const first = statusFirst.exec(line);
+  if (first) {
+    const status = first[1] as TestStatus;
+    let name = first[2];
+    if (status === 'FAILED') name = line.replace(/ - /g, ' ').split(/\s+/)[1];
+    if (status === 'SKIPPED' && /^\[\d+\]/.test(name)) return null;
+    return [name, status];
+  }
+  const second = testFirst.exec(line);
+  return second ? [second[1], second[2] as TestStatus] : null;
+}
+
+function pytest(log: string, rename: (name: string) => string = (n) => n, clean: (line: string) => string = (l) => l): StatusMap {
+  const map: StatusMap = new Map();
+  for (const raw of log.split('\n')) {
+    const parsed = pytestLine(clean(raw));
+    if (parsed) map.set(rename(parsed[0]), parsed[1]);
+  }
+  return map;
+}
+
+/** `test[/abs/path/file]` → `test[/file]`: parameters that are absolute paths differ between machines. */
+function shortenPathOption(name: string): string {
+  const m = /^(.*?)\[(.*)\]/.exec(name);
+  if (!m) return name;
+  let option = m[2];
+  if (option.startsWith('/') && !option.startsWith('//') && !option.includes('*')) option = `/${option.split('/').pop()}`;
+  return `${m[1]}[${option}]`;
+}
+
+// eslint-disable-next-line no-control-regex
+const controlCharacters = /[\x01-\x1f]/g;
+
+function django(log: string): StatusMap {
+  const map: StatusMap = new Map();
+  let previous: string | null = null;
+  for (const raw of log.split('\n')) {
+    let line = raw.trim();
+    if (line.includes('--version is equivalent to version')) map.set('--version is equivalent to version', 'PASSED');
+    if (line.includes(' ... ')) previous = line.split(' ... ')[0];
+    for (const suffix of [' ... ok', ' ... OK', ' ...  OK']) {
+      if (line.endsWith(suffix)) {
+        if (line.startsWith('Applying sites.0002_alter_domain_unique...test_no_migrations')) line = line.split('...').slice(1).join('...').trim();
+        map.set(line.slice(0, line.lastIndexOf(suffix)), 'PASSED');
+        break;
+      }
+    }
+    if (line.includes(' ... skipped')) map.set(line.split(' ... skipped')[0], 'SKIPPED');
+    if (line.endsWith(' ... FAIL')) map.set(line.split(' ... FAIL')[0], 'FAILED');
+    if (line.startsWith('FAIL:')) map.set(line.split(/\s+/)[1].trim(), 'FAILED');
+    if (line.endsWith(' ... ERROR')) map.set(line.split(' ... ERROR')[0], 'ERROR');
+    if (line.startsWith('ERROR:')) map.set(line.split(/\s+/)[1].trim(), 'ERROR');
+    if (line.trimStart().startsWith('ok') && previous !== null) map.set(previous, 'PASSED');
+  }
+  // Django's logger sometimes cuts a test's line with a multi-line message before its "ok".
+  for (const pattern of [/^(.*?)\s\.\.\.\sTesting against Django installed in ([\s\S]*?) silenced\)\.\nok$/gm,
+    /^(.*?)\s\.\.\.\sInternal Server Error: \/(.*)\/\nok$/gm, /^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$/gm]) {
+    for (const m of log.matchAll(pattern)) map.set(m[1], 'PASSED');
+  }
+  return map;
+}
+
+function sympy(log: string): StatusMap {
+  const map: StatusMap = new Map();
+  for (const m of log.matchAll(/(_*) (.*)\.py:(.*) (_*)/g)) map.set(`${m[2]}.py:${m[3]}`, 'FAILED');
+  for (const raw of log.split('\n')) {
+    const line = raw.trim();
+    if (!line.startsWith('test_')) continue;
+    const name = line.split(/\s+/)[0];
+    if (line.endsWith(' E')) map.set(name, 'ERROR');
+    if (line.endsWith(' F')) map.set(name, 'FAILED');
+    if (line.endsWith(' ok')) map.set(name, 'PASSED');
+  }
+  return map;
+}
+
+function matplotlib(log: string): StatusMap {
+  const map: StatusMap = new Map();
+  for (const raw of log.split('\n')) {
+    let line = raw.replaceAll('MouseButton.LEFT', '1').replaceAll('MouseButton.RIGHT', '3');
+    if (!testStatuses.some((s) => line.startsWith(s))) continue;
+    if (line.startsWith('FAILED')) line = line.replaceAll(' - ', ' ');
+    const parts = line.split(/\s+/).filter(Boolean);
+    if (parts.length > 1) map.set(parts[1], parts[0] as TestStatus);
+  }
+  return map;
+}
+
+function seaborn(log: string): StatusMap {
+  const map: StatusMap = new Map();
+  for (const line of log.split('\n')) {
+    const parts = line.split(/\s+/).filter(Boolean);
+    if (line.startsWith('FAILED')) map.set(parts[1], 'FAILED');
+    else if (line.includes(' PASSED ')) { if (parts[1] === 'PASSED') map.set(parts[0], 'PASSED'); }
+    else if (line.startsWith('PASSED')) map.set(parts[1], 'PASSED');
+  }
+  return map;
+}
+
+export const parsers = {
+  pytest: (log: string) => pytest(log),
+  'pytest-options': (log: string) => pytest(log, shortenPathOption),
+  'pytest-v2': (log: string) => pytest(log, undefined, (l) => l.replace(/\[(\d+)m/g, '').replace(controlCharacters, '')),
+  django,
+  sympy,
+  matplotlib,
+  seaborn,
+} satisfies Record<string, (log: string) => StatusMap>;
+export type ParserName = keyof typeof parsers;
+
+const byRepo: Record<string, ParserName> = {
+  'astropy/astropy': 'pytest-v2', 'django/django': 'django', 'matplotlib/matplotlib': 'matplotlib', 'mwaskom/seaborn': 'seaborn',
+  'psf/requests': 'pytest-options', 'pydicom/pydicom': 'pytest-options', 'pylint-dev/pylint': 'pytest-options',
+  'scikit-learn/scikit-learn': 'pytest-v2', 'sphinx-doc/sphinx': 'pytest-v2', 'sympy/sympy': 'sympy',
+};
+
+/** The parser SWE-bench uses for a repository (pytest for the rest, as for flask, xarray, pytest, astroid, …). */
+export function parserForRepo(repo: string): ParserName {
+  return byRepo[repo] ?? 'pytest';
+}

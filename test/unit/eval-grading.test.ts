@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { markers, resolution, statusesFromLog, testsReport } from '../../src/eval/grading.js';
+import { parserForRepo, parsers } from '../../src/eval/log-parsers.js';
+
+// The official harness's parsing and grading rules (SWE-bench v5 grading.py, log_parsers/python.py), case by case.
+const entries = (m: Map<string, string>) => Object.fromEntries(m);
+
+describe('SWE-bench log parsers', () => {
+  it('reads pytest summaries in both orders, without skip summaries, and shortens absolute-path parameters', () => {
+    const log = ['PASSED tests/a.py::test_x', 'FAILED tests/a.py::test_y - AssertionError: 1 != 2', 'SKIPPED [1] tests/a.py:3: no network',
+      'tests/a.py::test_z PASSED', 'ERROR tests/b.py::test_w', 'XFAIL tests/b.py::test_v'].join('\n');
+    expect(entries(parsers.pytest(log))).toEqual({ 'tests/a.py::test_x': 'PASSED', 'tests/a.py::test_y': 'FAILED', 'tests/a.py::test_z': 'PASSED',
+      'tests/b.py::test_w': 'ERROR', 'tests/b.py::test_v': 'XFAIL' });
+    expect(entries(parsers['pytest-options']('PASSED tests/t.py::test_read[/home/u/data/file.txt]'))).toEqual({ 'tests/t.py::test_read[/file.txt]': 'PASSED' });
+    expect(entries(parsers['pytest-v2']('\x1b[32mPASSED\x1b[0m tests/x.py::t'))).toEqual({ 'tests/x.py::t': 'PASSED' });
+    expect(parserForRepo('django/django')).toBe('django');
+    expect(parserForRepo('acme/widgets')).toBe('pytest');
+  });
+
+  it('reads Django, sympy, matplotlib and seaborn logs', () => {
+    expect(entries(parsers.django(['test_a (m.T) ... ok', 'test_b (m.T) ... FAIL', 'FAIL: test_c (m.T)', "test_d (m.T) ... skipped 'slow'",
+      'test_e (m.T) ... ERROR', 'test_f (m.T) ... some output', 'ok'].join('\n')))).toEqual({
+      'test_a (m.T)': 'PASSED', 'test_b (m.T)': 'FAILED', test_c: 'FAILED', 'test_d (m.T)': 'SKIPPED', 'test_e (m.T)': 'ERROR', 'test_f (m.T)': 'PASSED' });
+    expect(entries(parsers.sympy(['test_x ok', 'test_y F', 'test_w E', '________ sympy/core/tests/test_a.py:test_z ________'].join('\n')))).toEqual({
+      'sympy/core/tests/test_a.py:test_z': 'FAILED', test_x: 'PASSED', test_y: 'FAILED', test_w: 'ERROR' });
+    expect(entries(parsers.matplotlib('PASSED lib/t.py::test_click[MouseButton.LEFT]'))).toEqual({ 'lib/t.py::test_click[1]': 'PASSED' });
+    expect(entries(parsers.seaborn('tests/t.py::test_a PASSED [ 10%]\nFAILED tests/t.py::test_b'))).toEqual({ 'tests/t.py::test_a': 'PASSED', 'tests/t.py::test_b': 'FAILED' });
+  });
+});
+
+describe('SWE-bench grading', () => {
+  const map = new Map([['f1', 'PASSED'], ['f2', 'SKIPPED'], ['p1', 'SKIPPED'], ['p2', 'FAILED'], ['t[a(b', 'PASSED'], ['t[a(b)]', 'PASSED']] as const);
+
+  it('fails a skipped F2P test, keeps a skipped P2P one, and prefix-matches a truncated parametrized id', () => {
+    const report = testsReport(new Map(map), ['f1', 'f2', 'missing', 't[a('], ['p1', 'p2']);
+    expect(report).toEqual({ FAIL_TO_PASS: { success: ['f1', 't[a('], failure: ['f2', 'missing'] }, PASS_TO_PASS: { success: ['p1'], failure: ['p2'] } });
+    expect(resolution(report)).toBe('RESOLVED_NO');
+    expect(resolution(testsReport(new Map(map), ['f1', 'f2'], ['p1']))).toBe('RESOLVED_PARTIAL');
+    expect(resolution(testsReport(new Map(map), ['f1'], ['p1']))).toBe('RESOLVED_FULL');
+    expect(testsReport(new Map(map), ['missing'], [], true).FAIL_TO_PASS.success).toEqual(['missing']); // fail-only repos
+  });
+
+  it('refuses a log with a failure marker, without output markers, or whose exit status contradicts it', () => {
+    const wrap = (body: string, exit?: number) => `setup\n${markers.start}\n${body}\n${markers.end}\n${exit === undefined ? '' : `${markers.exitCode}: ${exit}\n`}`;
+    expect(statusesFromLog(wrap('PASSED a::t'), parsers.pytest)).toEqual({ map: new Map([['a::t', 'PASSED']]) });
+    expect(statusesFromLog(`>>>>> Patch Apply Failed\n${wrap('PASSED a::t')}`, parsers.pytest)).toEqual({ invalid: 'patch apply failed' });
+    expect(statusesFromLog('PASSED a::t', parsers.pytest)).toEqual({ invalid: 'the test output markers are missing' });
+    expect(statusesFromLog(wrap('nothing here'), parsers.pytest)).toEqual({ invalid: 'no test results and no sign the test suite ran' });
+    // A conftest.py printing PASSED while pytest itself failed: exit 1 and no FAILED line.
+    expect(statusesFromLog(wrap('PASSED a::t', 1), parsers.pytest)).toMatchObject({ invalid: expect.stringMatching(/exited 1 but the log shows no failure/) });
+    expect(statusesFromLog(wrap('FAILED a::u', 1), parsers.pytest)).toEqual({ map: new Map([['a::u', 'FAILED']]) });
+  });
+});
