@@ -255,6 +255,20 @@ export function buildProgram(): Command {
     .addHelpText('after', examples(['alight data export --out tasks.jsonl --split train=0.95,val=0.05 --seed 1', 'alight data export --format parquet --out tasks.parquet']))
     .action(async (opts) => { await (await import('./data.js')).exportCommand(opts); });
 
+  const evaluation = program.command('eval').description('grade SWE-bench-style predictions (the full harness run comes next)');
+  evaluation.command('grade')
+    .description('grade predictions with the local grader: fresh workspace at base_commit, guards, test patch, tests, SWE-bench\'s rule')
+    .requiredOption('--predictions <file>', 'predictions (JSONL, JSON list or dict): instance_id, model_name_or_path, model_patch')
+    .requiredOption('--tasks <file>', 'the instances, in SWE-bench\'s columns (test_cmd or install_config.test_cmd for the test command)')
+    .requiredOption('--repos <dir>', 'local clones (owner__name/) or bundles (owner__name.bundle)')
+    .option('--out <dir>', 'where report.json files and summary.json go (default: .alight/eval/grade-<time>)')
+    .option('--workers <n>', 'instances graded at once', int, 1)
+    .option('--timeout <seconds>', 'longest test run per instance', num, 1800)
+    .option('--allow-test-edits', 'grade predictions\' edits to tests and test configuration instead of removing them (still flagged)')
+    .option('--json', 'print the run summary (schema_version 2) as JSON')
+    .addHelpText('after', examples(['alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --workers 2']))
+    .action(async (opts) => { await (await import('./eval.js')).gradeCommand(opts); });
+
   const runs = program.command('runs').description('recorded and training runs');
   runs.command('list')
     .description('one line per run')

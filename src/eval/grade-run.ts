@@ -1,0 +1,67 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gradeLocally, type GradeOptions, type GradeTask, type InstanceReport } from './local-grader.js';
+
+export interface Prediction { instance_id: string; model_name_or_path: string; model_patch: string | null }
+
+/** The run summary in the official harness's shape (schema_version 2): counts and the ids behind each. */
+export interface RunSummary {
+  total_instances: number; submitted_instances: number; completed_instances: number; resolved_instances: number;
+  unresolved_instances: number; empty_patch_instances: number; error_instances: number;
+  completed_ids: string[]; incomplete_ids: string[]; empty_patch_ids: string[]; submitted_ids: string[]; resolved_ids: string[];
+  unresolved_ids: string[]; error_ids: string[]; schema_version: 2;
+  /** alight's additions: instances whose prediction touched protected files (flagged, and removed unless allowed). */
+  flagged_ids: string[];
+}
+
+/**
+ * Grades predictions against tasks, `workers` at a time, writing `<out>/<instance_id>/report.json` and
+ * `test_output.txt` and `<out>/summary.json`. A task without a prediction is incomplete; a prediction without a task
+ * is an error with that reason. One instance's failure never stops the others.
+ */
+export async function gradePredictions(tasks: GradeTask[], predictions: Prediction[], o: Omit<GradeOptions, 'logFile'> & { out: string; workers: number },
+  onReport?: (r: InstanceReport) => void): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
+  const byId = new Map(tasks.map((t) => [t.instance_id, t]));
+  const reports: InstanceReport[] = [];
+  let next = 0;
+  const work = async (): Promise<void> => {
+    while (next < predictions.length) {
+      const p = predictions[next++];
+      const dir = join(o.out, p.instance_id);
+      mkdirSync(dir, { recursive: true });
+      const task = byId.get(p.instance_id);
+      const report: InstanceReport = task
+        ? await gradeLocally(task, p.model_patch, { ...o, logFile: join(dir, 'test_output.txt') })
+        : { instance_id: p.instance_id, status: 'error', patch_is_None: p.model_patch === null, patch_exists: Boolean(p.model_patch?.trim()),
+          patch_successfully_applied: false, resolved: false, tests_status: null, error: 'unknown instance id (not in the tasks)', guard: [], test_seconds: null };
+      writeFileSync(join(dir, 'report.json'), `${JSON.stringify({ [p.instance_id]: report }, null, 2)}\n`);
+      reports.push(report);
+      onReport?.(report);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));
+  reports.sort((a, b) => a.instance_id.localeCompare(b.instance_id));
+  const ids = (status: InstanceReport['status']) => reports.filter((r) => r.status === status).map((r) => r.instance_id);
+  const submitted = new Set(predictions.map((p) => p.instance_id));
+  const summary: RunSummary = {
+    total_instances: tasks.length, submitted_instances: submitted.size,
+    completed_instances: reports.filter((r) => r.status === 'resolved' || r.status === 'unresolved').length,
+    resolved_instances: ids('resolved').length, unresolved_instances: ids('unresolved').length, empty_patch_instances: ids('empty_patch').length,
+    error_instances: ids('error').length,
+    completed_ids: reports.filter((r) => r.status === 'resolved' || r.status === 'unresolved').map((r) => r.instance_id),
+    incomplete_ids: tasks.filter((t) => !submitted.has(t.instance_id)).map((t) => t.instance_id),
+    empty_patch_ids: ids('empty_patch'), submitted_ids: [...submitted].sort(), resolved_ids: ids('resolved'), unresolved_ids: ids('unresolved'),
+    error_ids: ids('error'), schema_version: 2, flagged_ids: reports.filter((r) => r.guard.length).map((r) => r.instance_id),
+  };
+  writeFileSync(join(o.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  return { summary, reports };
+}
+
+/** The 95% Wilson score interval of a rate. */
+export function wilson(successes: number, n: number, z = 1.96): [number, number] {
+  if (n === 0) return [0, 1];
+  const p = successes / n;
+  const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
+  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n);
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}

@@ -1,0 +1,103 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { errorMessage } from '../errors.js';
+import { markers, resolution, statusesFromLog, testsReport, type TestsReport } from './grading.js';
+import { guardPatch, type GuardResult } from './guards.js';
+import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
+import { fileSections } from './guards.js';
+import { freshWorkspace, git, repoSource } from './workspace.js';
+
+/** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
+export interface GradeTask {
+  instance_id: string; repo: string; base_commit: string; test_patch: string; FAIL_TO_PASS: string[]; PASS_TO_PASS: string[];
+  test_cmd?: string; log_parser?: ParserName;
+}
+
+export type InstanceStatus = 'resolved' | 'unresolved' | 'empty_patch' | 'error';
+
+export interface InstanceReport {
+  instance_id: string;
+  status: InstanceStatus;
+  patch_is_None: boolean; patch_exists: boolean; patch_successfully_applied: boolean; resolved: boolean;
+  tests_status: TestsReport | null;
+  /** Why the instance is an error, when it is. */
+  error: string | null;
+  guard: GuardResult['flags'];
+  test_seconds: number | null;
+}
+
+export interface GradeOptions { reposDir: string; timeoutMs: number; allowTestEdits: boolean; logFile: string }
+
+const defaultTestCmd = 'python3 -m pytest -rA --tb=no -p no:cacheprovider';
+
+/**
+ * The `local` grader: a fresh workspace at the base commit (never the agent's), the prediction applied the official
+ * ways in order (git apply, git apply --reject, patch --fuzz=5), the files the test patch touches reset, the test
+ * patch applied, the test command run between markers with its exit status recorded, the log parsed with the repo's
+ * parser and judged by SWE-bench's rule.
+ */
+export async function gradeLocally(task: GradeTask, prediction: string | null, o: GradeOptions): Promise<InstanceReport> {
+  const report: InstanceReport = { instance_id: task.instance_id, status: 'error', patch_is_None: prediction === null,
+    patch_exists: Boolean(prediction?.trim()), patch_successfully_applied: false, resolved: false, tests_status: null, error: null, guard: [], test_seconds: null };
+  if (!report.patch_exists) return { ...report, status: 'empty_patch' };
+  const guarded = guardPatch(prediction!, o.allowTestEdits);
+  report.guard = guarded.flags;
+  const dir = mkdtempSync(join(tmpdir(), 'alight-grade-'));
+  try {
+    freshWorkspace(repoSource(o.reposDir, task.repo), task.base_commit, join(dir, 'ws'));
+    const ws = join(dir, 'ws');
+    if (guarded.patch.trim()) {
+      writeFileSync(join(dir, 'pred.diff'), guarded.patch);
+      if (!applyPrediction(ws, join(dir, 'pred.diff'))) return { ...report, error: 'patch apply failed' };
+    }
+    report.patch_successfully_applied = true;
+    const testFiles = fileSections(task.test_patch).map((s) => s.file);
+    for (const file of testFiles) {
+      try { git(ws, ['checkout', 'HEAD', '--', file]); } catch { rmSync(join(ws, file), { force: true }); }
+    }
+    writeFileSync(join(dir, 'test.diff'), task.test_patch);
+    try {
+      git(ws, ['apply', '-v', join(dir, 'test.diff')]);
+    } catch (err) {
+      return { ...report, error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
+    }
+    const started = performance.now();
+    const log = await runTests(ws, `${task.test_cmd ?? defaultTestCmd} ${testFiles.filter((f) => f.endsWith('.py')).join(' ')}`, o.timeoutMs);
+    report.test_seconds = (performance.now() - started) / 1000;
+    writeFileSync(o.logFile, log);
+    const parsed = statusesFromLog(log, parsers[task.log_parser ?? parserForRepo(task.repo)]);
+    if ('invalid' in parsed) return { ...report, error: parsed.invalid };
+    const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
+    const resolved = resolution(tests) === 'RESOLVED_FULL';
+    return { ...report, tests_status: tests, resolved, status: resolved ? 'resolved' : 'unresolved' };
+  } catch (err) {
+    return { ...report, error: errorMessage(err) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function applyPrediction(ws: string, diff: string): boolean {
+  const attempts: [string, string[]][] = [['git', ['apply', '--verbose', diff]], ['git', ['apply', '--verbose', '--reject', diff]],
+    ['patch', ['--batch', '--fuzz=5', '-p1', '-i', diff]]];
+  return attempts.some(([cmd, args]) => spawnSync(cmd, args, { cwd: ws, stdio: 'ignore' }).status === 0);
+}
+
+/** Runs the tests between SWE-bench's markers, recording their exit status; a run past the timeout is killed and marked. */
+function runTests(cwd: string, command: string, timeoutMs: number): Promise<string> {
+  // One stream, traced as SWE-bench's eval.sh is: the markers are the traced no-op commands.
+  const script = `exec 2>&1\nset -x\n: '${markers.start}'\n${command}\ncode=$?\n: '${markers.end}'\necho '${markers.exitCode}:' $code\n`;
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const timer = setTimeout(() => {
+      out += '\n>>>>> Tests Timed Out\n';
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+    }, timeoutMs);
+    child.on('close', () => { clearTimeout(timer); resolve(out); });
+  });
+}

@@ -1,0 +1,67 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { alight } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { makeSweRepo } from '../helpers/swe-repo.js';
+import { freshWorkspace, git, repoSource, workspaceDiff } from '../../src/eval/workspace.js';
+
+// The local grader on a real git repository with a pytest suite: each prediction grades as SWE-bench would, and the
+// reward-hacking guards hold. Each case is its own run, since a run's instance ids must be unique.
+describe('alight eval grade', () => {
+  const root = tempDir();
+  const fx = makeSweRepo(root);
+
+  const grade = async (patch: string | null, extra: string[] = [], id = fx.instance.instance_id) => {
+    const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
+    writeFileSync(preds, `${JSON.stringify({ instance_id: id, model_name_or_path: 'test', model_patch: patch })}\n`);
+    const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
+    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', fx.tasksFile, '--repos', fx.repos, '--out', out, '--json', ...extra]);
+    expect(res.code, res.stderr).toBe(0);
+    const summary = JSON.parse(res.stdout);
+    const report = JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id];
+    return { summary, report, out };
+  };
+
+  for (const [name, p] of Object.entries(fx.predictions)) {
+    it(`grades the ${name} prediction ${p.status}${p.flagged ? ', flagged' : ''}`, async () => {
+      const { summary, report } = await grade(p.patch);
+      expect(report.status, JSON.stringify(report)).toBe(p.status);
+      expect(summary.schema_version).toBe(2);
+      expect(summary[`${p.status}_instances`]).toBe(1);
+      expect(report.guard.length > 0).toBe(Boolean(p.flagged));
+      if (p.status === 'resolved') {
+        expect(report.tests_status).toEqual({ FAIL_TO_PASS: { success: ['tests/test_calc.py::test_add'], failure: [] },
+          PASS_TO_PASS: { success: ['tests/test_calc.py::test_mul'], failure: [] } });
+      }
+      if (name === 'malformed') expect(report.error).toBe('patch apply failed');
+    }, 60_000);
+  }
+
+  it('would be fooled by the conftest hook if test edits were allowed: the guard is what stops it', async () => {
+    const { report } = await grade(fx.conftest, ['--allow-test-edits']);
+    expect(report.guard).toEqual([{ file: 'conftest.py', reason: 'conftest.py (pytest hooks can rewrite outcomes)', removed: false }]);
+    expect(report.status).toBe('resolved');
+  }, 60_000);
+
+  it('never shows the agent the future: the workspace holds only the base tree, one commit; markers and exit status logged', async () => {
+    const ws = join(root, 'ws');
+    freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
+    expect(git(ws, ['rev-list', '--all', '--count']).trim()).toBe('1');
+    expect(readFileSync(join(ws, 'calc.py'), 'utf8')).toContain('return a - b');
+    expect(() => git(ws, ['cat-file', '-e', git(fx.repos + '/acme__calc', ['rev-parse', 'HEAD']).trim()])).toThrow(); // the fix commit
+    writeFileSync(join(ws, 'new.py'), 'x = 1\n');
+    expect(workspaceDiff(ws)).toContain('+++ b/new.py');
+    const { report, out } = await grade(fx.instance.patch);
+    expect(report.status).toBe('resolved');
+    const log = readFileSync(join(out, fx.instance.instance_id, 'test_output.txt'), 'utf8');
+    expect(log).toMatch(/>>>>> Start Test Output[\s\S]*PASSED tests\/test_calc.py::test_add[\s\S]*>>>>> End Test Output[\s\S]*>>>>> Test Exit Code: 0/);
+  }, 60_000);
+
+  it('reports an unknown instance id and a missing repository per instance, with the reason', async () => {
+    const unknown = await grade(fx.instance.patch, [], 'acme__calc-404');
+    expect(unknown.report).toMatchObject({ status: 'error', error: 'unknown instance id (not in the tasks)' });
+    const missing = await grade(fx.instance.patch, ['--repos', join(root, 'nowhere')]);
+    expect(missing.report.error).toMatch(/repository acme\/calc is not in .*nowhere/);
+  }, 60_000);
+});
