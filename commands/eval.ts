@@ -1,9 +1,15 @@
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { withOverrides } from '../src/config/load.js';
+import { keptAsTasks } from '../src/data/pipeline.js';
+import { readRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { gradePredictions, wilson } from '../src/eval/grade-run.js';
-import { readGradeTasks, readPredictions } from '../src/eval/inputs.js';
+import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
+import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
+import { startManagedServe } from '../src/serve/managed.js';
+import { plainProgress } from '../src/ui/plain-progress.js';
 import { table } from '../src/ui/summary.js';
-import { printJson } from './shared.js';
+import { newSecret, printJson, withStore } from './shared.js';
 
 export interface GradeFlags { predictions: string; tasks: string; repos: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean }
 
@@ -28,4 +34,81 @@ export async function gradeCommand(flags: GradeFlags) {
       `error ${summary.error_instances}, incomplete ${summary.incomplete_ids.length}\nreports in ${out}\n`);
   }
   return summary;
+}
+
+export interface SwebenchFlags {
+  tasks?: string; fromDb?: boolean; instances?: string; k: number; workers: number; upstream?: string; serve?: string; timeout: number;
+  gradeTimeout: number; runId?: string; repos: string; out?: string; allowTestEdits?: boolean; db?: string; config?: string; json?: boolean;
+}
+
+/** `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or --json. */
+export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
+  if (Boolean(flags.tasks) === Boolean(flags.fromDb)) throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
+  if (flags.serve && flags.upstream) throw new AlightError('pass --serve or --upstream, not both', ExitCode.usage);
+  return withStore(flags, async (store, fileConfig) => {
+    const rows = flags.fromDb ? keptAsTasks(store).map((t) => t.data) : await readTaskRows(flags.tasks!);
+    const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
+    const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
+    if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
+    const tasks = rows.filter((r) => !wanted || wanted.has(String(r.instance_id))).map((row) => ({ row, grade: gradeTask(row) }));
+    const served = flags.serve ? await startManagedServe(flags.serve) : null;
+    const abort = new AbortController();
+    const onSignal = (): void => abort.abort();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      let config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
+      if (served) config = withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model } });
+      if (!config.upstream.url) throw new AlightError('no upstream: pass --upstream URL or --serve MODEL', ExitCode.usage);
+      const run = flags.runId ?? `eval-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+      const result = await evalSwebench({
+        store, config, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, reposDir: resolve(flags.repos),
+        timeoutMs: flags.timeout * 1000, gradeTimeoutMs: flags.gradeTimeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits),
+        out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')), adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
+        signal: abort.signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
+      });
+      if (flags.json) printJson(result.summary);
+      else process.stdout.write(`${renderEval(result, flags.k)}\n`);
+      return result;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await served?.stop();
+    }
+  });
+}
+
+async function readTaskRows(path: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for await (const item of readRows(path)) {
+    if ('error' in item) throw new AlightError(`${path}:${item.line}: ${item.error}`, ExitCode.input);
+    rows.push(item.row as Record<string, unknown>);
+  }
+  return rows;
+}
+
+function renderEval(r: EvalResult, k: number): string {
+  const first = r.attempts.filter((a) => a.attempt === 0);
+  const n = first.length;
+  const resolved = first.filter((a) => a.report.status === 'resolved').length;
+  const [lo, hi] = wilson(resolved, n);
+  const byRepo = new Map<string, { n: number; resolved: number }>();
+  for (const a of first) {
+    const repo = a.instance_id.replace(/-\d+$/, '');
+    const e = byRepo.get(repo) ?? { n: 0, resolved: 0 };
+    e.n++;
+    if (a.report.status === 'resolved') e.resolved++;
+    byRepo.set(repo, e);
+  }
+  const correct = [...new Set(r.attempts.map((a) => a.instance_id))].map((id) => r.attempts.filter((a) => a.instance_id === id && a.report.status === 'resolved').length);
+  return [
+    table(['instance', 'attempt', 'status', 'calls', 'tokens', 'seconds', 'flags / reason'], r.attempts.map((a) => [a.instance_id, a.attempt, a.report.status,
+      a.rollout.calls, a.rollout.prompt_tokens + a.rollout.completion_tokens, a.seconds?.toFixed(1) ?? '–',
+      [a.report.guard.map((g) => g.file).join(', '), a.report.error ?? ''].filter(Boolean).join('; ') || '–'])),
+    '', table(['repo', 'instances', 'resolved'], [...byRepo].map(([repo, e]) => [repo, e.n, e.resolved])), '',
+    `resolved ${resolved}/${n} = ${((resolved / Math.max(n, 1)) * 100).toFixed(1)}% (95% Wilson interval ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%)` +
+      (k > 1 ? `; pass@${k} ${(passAtK(correct, k, k) * 100).toFixed(1)}%, pass@1 ${(passAtK(correct, k, 1) * 100).toFixed(1)}%` : ''),
+    `statuses: ${['resolved', 'unresolved', 'empty_patch', 'error'].map((s) => `${s} ${first.filter((a) => a.report.status === s).length}`).join(', ')}`,
+    `files in ${r.out} (predictions.jsonl, summary.json, reports/); traces: alight traces list --run ${r.run}`,
+  ].join('\n');
 }

@@ -255,7 +255,30 @@ export function buildProgram(): Command {
     .addHelpText('after', examples(['alight data export --out tasks.jsonl --split train=0.95,val=0.05 --seed 1', 'alight data export --format parquet --out tasks.parquet']))
     .action(async (opts) => { await (await import('./data.js')).exportCommand(opts); });
 
-  const evaluation = program.command('eval').description('grade SWE-bench-style predictions (the full harness run comes next)');
+  const evaluation = program.command('eval').description('run a harness over SWE-bench-style tasks and grade its patches');
+  evaluation.command('swebench')
+    .description('each instance × k: a fresh workspace at base_commit, the harness through the gateway (recorded, mode val), its diff graded')
+    .argument('<cmd>', 'harness command (runs in the instance\'s workspace; ALIGHT_TASK_JSON holds the SWE-bench row)')
+    .argument('[args...]', 'its arguments')
+    .passThroughOptions()
+    .option('--tasks <file>', 'instances in SWE-bench\'s columns (JSONL, JSON, Parquet)')
+    .option('--from-db', 'the tasks alight data kept')
+    .option('--instances <ids>', 'comma-separated instance ids to run (default: all)')
+    .option('-k <k>', 'attempts per instance (pass@k)', int, 1)
+    .option('--workers <n>', 'harnesses (and grades) at once', int, 2)
+    .option('--upstream <url>', 'the model\'s OpenAI-compatible base URL (vLLM)')
+    .option('--serve <file|name>', 'start alight serve on this GGUF model (or gemma3-270m) for the run')
+    .requiredOption('--repos <dir>', 'local clones (owner__name/) or bundles (owner__name.bundle)')
+    .option('--timeout <seconds>', 'kill a harness after this long', num, 1800)
+    .option('--grade-timeout <seconds>', 'longest test run when grading', num, 1800)
+    .option('--run-id <id>', 'run name (default: eval-<time>)')
+    .option('--out <dir>', 'where predictions, reports and summary go (default: the run folder)')
+    .option('--allow-test-edits', 'grade edits to tests and test configuration instead of removing them (still flagged)')
+    .option('--db <file>', 'SQLite trace store')
+    .option('--config <file>', 'config file')
+    .option('--json', 'print the run summary (schema_version 2) as JSON')
+    .addHelpText('after', examples(['alight eval swebench --tasks tasks.jsonl --repos repos/ --serve gemma3-270m -- python agent.py']))
+    .action(async (cmd, args, opts) => { await (await import('./eval.js')).swebenchCommand(cmd, args, opts); });
   evaluation.command('grade')
     .description('grade predictions with the local grader: fresh workspace at base_commit, guards, test patch, tests, SWE-bench\'s rule')
     .requiredOption('--predictions <file>', 'predictions (JSONL, JSON list or dict): instance_id, model_name_or_path, model_patch')

@@ -9,8 +9,11 @@ import { runProcess, type ProcessOutput } from './process.js';
 import { runRewardCommand } from './reward.js';
 import type { Task } from './tasks.js';
 
-/** One harness run: its task (null: no task file), its arguments and the group its rollout belongs to. */
-export interface RolloutJob { task: Task | null; args: string[]; groupId: string | null }
+/**
+ * One harness run: its task (null: no task file), its arguments, the group its rollout belongs to, and optionally the
+ * folder it runs in and a step that makes that folder first (a failure there fails the rollout with the reason).
+ */
+export interface RolloutJob { task: Task | null; args: string[]; groupId: string | null; cwd?: string; prepare?: () => void }
 
 export interface RolloutsOptions {
   store: Store;
@@ -65,13 +68,18 @@ async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<st
 
   gateway.rollouts.transition(rollout.id, 'running');
   onEvent({ type: 'rollout-start', rolloutId: rollout.id, taskId });
+  try {
+    job.prepare?.();
+  } catch (err) {
+    return end('failed', `could not prepare the workspace: ${(err as Error).message}`);
+  }
   const env = harnessEnv({
     gatewayUrl: gateway.url, token, rolloutId: rollout.id, run, taskId, mode, task: job.task?.data ?? null, withhold: options.withhold,
   });
   const output: ProcessOutput = logDir
     ? { stdout: join(logDir, `${rollout.id}.stdout.log`), stderr: join(logDir, `${rollout.id}.stderr.log`) }
     : options.harnessStdoutToStderr ? 'stdout-to-stderr' : 'inherit';
-  const result = await runProcess({ command: options.command, args: job.args, env, output, timeoutMs: options.timeoutMs, signal });
+  const result = await runProcess({ command: options.command, args: job.args, env, output, timeoutMs: options.timeoutMs, signal, cwd: job.cwd });
 
   if (result.reason === null && options.rewardCmd) {
     const reward = await runRewardCommand(options.rewardCmd, env, output, options.timeoutMs, signal);

@@ -1,0 +1,37 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { makeSweRepo } from '../helpers/swe-repo.js';
+
+describe('alight eval swebench', () => {
+  it('runs a file-editing harness on the real local model per instance, grades every diff, links the traces', async () => {
+    const root = tempDir();
+    const fx = makeSweRepo(root);
+    const actions = { fix: 'resolved', wrong: 'unresolved', nothing: 'empty_patch', crash: 'error' } as const;
+    const tasks = join(root, 'eval-tasks.jsonl');
+    writeFileSync(tasks, Object.keys(actions).map((action, i) =>
+      JSON.stringify({ ...fx.instance, instance_id: `acme__calc-${i + 1}`, harness_action: action })).join('\n'));
+    const db = join(root, 'alight.db');
+    const out = join(root, 'eval');
+    const res = await alight(['eval', 'swebench', '--tasks', tasks, '--repos', fx.repos, '--serve', 'gemma3-270m', '--run-id', 'ev', '--db', db,
+      '--out', out, '--workers', '2', '--json', '--', process.execPath, join(FIXTURES, 'swe-harness.mjs')], { timeoutMs: 240_000 });
+    expect(res.code, res.stderr).toBe(0);
+    const summary = JSON.parse(res.stdout);
+    expect(summary).toMatchObject({ schema_version: 2, total_instances: 4, submitted_instances: 4, resolved_ids: ['acme__calc-1'],
+      unresolved_ids: ['acme__calc-2'], empty_patch_ids: ['acme__calc-3'], error_ids: ['acme__calc-4'] });
+    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
+    expect(fixed).toContain('+    return a + b');
+    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1 @@\n\+model said: /); // the model's words, through the gateway, in the patch
+    expect(predictions.find((p) => p.instance_id === 'acme__calc-3').model_patch).toBe('');
+    const store = Store.open(db);
+    const rollouts = store.rolloutSummaries({ run: 'ev' });
+    store.close();
+    expect(rollouts.map((r) => [r.task_id, r.mode, r.calls, r.prompt_tokens > 0]).sort()).toEqual(
+      ['acme__calc-1', 'acme__calc-2', 'acme__calc-3', 'acme__calc-4'].map((id) => [id, 'val', 1, true]));
+    expect(rollouts.find((r) => r.task_id === 'acme__calc-4')!.error).toMatch(/exited with code 2/);
+  }, 240_000);
+});
