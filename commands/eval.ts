@@ -1,3 +1,5 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
@@ -5,7 +7,10 @@ import { readRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { gradePredictions, wilson } from '../src/eval/grade-run.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
+import { compareRuns } from '../src/eval/compare.js';
+import { gradeLocally } from '../src/eval/local-grader.js';
 import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
+import { workspaceDiff } from '../src/eval/workspace.js';
 import { startManagedServe } from '../src/serve/managed.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { table } from '../src/ui/summary.js';
@@ -111,4 +116,42 @@ function renderEval(r: EvalResult, k: number): string {
     `statuses: ${['resolved', 'unresolved', 'empty_patch', 'error'].map((s) => `${s} ${first.filter((a) => a.report.status === s).length}`).join(', ')}`,
     `files in ${r.out} (predictions.jsonl, summary.json, reports/); traces: alight traces list --run ${r.run}`,
   ].join('\n');
+}
+
+/** `alight eval compare A B`: two runs (names in the store's run folder, or summary.json paths), paired per instance. */
+export async function compareCommand(a: string, b: string, flags: { db?: string; json?: boolean }) {
+  return withStore(flags, (store) => {
+    const load = (name: string) => {
+      const path = existsSync(name) ? name : join(dirname(store.path), 'runs', name, 'eval', 'summary.json');
+      if (!existsSync(path)) throw new AlightError(`no eval summary for ${name} (looked for ${path})`, ExitCode.input);
+      return JSON.parse(readFileSync(path, 'utf8')) as { submitted_ids: string[]; resolved_ids: string[] };
+    };
+    const c = compareRuns(load(a), load(b));
+    if (flags.json) printJson(c);
+    else {
+      process.stdout.write(`${c.common} instances in both: both resolved ${c.bothResolved}, only ${a} ${c.onlyA.length}, only ${b} ${c.onlyB.length}, ` +
+        `neither ${c.neither}\nexact McNemar p = ${c.pValue.toPrecision(3)}${c.pValue < 0.05 ? ' (a difference at the 5% level)' : ' (no significant difference)'}\n` +
+        (c.onlyA.length ? `only ${a}: ${c.onlyA.join(', ')}\n` : '') + (c.onlyB.length ? `only ${b}: ${c.onlyB.join(', ')}\n` : ''));
+    }
+    return c;
+  });
+}
+
+/** `alight eval reward`: grades the workspace's current diff against the task (ALIGHT_TASK_JSON); prints 1 or 0, the reason on stderr. */
+export async function rewardCommand(flags: { repos: string; workspace?: string; timeout: number; allowTestEdits?: boolean }) {
+  const raw = process.env.ALIGHT_TASK_JSON;
+  if (!raw || raw === 'null') throw new AlightError('ALIGHT_TASK_JSON is not set: run as a --reward-cmd of alight record/train with --tasks', ExitCode.usage);
+  const task = gradeTask(JSON.parse(raw) as Record<string, unknown>);
+  const dir = mkdtempSync(join(tmpdir(), 'alight-reward-'));
+  try {
+    const report = await gradeLocally(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
+      reposDir: resolve(flags.repos), timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), logFile: join(dir, 'test_output.txt'),
+    });
+    process.stderr.write(`alight eval reward: ${task.instance_id} ${report.status}${report.error ? `: ${report.error}` : ''}` +
+      `${report.guard.length ? ` (flagged: ${report.guard.map((g) => g.file).join(', ')})` : ''}\n`);
+    process.stdout.write(`${report.resolved ? 1 : 0}\n`);
+    return report;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -279,6 +279,22 @@ export function buildProgram(): Command {
     .option('--json', 'print the run summary (schema_version 2) as JSON')
     .addHelpText('after', examples(['alight eval swebench --tasks tasks.jsonl --repos repos/ --serve gemma3-270m -- python agent.py']))
     .action(async (cmd, args, opts) => { await (await import('./eval.js')).swebenchCommand(cmd, args, opts); });
+  evaluation.command('compare')
+    .description('two eval runs paired per instance, with an exact McNemar test')
+    .argument('<a>', 'a run name (its eval summary in the run folder) or a summary.json')
+    .argument('<b>', 'the other')
+    .option('--db <file>', 'SQLite trace store (locates the run folders)')
+    .option('--json', 'JSON output')
+    .addHelpText('after', examples(['alight eval compare eval-before eval-after']))
+    .action(async (a, b, opts) => { await (await import('./eval.js')).compareCommand(a, b, opts); });
+  evaluation.command('reward')
+    .description('grade the current workspace\'s diff for the task in ALIGHT_TASK_JSON; prints 1 or 0 (use as --reward-cmd)')
+    .requiredOption('--repos <dir>', 'local clones or bundles, to grade in a fresh workspace')
+    .option('--workspace <dir>', 'the agent\'s workspace (default: the current folder)')
+    .option('--timeout <seconds>', 'longest test run', num, 1800)
+    .option('--allow-test-edits', 'grade edits to tests instead of removing them (still flagged)')
+    .addHelpText('after', examples(['alight record --tasks tasks.jsonl --reward-cmd "alight eval reward --repos repos/" -- python agent.py']))
+    .action(async (opts) => { await (await import('./eval.js')).rewardCommand(opts); });
   evaluation.command('grade')
     .description('grade predictions with the local grader: fresh workspace at base_commit, guards, test patch, tests, SWE-bench\'s rule')
     .requiredOption('--predictions <file>', 'predictions (JSONL, JSON list or dict): instance_id, model_name_or_path, model_patch')

@@ -58,6 +58,29 @@ describe('alight eval grade', () => {
     expect(log).toMatch(/>>>>> Start Test Output[\s\S]*PASSED tests\/test_calc.py::test_add[\s\S]*>>>>> End Test Output[\s\S]*>>>>> Test Exit Code: 0/);
   }, 60_000);
 
+  it('serves as a reward command: 1 for a workspace whose diff resolves the task, 0 otherwise, the reason on stderr', async () => {
+    const ws = join(root, 'agent-ws');
+    freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
+    const reward = () => alight(['eval', 'reward', '--repos', fx.repos], { cwd: ws, env: { ALIGHT_TASK_JSON: JSON.stringify(fx.instance) } });
+    const before = await reward();
+    expect([before.stdout.trim(), before.stderr]).toEqual(['0', 'alight eval reward: acme__calc-1 empty_patch\n']);
+    writeFileSync(join(ws, 'calc.py'), readFileSync(join(ws, 'calc.py'), 'utf8').replace('a - b', 'a + b'));
+    const after = await reward();
+    expect([after.stdout.trim(), after.stderr]).toEqual(['1', 'alight eval reward: acme__calc-1 resolved\n']);
+  }, 60_000);
+
+  it('compares two runs per instance with an exact McNemar test', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `i${i}`);
+    const a = join(root, 'a.json');
+    const b = join(root, 'b.json');
+    writeFileSync(a, JSON.stringify({ submitted_ids: ids, resolved_ids: ids.slice(0, 2) }));
+    writeFileSync(b, JSON.stringify({ submitted_ids: ids, resolved_ids: ids.slice(1, 11) }));
+    const res = await alight(['eval', 'compare', a, b, '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    // only A: i0; only B: i2..i10 (9): p = 2 · P[X ≤ 1 | n = 10] = 2 · 11/1024
+    expect(JSON.parse(res.stdout)).toMatchObject({ common: 12, bothResolved: 1, onlyA: ['i0'], neither: 1, pValue: 22 / 1024 });
+  });
+
   it('reports an unknown instance id and a missing repository per instance, with the reason', async () => {
     const unknown = await grade(fx.instance.patch, [], 'acme__calc-404');
     expect(unknown.report).toMatchObject({ status: 'error', error: 'unknown instance id (not in the tasks)' });
