@@ -1,34 +1,41 @@
 /**
- * Test-log parsers with the semantics of the official SWE-bench harness (`swebench/harness/log_parsers/python.py`,
- * v5), written from its behaviour: each maps a log to test name → status. Which repo uses which is `parserForRepo`.
+ * Test-log parsers with the semantics of the official SWE-bench harness (`swebench/harness/log_parsers/python.py` in
+ * swebench 5.0.2, the release the pytest cross-check runs against), written from its behaviour: each maps a log to test name → status. Which repo uses which is `parserForRepo`.
  */
 export const testStatuses = ['PASSED', 'FAILED', 'SKIPPED', 'ERROR', 'XFAIL'] as const;
 export type TestStatus = (typeof testStatuses)[number];
 export type StatusMap = Map<string, TestStatus>;
 
-const statusAlternation = testStatuses.join('|');
-const statusFirst = new RegExp(`^(${statusAlternation})\\s+(\\S+)`);
-const testFirst = new RegExp(`^(\\S+)\\s+(${statusAlternation})(?:\\s|$)`);
+const startsWithStatus = (line: string): boolean => testStatuses.some((s) => line.startsWith(s));
+/** pytest's `SKIPPED [3] file:line: reason` summary: the `[3]` is a count, not a test. */
+const skipSummary = (status: string, name: string): boolean => status === 'SKIPPED' && /^\[\d+\]$/.test(name);
+const fields = (line: string): string[] => line.split(/\s+/).filter(Boolean);
 
-/** `STATUS name` (pytest -rA summary) or `name STATUS` (pytest -v); a skip summary `SKIPPED [3] …` is not a test. */
-function pytestLine(line: string): [string, TestStatus] | null {
-  const first = statusFirst.exec(line);
-  if (first) {
-    const status = first[1] as TestStatus;
-    let name = first[2];
-    if (status === 'FAILED') name = line.replace(/ - /g, ' ').split(/\s+/)[1];
-    if (status === 'SKIPPED' && /^\[\d+\]/.test(name)) return null;
-    return [name, status];
+/** `STATUS name` lines (pytest -rA); a FAILED line's ` - message` is not part of the name. */
+function pytest(log: string, rename: (name: string) => string = (n) => n, prepare: (line: string) => string = (l) => l): StatusMap {
+  const map: StatusMap = new Map();
+  for (const line of log.split('\n')) {
+    const raw = prepare(line);
+    if (!startsWithStatus(raw)) continue;
+    const parts = fields(raw.startsWith('FAILED') ? raw.replaceAll(' - ', ' ') : raw);
+    if (parts.length <= 1 || skipSummary(parts[0], parts[1])) continue;
+    map.set(rename(parts[1]), parts[0] as TestStatus);
   }
-  const second = testFirst.exec(line);
-  return second ? [second[1], second[2] as TestStatus] : null;
+  return map;
 }
 
-function pytest(log: string, rename: (name: string) => string = (n) => n, clean: (line: string) => string = (l) => l): StatusMap {
+/** Later pytest: colours stripped; `STATUS name…` (the rest of the line is the name) or `name… STATUS` (pytest -v). */
+function pytestV2(log: string): StatusMap {
   const map: StatusMap = new Map();
   for (const raw of log.split('\n')) {
-    const parsed = pytestLine(clean(raw));
-    if (parsed) map.set(rename(parsed[0]), parsed[1]);
+    const line = raw.replace(/\[(\d+)m/g, '').replace(controlCharacters, '');
+    if (startsWithStatus(line)) {
+      const parts = fields(line.startsWith('FAILED') ? line.split(' - ')[0] : line);
+      if (parts.length >= 2 && !skipSummary(parts[0], parts[1])) map.set(parts.slice(1).join(' '), parts[0] as TestStatus);
+    } else if (testStatuses.some((s) => line.endsWith(s))) {
+      const parts = fields(line);
+      if (parts.length >= 2) map.set(parts.slice(0, -1).join(' '), parts[parts.length - 1] as TestStatus);
+    }
   }
   return map;
 }
@@ -88,22 +95,11 @@ function sympy(log: string): StatusMap {
   return map;
 }
 
-function matplotlib(log: string): StatusMap {
-  const map: StatusMap = new Map();
-  for (const raw of log.split('\n')) {
-    let line = raw.replaceAll('MouseButton.LEFT', '1').replaceAll('MouseButton.RIGHT', '3');
-    if (!testStatuses.some((s) => line.startsWith(s))) continue;
-    if (line.startsWith('FAILED')) line = line.replaceAll(' - ', ' ');
-    const parts = line.split(/\s+/).filter(Boolean);
-    if (parts.length > 1) map.set(parts[1], parts[0] as TestStatus);
-  }
-  return map;
-}
-
 function seaborn(log: string): StatusMap {
   const map: StatusMap = new Map();
   for (const line of log.split('\n')) {
-    const parts = line.split(/\s+/).filter(Boolean);
+    const parts = fields(line);
+    if (parts.length < 2) continue;
     if (line.startsWith('FAILED')) map.set(parts[1], 'FAILED');
     else if (line.includes(' PASSED ')) { if (parts[1] === 'PASSED') map.set(parts[0], 'PASSED'); }
     else if (line.startsWith('PASSED')) map.set(parts[1], 'PASSED');
@@ -114,10 +110,11 @@ function seaborn(log: string): StatusMap {
 export const parsers = {
   pytest: (log: string) => pytest(log),
   'pytest-options': (log: string) => pytest(log, shortenPathOption),
-  'pytest-v2': (log: string) => pytest(log, undefined, (l) => l.replace(/\[(\d+)m/g, '').replace(controlCharacters, '')),
+  'pytest-v2': pytestV2,
   django,
   sympy,
-  matplotlib,
+  // matplotlib's parametrized ids print enum members; its expected ids use their values.
+  matplotlib: (log: string) => pytest(log, undefined, (l) => l.replaceAll('MouseButton.LEFT', '1').replaceAll('MouseButton.RIGHT', '3')),
   seaborn,
 } satisfies Record<string, (log: string) => StatusMap>;
 export type ParserName = keyof typeof parsers;

@@ -6,11 +6,13 @@ import { parserForRepo, parsers } from '../../src/eval/log-parsers.js';
 const entries = (m: Map<string, string>) => Object.fromEntries(m);
 
 describe('SWE-bench log parsers', () => {
-  it('reads pytest summaries in both orders, without skip summaries, and shortens absolute-path parameters', () => {
+  it('reads pytest -rA summaries without skip counts, -v lines only in pytest-v2, and shortens absolute-path parameters', () => {
     const log = ['PASSED tests/a.py::test_x', 'FAILED tests/a.py::test_y - AssertionError: 1 != 2', 'SKIPPED [1] tests/a.py:3: no network',
       'tests/a.py::test_z PASSED', 'ERROR tests/b.py::test_w', 'XFAIL tests/b.py::test_v'].join('\n');
-    expect(entries(parsers.pytest(log))).toEqual({ 'tests/a.py::test_x': 'PASSED', 'tests/a.py::test_y': 'FAILED', 'tests/a.py::test_z': 'PASSED',
+    // swebench 5.0.2: the pytest parser reads `STATUS name` lines only; pytest-v2 also `name STATUS`.
+    expect(entries(parsers.pytest(log))).toEqual({ 'tests/a.py::test_x': 'PASSED', 'tests/a.py::test_y': 'FAILED',
       'tests/b.py::test_w': 'ERROR', 'tests/b.py::test_v': 'XFAIL' });
+    expect(parsers['pytest-v2'](log).get('tests/a.py::test_z')).toBe('PASSED');
     expect(entries(parsers['pytest-options']('PASSED tests/t.py::test_read[/home/u/data/file.txt]'))).toEqual({ 'tests/t.py::test_read[/file.txt]': 'PASSED' });
     expect(entries(parsers['pytest-v2']('\x1b[32mPASSED\x1b[0m tests/x.py::t'))).toEqual({ 'tests/x.py::t': 'PASSED' });
     expect(parserForRepo('django/django')).toBe('django');
