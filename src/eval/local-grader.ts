@@ -7,7 +7,7 @@ import { markers, resolution, statusesFromLog, testsReport, type TestsReport } f
 import { guardPatch, type GuardResult } from './guards.js';
 import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
 import { fileSections } from './guards.js';
-import { freshWorkspace, git, repoSource } from './workspace.js';
+import { fileAt, freshWorkspace, git, repoSource } from './workspace.js';
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
 export interface GradeTask {
@@ -46,7 +46,8 @@ export async function gradeLocally(task: GradeTask, prediction: string | null, o
   report.guard = guarded.flags;
   const dir = mkdtempSync(join(tmpdir(), 'alight-grade-'));
   try {
-    freshWorkspace(repoSource(o.reposDir, task.repo), task.base_commit, join(dir, 'ws'));
+    const source = repoSource(o.reposDir, task.repo);
+    freshWorkspace(source, task.base_commit, join(dir, 'ws'), false);
     const ws = join(dir, 'ws');
     if (guarded.patch.trim()) {
       writeFileSync(join(dir, 'pred.diff'), guarded.patch);
@@ -54,8 +55,12 @@ export async function gradeLocally(task: GradeTask, prediction: string | null, o
     }
     report.patch_successfully_applied = true;
     const testFiles = fileSections(task.test_patch).map((s) => s.file);
-    for (const file of testFiles) {
-      try { git(ws, ['checkout', 'HEAD', '--', file]); } catch { rmSync(join(ws, file), { force: true }); }
+    // The test files as the benchmark has them, whatever the prediction did to them (when guards were off).
+    const touched = new Set(fileSections(guarded.patch).map((s) => s.file));
+    for (const file of testFiles.filter((f) => touched.has(f))) {
+      const original = fileAt(source, task.base_commit, file);
+      if (original === undefined) rmSync(join(ws, file), { force: true });
+      else writeFileSync(join(ws, file), original);
     }
     writeFileSync(join(dir, 'test.diff'), task.test_patch);
     try {

@@ -19,9 +19,11 @@ export function repoSource(reposDir: string, repo: string): string {
 
 /**
  * A fresh repository holding only `commit`'s tree, committed once: no history after (or before) it, so an agent
- * cannot read the fix from the future, and `git diff` afterwards shows exactly its changes.
+ * cannot read the fix from the future, and `git diff` afterwards shows exactly its changes. With `history: false`
+ * (the grader's own workspaces) only the tree: `git apply` works outside a repository, and three git runs fewer is a
+ * tenth of a small test suite's time.
  */
-export function freshWorkspace(source: string, commit: string, dest: string): void {
+export function freshWorkspace(source: string, commit: string, dest: string, history = true): void {
   mkdirSync(dest, { recursive: true });
   const repo = source.endsWith('.bundle') ? bundleClone(source, `${dest}.src`) : source;
   try {
@@ -30,9 +32,20 @@ export function freshWorkspace(source: string, commit: string, dest: string): vo
     throw new Error(`commit ${commit} is not in ${source}`);
   }
   execFileSync('sh', ['-c', `git -C "$1" archive --format=tar "$2" | tar -x -C "$3"`, 'sh', repo, commit, dest]);
+  if (!history) return;
   git(dest, ['init', '-q']);
   git(dest, ['add', '-A']);
   git(dest, ['commit', '-q', '--allow-empty', '-m', `base ${commit}`]);
+}
+
+/** A file as it was at `commit` (undefined: it did not exist). */
+export function fileAt(source: string, commit: string, file: string): string | undefined {
+  const repo = source.endsWith('.bundle') ? `${source}.src` : source;
+  try {
+    return execFileSync('git', ['-C', repo, 'show', `${commit}:${file}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
+  } catch {
+    return undefined;
+  }
 }
 
 function bundleClone(bundle: string, dest: string): string {

@@ -81,6 +81,22 @@ describe('alight eval grade', () => {
     expect(JSON.parse(res.stdout)).toMatchObject({ common: 12, bothResolved: 1, onlyA: ['i0'], neither: 1, pValue: 22 / 1024 });
   });
 
+  it('removes binary hunks (flagged), and kills a test command that never ends (an error, the run goes on)', async () => {
+    const binary = 'diff --git a/logo.png b/logo.png\nnew file mode 100644\nGIT binary patch\nliteral 4\nLcmZ?wbhEHbJ$nG\n\nliteral 0\nHcmV?d00001\n\n';
+    const { report } = await grade(binary + fx.instance.patch);
+    expect(report.guard).toEqual([{ file: 'logo.png', reason: 'binary hunk', removed: true }]);
+    expect(report.status).toBe('resolved'); // the text part is the fix
+    const hanging = join(root, 'hanging.jsonl');
+    writeFileSync(hanging, `${JSON.stringify({ ...fx.instance, test_cmd: 'sleep 60; true' })}\n`);
+    const preds = join(root, 'hang-preds.jsonl');
+    writeFileSync(preds, `${JSON.stringify({ instance_id: fx.instance.instance_id, model_patch: fx.instance.patch })}\n`);
+    const started = Date.now();
+    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', hanging, '--repos', fx.repos, '--out', join(root, 'hang'), '--timeout', '2', '--json']);
+    expect(JSON.parse(res.stdout)).toMatchObject({ error_ids: [fx.instance.instance_id] });
+    expect(JSON.parse(readFileSync(join(root, 'hang', fx.instance.instance_id, 'report.json'), 'utf8'))[fx.instance.instance_id].error).toBe('tests timed out');
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 60_000);
+
   it('reports an unknown instance id and a missing repository per instance, with the reason', async () => {
     const unknown = await grade(fx.instance.patch, [], 'acme__calc-404');
     expect(unknown.report).toMatchObject({ status: 'error', error: 'unknown instance id (not in the tasks)' });

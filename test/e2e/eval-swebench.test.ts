@@ -25,7 +25,7 @@ describe('alight eval swebench', () => {
     const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
     expect(fixed).toContain('+    return a + b');
-    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1 @@\n\+model said: /); // the model's words, through the gateway, in the patch
+    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /); // the model's words, through the gateway, in the patch
     expect(predictions.find((p) => p.instance_id === 'acme__calc-3').model_patch).toBe('');
     const store = Store.open(db);
     const rollouts = store.rolloutSummaries({ run: 'ev' });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // A real, tiny Python project in git with a pytest suite, and one SWE-bench-style instance on it: `add` is broken at
@@ -8,9 +8,6 @@ import { join } from 'node:path';
 const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env, encoding: 'utf8' }).trim();
 
-const diff = (file: string, before: string[], after: string[]): string =>
-  `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1,${before.length} +1,${after.length} @@\n` +
-  `${before.map((l) => `-${l}`).join('\n')}\n${after.map((l) => `+${l}`).join('\n')}\n`;
 const newFile = (file: string, lines: string[]): string =>
   `diff --git a/${file} b/${file}\nnew file mode 100644\n--- /dev/null\n+++ b/${file}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
 
@@ -28,15 +25,27 @@ export function makeSweRepo(root: string) {
   git(repo, 'add', '-A');
   git(repo, 'commit', '-q', '-m', 'base');
   const base = git(repo, 'rev-parse', 'HEAD');
+  // Diffs made by git from real edits, with their context lines, as the official datasets' are.
+  const edit = (file: string, from: string, to: string, append = ''): string => {
+    const path = join(repo, file);
+    const before = readFileSync(path, 'utf8');
+    writeFileSync(path, before.replace(from, to) + append);
+    const patch = `${git(repo, 'diff', '--', file)}\n`;
+    writeFileSync(path, before);
+    return patch;
+  };
+  const goldPatch = edit('calc.py', 'a - b', 'a + b');
+  const wrongPatch = edit('calc.py', 'a - b', 'a * b');
+  const testPatch = edit('tests/test_calc.py', 'from calc import mul', 'from calc import add, mul', '\n\ndef test_add():\n    assert add(2, 3) == 5\n');
+  const testEdit = edit('tests/test_calc.py', '== 6', '== 6 or True');
   // Future history the agent must not see: the fix itself, committed later.
   writeFileSync(join(repo, 'calc.py'), `${calc.join('\n').replace('a - b', 'a + b')}\n`);
   git(repo, 'commit', '-q', '-am', 'the fix (future)');
 
-  const testsAfter = ['from calc import add, mul', '', '', 'def test_mul():', '    assert mul(2, 3) == 6', '', '', 'def test_add():', '    assert add(2, 3) == 5'];
   const instance = {
     instance_id: 'acme__calc-1', repo: 'acme/calc', base_commit: base,
-    patch: diff('calc.py', calc.slice(0, 2), ['def add(a, b):', '    return a + b']),
-    test_patch: diff('tests/test_calc.py', tests, testsAfter),
+    patch: goldPatch,
+    test_patch: testPatch,
     problem_statement: 'add(2, 3) returns -1 instead of 5.', FAIL_TO_PASS: JSON.stringify(['tests/test_calc.py::test_add']),
     PASS_TO_PASS: JSON.stringify(['tests/test_calc.py::test_mul']), test_cmd: 'python3 -m pytest -rA --tb=no -p no:cacheprovider',
   };
@@ -46,10 +55,10 @@ export function makeSweRepo(root: string) {
     gold: { patch: instance.patch, status: 'resolved' },
     empty: { patch: '', status: 'empty_patch' },
     none: { patch: null, status: 'empty_patch' },
-    wrong: { patch: diff('calc.py', calc.slice(0, 2), ['def add(a, b):', '    return a * b']), status: 'unresolved' },
+    wrong: { patch: wrongPatch, status: 'unresolved' },
     malformed: { patch: 'diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -7,2 +7,2 @@\n-nothing like this\n+here\n', status: 'error' },
     conftest: { patch: conftest, status: 'unresolved', flagged: true },
-    'test-only': { patch: diff('tests/test_calc.py', tests, tests.map((l) => l.replace('== 6', '== 6 or True'))), status: 'unresolved', flagged: true },
+    'test-only': { patch: testEdit, status: 'unresolved', flagged: true },
   };
   const tasksFile = join(root, 'tasks.jsonl');
   writeFileSync(tasksFile, `${JSON.stringify(instance)}\n`);

@@ -1,0 +1,50 @@
+/**
+ * The local grader's throughput and overhead: 100 fixture instances (a real git repository with a pytest suite, gold
+ * predictions) graded with --workers 1 and 2; the overhead is the grader's time per instance over the raw test command
+ * run alone in a prepared workspace (the same command, the same files), measured in the same run.
+ *
+ *   npm run bench:eval        # ~2 min on 2 cores
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gradePredictions } from '../src/eval/grade-run.js';
+import { gradeTask } from '../src/eval/inputs.js';
+import { freshWorkspace, git, repoSource } from '../src/eval/workspace.js';
+import { tempDir } from '../test/helpers/gateway.js';
+import { makeSweRepo } from '../test/helpers/swe-repo.js';
+
+const N = Number(process.env.EVAL_BENCH_INSTANCES ?? 100);
+const root = tempDir('alight-bench-eval-');
+const fx = makeSweRepo(root);
+const tasks = Array.from({ length: N }, (_, i) => gradeTask({ ...fx.instance, instance_id: `acme__calc-${i + 1}` }));
+const predictions = tasks.map((t) => ({ instance_id: t.instance_id, model_name_or_path: 'gold', model_patch: fx.instance.patch }));
+
+// The raw test command, alone, in a workspace that already has the fix and the test patch.
+const ws = join(root, 'raw');
+freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
+writeFileSync(join(root, 'fix.diff'), fx.instance.patch);
+writeFileSync(join(root, 'test.diff'), fx.instance.test_patch);
+git(ws, ['apply', join(root, 'fix.diff')]);
+git(ws, ['apply', join(root, 'test.diff')]);
+const rawRuns = 10;
+let started = performance.now();
+for (let i = 0; i < rawRuns; i++) spawnSync('bash', ['-c', `${fx.instance.test_cmd} tests/test_calc.py`], { cwd: ws, stdio: 'ignore' });
+const raw = (performance.now() - started) / 1000 / rawRuns;
+
+const results: { workers: number; seconds: number; resolved: number }[] = [];
+for (const workers of [1, 2]) {
+  started = performance.now();
+  const { summary } = await gradePredictions(tasks, predictions, { reposDir: fx.repos, timeoutMs: 600_000, allowTestEdits: false, out: join(root, `out-${workers}`), workers });
+  results.push({ workers, seconds: (performance.now() - started) / 1000, resolved: summary.resolved_instances });
+}
+execFileSync('rm', ['-rf', root]);
+
+console.log(`## alight eval grading benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
+console.log(`${N} instances (gold predictions) on a real git repository with a pytest suite; the raw test command alone takes ${raw.toFixed(3)} s.\n`);
+console.log('| workers | seconds | instances/min | resolved | seconds per instance | overhead over the raw test command |');
+console.log('|--:|--:|--:|--:|--:|--:|');
+for (const r of results) {
+  const per = r.seconds / N;
+  console.log(`| ${r.workers} | ${r.seconds.toFixed(1)} | ${(N / (r.seconds / 60)).toFixed(0)} | ${r.resolved}/${N} | ${per.toFixed(3)} | ${r.workers === 1 ? `${(((per - raw) / raw) * 100).toFixed(1)}%` : '–'} |`);
+}
