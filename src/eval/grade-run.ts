@@ -41,20 +41,23 @@ export async function gradePredictions(tasks: GradeTask[], predictions: Predicti
   };
   await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));
   reports.sort((a, b) => a.instance_id.localeCompare(b.instance_id));
-  const ids = (status: InstanceReport['status']) => reports.filter((r) => r.status === status).map((r) => r.instance_id);
-  const submitted = new Set(predictions.map((p) => p.instance_id));
-  const summary: RunSummary = {
-    total_instances: tasks.length, submitted_instances: submitted.size,
-    completed_instances: reports.filter((r) => r.status === 'resolved' || r.status === 'unresolved').length,
-    resolved_instances: ids('resolved').length, unresolved_instances: ids('unresolved').length, empty_patch_instances: ids('empty_patch').length,
-    error_instances: ids('error').length,
-    completed_ids: reports.filter((r) => r.status === 'resolved' || r.status === 'unresolved').map((r) => r.instance_id),
-    incomplete_ids: tasks.filter((t) => !submitted.has(t.instance_id)).map((t) => t.instance_id),
-    empty_patch_ids: ids('empty_patch'), submitted_ids: [...submitted].sort(), resolved_ids: ids('resolved'), unresolved_ids: ids('unresolved'),
-    error_ids: ids('error'), schema_version: 2, flagged_ids: reports.filter((r) => r.guard.length).map((r) => r.instance_id),
-  };
+  const summary = summarise(tasks.map((t) => t.instance_id), predictions.map((p) => p.instance_id), reports);
   writeFileSync(join(o.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   return { summary, reports };
+}
+
+/** The official run summary of graded instances (tasks without a prediction are incomplete). */
+export function summarise(taskIds: string[], predicted: string[], reports: InstanceReport[]): RunSummary {
+  const ids = (status: InstanceReport['status']) => reports.filter((r) => r.status === status).map((r) => r.instance_id).sort();
+  const submitted = new Set(predicted);
+  const completed = [...ids('resolved'), ...ids('unresolved')].sort();
+  return {
+    total_instances: taskIds.length, submitted_instances: submitted.size, completed_instances: completed.length,
+    resolved_instances: ids('resolved').length, unresolved_instances: ids('unresolved').length, empty_patch_instances: ids('empty_patch').length,
+    error_instances: ids('error').length, completed_ids: completed, incomplete_ids: taskIds.filter((id) => !submitted.has(id)),
+    empty_patch_ids: ids('empty_patch'), submitted_ids: [...submitted].sort(), resolved_ids: ids('resolved'), unresolved_ids: ids('unresolved'),
+    error_ids: ids('error'), schema_version: 2, flagged_ids: reports.filter((r) => r.guard.length).map((r) => r.instance_id).sort(),
+  };
 }
 
 /** The 95% Wilson score interval of a rate. */

@@ -16,8 +16,13 @@ describe('alight eval swebench', () => {
       JSON.stringify({ ...fx.instance, instance_id: `acme__calc-${i + 1}`, harness_action: action })).join('\n'));
     const db = join(root, 'alight.db');
     const out = join(root, 'eval');
-    const res = await alight(['eval', 'swebench', '--tasks', tasks, '--repos', fx.repos, '--serve', 'gemma3-270m', '--run-id', 'ev', '--db', db,
-      '--out', out, '--workers', '2', '--json', '--', process.execPath, join(FIXTURES, 'swe-harness.mjs')], { timeoutMs: 240_000 });
+    const evaluate = (...extra: string[]) => alight(['eval', 'swebench', '--tasks', tasks, '--repos', fx.repos, '--serve', 'gemma3-270m', '--run-id', 'ev',
+      '--db', db, '--out', out, '--workers', '2', '--json', ...extra, '--', process.execPath, join(FIXTURES, 'swe-harness.mjs')], { timeoutMs: 240_000 });
+    // Two instances first; then all four under the same run id: only the two not done yet run.
+    const part = await evaluate('--instances', 'acme__calc-1,acme__calc-3');
+    expect(part.code, part.stderr).toBe(0);
+    expect(JSON.parse(part.stdout)).toMatchObject({ total_instances: 2, resolved_ids: ['acme__calc-1'], empty_patch_ids: ['acme__calc-3'] });
+    const res = await evaluate();
     expect(res.code, res.stderr).toBe(0);
     const summary = JSON.parse(res.stdout);
     expect(summary).toMatchObject({ schema_version: 2, total_instances: 4, submitted_instances: 4, resolved_ids: ['acme__calc-1'],
