@@ -8,6 +8,7 @@ import { AlightError, ExitCode } from '../src/errors.js';
 import { gradePredictions, wilson } from '../src/eval/grade-run.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
 import { compareRuns } from '../src/eval/compare.js';
+import { buildImage, defaultImage, imageExists } from '../src/eval/image.js';
 import { gradeLocally } from '../src/eval/local-grader.js';
 import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
@@ -16,7 +17,21 @@ import { plainProgress } from '../src/ui/plain-progress.js';
 import { table } from '../src/ui/summary.js';
 import { newSecret, printJson, withStore } from './shared.js';
 
-export interface GradeFlags { predictions: string; tasks: string; repos: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean }
+export interface GradeFlags {
+  predictions: string; tasks: string; repos: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean;
+  grader: 'local' | 'podman'; image?: string;
+}
+
+/** The podman grader's image: the one named, else alight's own, built on first use. */
+function containerFor(flags: { grader: 'local' | 'podman'; image?: string }): { image: string } | undefined {
+  if (flags.grader !== 'podman') return undefined;
+  const image = flags.image ?? defaultImage;
+  if (!imageExists(image)) {
+    if (flags.image) throw new AlightError(`podman has no image ${image}`, ExitCode.input);
+    buildImage(image, undefined, (line) => process.stderr.write(`alight: ${line}\n`));
+  }
+  return { image };
+}
 
 /** `alight eval grade`: existing predictions graded by the local grader; official report files; a table or the summary as JSON. */
 export async function gradeCommand(flags: GradeFlags) {
@@ -25,6 +40,7 @@ export async function gradeCommand(flags: GradeFlags) {
   const out = resolve(flags.out ?? join('.alight', 'eval', `grade-${Date.now()}`));
   const { summary, reports } = await gradePredictions(tasks, predictions, {
     reposDir: resolve(flags.repos), timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), out, workers: flags.workers,
+    container: containerFor(flags),
   });
   if (flags.json) printJson(summary);
   else {
@@ -44,6 +60,7 @@ export async function gradeCommand(flags: GradeFlags) {
 export interface SwebenchFlags {
   tasks?: string; fromDb?: boolean; instances?: string; k: number; workers: number; upstream?: string; serve?: string; timeout: number;
   gradeTimeout: number; runId?: string; repos: string; out?: string; allowTestEdits?: boolean; db?: string; config?: string; json?: boolean;
+  grader: 'local' | 'podman'; image?: string;
 }
 
 /** `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or --json. */
@@ -70,6 +87,7 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
         store, config, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, reposDir: resolve(flags.repos),
         timeoutMs: flags.timeout * 1000, gradeTimeoutMs: flags.gradeTimeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits),
         out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')), adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
+        container: containerFor(flags),
         signal: abort.signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
       });
       if (flags.json) printJson(result.summary);

@@ -274,6 +274,8 @@ export function buildProgram(): Command {
     .option('--run-id <id>', 'run name (default: eval-<time>)')
     .option('--out <dir>', 'where predictions, reports and summary go (default: the run folder)')
     .option('--allow-test-edits', 'grade edits to tests and test configuration instead of removing them (still flagged)')
+    .addOption(new Option('--grader <grader>', 'local: tests run here; podman: in a fresh container per grade, network off').choices(['local', 'podman']).default('local'))
+    .option('--image <name>', 'the podman grader\'s image (default: alight\'s Debian + pytest image, built on first use)')
     .option('--db <file>', 'SQLite trace store')
     .option('--config <file>', 'config file')
     .option('--json', 'print the run summary (schema_version 2) as JSON')
@@ -304,8 +306,11 @@ export function buildProgram(): Command {
     .option('--workers <n>', 'instances graded at once', int, 1)
     .option('--timeout <seconds>', 'longest test run per instance', num, 1800)
     .option('--allow-test-edits', 'grade predictions\' edits to tests and test configuration instead of removing them (still flagged)')
+    .addOption(new Option('--grader <grader>', 'local: tests run here; podman: in a fresh container per grade, network off').choices(['local', 'podman']).default('local'))
+    .option('--image <name>', 'the podman grader\'s image (default: alight\'s Debian + pytest image, built on first use)')
     .option('--json', 'print the run summary (schema_version 2) as JSON')
-    .addHelpText('after', examples(['alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --workers 2']))
+    .addHelpText('after', examples(['alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --workers 2',
+      'alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --grader podman']))
     .action(async (opts) => { await (await import('./eval.js')).gradeCommand(opts); });
 
   const runs = program.command('runs').description('recorded and training runs');

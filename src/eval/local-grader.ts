@@ -7,6 +7,7 @@ import { markers, resolution, statusesFromLog, testsReport, type TestsReport } f
 import { guardPatch, type GuardResult } from './guards.js';
 import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
 import { fileSections } from './guards.js';
+import { podmanRunFlags } from './image.js';
 import { fileAt, freshWorkspace, git, repoSource } from './workspace.js';
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
@@ -28,7 +29,11 @@ export interface InstanceReport {
   test_seconds: number | null;
 }
 
-export interface GradeOptions { reposDir: string; timeoutMs: number; allowTestEdits: boolean; logFile: string }
+export interface GradeOptions {
+  reposDir: string; timeoutMs: number; allowTestEdits: boolean; logFile: string;
+  /** Where the tests run: on this machine, or in a fresh podman container of this image (network off) per grade. */
+  container?: { image: string };
+}
 
 const defaultTestCmd = 'python3 -m pytest -rA --tb=no -p no:cacheprovider';
 
@@ -69,7 +74,7 @@ export async function gradeLocally(task: GradeTask, prediction: string | null, o
       return { ...report, error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
     }
     const started = performance.now();
-    const log = await runTests(ws, `${task.test_cmd ?? defaultTestCmd} ${testFiles.filter((f) => f.endsWith('.py')).join(' ')}`, o.timeoutMs);
+    const log = await runTests(ws, `${task.test_cmd ?? defaultTestCmd} ${testFiles.filter((f) => f.endsWith('.py')).join(' ')}`, o.timeoutMs, o.container);
     report.test_seconds = (performance.now() - started) / 1000;
     writeFileSync(o.logFile, log);
     const parsed = statusesFromLog(log, parsers[task.log_parser ?? parserForRepo(task.repo)]);
@@ -91,11 +96,14 @@ function applyPrediction(ws: string, diff: string): boolean {
 }
 
 /** Runs the tests between SWE-bench's markers, recording their exit status; a run past the timeout is killed and marked. */
-function runTests(cwd: string, command: string, timeoutMs: number): Promise<string> {
+function runTests(cwd: string, command: string, timeoutMs: number, container?: { image: string }): Promise<string> {
   // One stream, traced as SWE-bench's eval.sh is: the markers are the traced no-op commands.
   const script = `exec 2>&1\nset -x\n: '${markers.start}'\n${command}\ncode=$?\n: '${markers.end}'\necho '${markers.exitCode}:' $code\n`;
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [cmd, args] = container
+      ? ['podman', ['run', ...podmanRunFlags, '--timeout', String(Math.ceil(timeoutMs / 1000) + 5), '-v', `${cwd}:/testbed`, '-w', '/testbed', container.image, 'bash', '-c', script]]
+      : ['bash', ['-c', script]];
+    const child = spawn(cmd, args as string[], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));

@@ -15,6 +15,8 @@ export interface EvalTask { grade: GradeTask; row: Record<string, unknown> }
 export interface EvalOptions {
   store: Store; config: Config; run: string; command: string; args: string[]; tasks: EvalTask[]; k: number; workers: number;
   reposDir: string; timeoutMs: number; gradeTimeoutMs: number; allowTestEdits: boolean; out: string; adminKey: string;
+  /** Grade in podman containers of this image instead of on this machine. */
+  container?: { image: string };
   signal: AbortSignal; onEvent: RunListener;
 }
 
@@ -65,7 +67,8 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
       });
       if (these.length === 0) continue;
       const graded = await gradePredictions(o.tasks.map((t) => t.grade), these.map((a) => a.prediction),
-        { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers });
+        { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers,
+          container: o.container });
       for (const a of these) {
         let report = graded.reports.find((r) => r.instance_id === a.job.task.id)!;
         // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff.

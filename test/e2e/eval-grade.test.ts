@@ -97,6 +97,13 @@ describe('alight eval grade', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 60_000);
 
+  it('grades in a podman container built here from a debootstrap rootfs (network off), with the same verdicts', async () => {
+    const gold = await grade(fx.instance.patch, ['--grader', 'podman']);
+    expect(gold.report.status, JSON.stringify(gold.report)).toBe('resolved');
+    expect(readFileSync(join(gold.out, fx.instance.instance_id, 'test_output.txt'), 'utf8')).toMatch(/PASSED tests\/test_calc.py::test_add/);
+    expect((await grade(fx.predictions.wrong.patch, ['--grader', 'podman'])).report.status).toBe('unresolved');
+  }, 600_000);
+
   it('reports an unknown instance id and a missing repository per instance, with the reason', async () => {
     const unknown = await grade(fx.instance.patch, [], 'acme__calc-404');
     expect(unknown.report).toMatchObject({ status: 'error', error: 'unknown instance id (not in the tasks)' });
