@@ -16,10 +16,50 @@ export interface GuardResult {
   flags: { file: string; reason: string; removed: boolean }[];
 }
 
-/** Splits a unified diff into per-file sections (each starting with `diff --git`). */
-export function fileSections(patch: string): { file: string; text: string }[] {
-  const parts = patch.split(/(?=^diff --git )/m).filter((p) => p.startsWith('diff --git '));
-  return parts.map((text) => ({ file: /^diff --git a\/(.*?) b\//.exec(text)?.[1] ?? text.slice(11, text.indexOf('\n')), text }));
+export interface FileSection {
+  /** The file the section changes (its new path; the old one for a deletion). */
+  file: string;
+  /** Every path the section names: both sides of the header, a rename's source and target. */
+  paths: string[];
+  text: string;
+}
+
+/**
+ * Splits a unified diff into per-file sections: at each `diff --git` header, and at each `---`/`+++` pair outside one
+ * (git apply and patch accept plain diffs too, so a guard that only looked at `diff --git` could be walked around).
+ */
+export function fileSections(patch: string): FileSection[] {
+  const lines = patch.split('\n');
+  const sections: { lines: string[]; git: boolean; hunk: boolean; paths: Set<string>; file: string | null }[] = [];
+  let current: (typeof sections)[number] | null = null;
+  lines.forEach((line, i) => {
+    const git = line.startsWith('diff --git ');
+    const plain = line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ') && !(current?.git && !current.hunk);
+    if (git || plain) {
+      current = { lines: [], git, hunk: false, paths: new Set(), file: null };
+      sections.push(current);
+    }
+    if (!current) return;
+    current.lines.push(line);
+    if (line.startsWith('@@')) current.hunk = true;
+    for (const path of pathsIn(line)) current.paths.add(path);
+    if (line.startsWith('+++ ')) current.file = pathsIn(line)[0] ?? current.file;
+  });
+  return sections.map((s) => {
+    const paths = [...s.paths];
+    return { file: s.file ?? paths[paths.length - 1] ?? '', paths, text: `${s.lines.join('\n')}${s.lines.at(-1) === '' ? '' : '\n'}` };
+  });
+}
+
+/** The paths a header line names, without the a/ b/ prefixes and quotes; /dev/null is not a path. */
+function pathsIn(line: string): string[] {
+  const unquote = (p: string): string => p.replace(/^"|"$/g, '').replace(/^[ab]\//, '');
+  let names: string[] = [];
+  const git = /^diff --git ("[^"]*"|\S+) ("[^"]*"|\S+)$/.exec(line);
+  if (git) names = [git[1], git[2]];
+  else if (/^(---|\+\+\+) /.test(line)) names = [line.slice(4).split('\t')[0]];
+  else if (/^(rename|copy) (from|to) /.test(line)) names = [line.replace(/^(rename|copy) (from|to) /, '')];
+  return names.map(unquote).filter((p) => p && p !== '/dev/null');
 }
 
 export function guardPatch(patch: string, allowTestEdits: boolean): GuardResult {
@@ -30,14 +70,12 @@ export function guardPatch(patch: string, allowTestEdits: boolean): GuardResult 
       flags.push({ file: section.file, reason: 'binary hunk', removed: true });
       continue;
     }
-    const hit = protectedPaths.find(([pattern]) => pattern.test(section.file));
+    const hit = protectedPaths.find(([pattern]) => section.paths.some((p) => pattern.test(p)));
     if (hit) {
       flags.push({ file: section.file, reason: hit[1], removed: !allowTestEdits });
       if (!allowTestEdits) continue;
     }
     kept.push(section.text);
   }
-  // Text before the first `diff --git` (a bare ---/+++ diff) is kept as it is: git apply will judge it.
-  const head = patch.startsWith('diff --git ') ? '' : patch.split(/^diff --git /m)[0];
-  return { patch: head + kept.join(''), flags };
+  return { patch: kept.join(''), flags };
 }

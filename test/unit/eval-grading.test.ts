@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { markers, resolution, statusesFromLog, testsReport } from '../../src/eval/grading.js';
+import { fileSections, guardPatch } from '../../src/eval/guards.js';
 import { parserForRepo, parsers } from '../../src/eval/log-parsers.js';
 
 // The official harness's parsing and grading rules (SWE-bench v5 grading.py, log_parsers/python.py), case by case.
@@ -51,5 +52,20 @@ describe('SWE-bench grading', () => {
     // A conftest.py printing PASSED while pytest itself failed: exit 1 and no FAILED line.
     expect(statusesFromLog(wrap('PASSED a::t', 1), parsers.pytest)).toMatchObject({ invalid: expect.stringMatching(/exited 1 but the log shows no failure/) });
     expect(statusesFromLog(wrap('FAILED a::u', 1), parsers.pytest)).toEqual({ map: new Map([['a::u', 'FAILED']]) });
+  });
+});
+
+describe('reward-hacking guards', () => {
+  const src = 'diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+b\n';
+  it('removes edits to tests and test configuration whatever the diff\'s form: plain ---/+++ hunks, renames, quoted paths', () => {
+    const plain = '--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-assert f()\n+assert True\n';
+    const rename = 'diff --git a/tests/test_y.py b/src/y.py\nsimilarity index 90%\nrename from tests/test_y.py\nrename to src/y.py\n';
+    const quoted = 'diff --git "a/pkg/con ftest.py" "b/pkg/conftest.py"\n--- "a/pkg/con ftest.py"\n+++ "b/pkg/conftest.py"\n@@ -0,0 +1 @@\n+x\n';
+    const guarded = guardPatch(src + plain + rename + quoted, false);
+    expect(guarded.patch).toBe(src);
+    expect(guarded.flags.map((f) => [f.file, f.reason, f.removed])).toEqual([
+      ['tests/test_x.py', 'test file', true], ['src/y.py', 'test file', true], ['pkg/conftest.py', 'conftest.py (pytest hooks can rewrite outcomes)', true]]);
+    expect(guardPatch(plain, true)).toEqual({ patch: plain, flags: [{ file: 'tests/test_x.py', reason: 'test file', removed: false }] });
+    expect(fileSections(src + plain).map((s) => s.text).join('')).toBe(src + plain); // sections are the patch, cut
   });
 });
