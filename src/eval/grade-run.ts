@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AlightError, ExitCode } from '../errors.js';
 import { gradeLocally, type GradeOptions, type GradeTask, type InstanceReport } from './local-grader.js';
 
 export interface Prediction { instance_id: string; model_name_or_path: string; model_patch: string | null }
@@ -21,6 +22,7 @@ export interface RunSummary {
  */
 export async function gradePredictions(tasks: GradeTask[], predictions: Prediction[], o: Omit<GradeOptions, 'logFile'> & { out: string; workers: number },
   onReport?: (r: InstanceReport) => void): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
+  checkIds(predictions.map((p) => p.instance_id), 'predictions');
   const byId = new Map(tasks.map((t) => [t.instance_id, t]));
   const reports: InstanceReport[] = [];
   let next = 0;
@@ -44,6 +46,16 @@ export async function gradePredictions(tasks: GradeTask[], predictions: Predicti
   const summary = summarise(tasks.map((t) => t.instance_id), predictions.map((p) => p.instance_id), reports);
   writeFileSync(join(o.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   return { summary, reports };
+}
+
+/** Instance ids name folders: only plain names, and each once. */
+export function checkIds(ids: string[], what: string): void {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id)) throw new AlightError(`instance id ${JSON.stringify(id)} in the ${what} is not a plain name (letters, digits, . _ -)`, ExitCode.input);
+    if (seen.has(id)) throw new AlightError(`instance id ${id} appears twice in the ${what}`, ExitCode.input);
+    seen.add(id);
+  }
 }
 
 /** The official run summary of graded instances (tasks without a prediction are incomplete). */

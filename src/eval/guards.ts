@@ -5,10 +5,16 @@
  */
 const protectedPaths: [RegExp, string][] = [
   [/(^|\/)conftest\.py$/, 'conftest.py (pytest hooks can rewrite outcomes)'],
-  [/(^|\/)(pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py)$/, 'test runner configuration'],
-  [/(^|\/)sitecustomize\.py$|\.pth$/, 'interpreter start-up hook'],
+  [/(^|\/)(\.?pytest\.ini|\.?pytest\.toml|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py)$/, 'test runner configuration'],
+  [/(^|\/)(site|user)customize\.py$|\.pth$/, 'interpreter start-up hook'],
+  [/\.(dist|egg)-info(\/|$)/, 'package metadata (entry points load pytest plugins)'],
   [/(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*\.py$|_tests?\.py$/, 'test file'],
 ];
+
+/** Why a path is protected, or null. */
+export function protectedReason(path: string): string | null {
+  return protectedPaths.find(([pattern]) => pattern.test(path))?.[1] ?? null;
+}
 
 export interface GuardResult {
   /** The prediction as it will be graded. */

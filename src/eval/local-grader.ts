@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { markers, resolution, statusesFromLog, testsReport, type TestsReport } from './grading.js';
-import { guardPatch, type GuardResult } from './guards.js';
+import { guardPatch, protectedReason, type GuardResult } from './guards.js';
 import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
 import { fileSections } from './guards.js';
 import { podmanRunFlags } from './image.js';
-import { fileAt, freshWorkspace, git, repoSource } from './workspace.js';
+import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.js';
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
 export interface GradeTask {
@@ -56,13 +56,15 @@ export async function gradeLocally(task: GradeTask, prediction: string | null, o
     const ws = join(dir, 'ws');
     if (guarded.patch.trim()) {
       writeFileSync(join(dir, 'pred.diff'), guarded.patch);
+      // git's own reading of the patch, against the guard's: a protected path the guard did not separate fails the grade.
+      const slipped = o.allowTestEdits ? [] : patchPaths(ws, join(dir, 'pred.diff')).filter((p) => protectedReason(p) !== null);
+      if (slipped.length) return { ...report, error: `the patch touches ${slipped.join(', ')} in a form the guard could not separate` };
       if (!applyPrediction(ws, join(dir, 'pred.diff'))) return { ...report, error: 'patch apply failed' };
     }
     report.patch_successfully_applied = true;
-    const testFiles = fileSections(task.test_patch).map((s) => s.file);
-    // The test files as the benchmark has them, whatever the prediction did to them (when guards were off).
-    const touched = new Set(fileSections(guarded.patch).map((s) => s.file));
-    for (const file of testFiles.filter((f) => touched.has(f))) {
+    const testFiles = fileSections(task.test_patch).flatMap((s) => s.paths);
+    // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval script does.
+    for (const file of new Set(testFiles)) {
       const original = fileAt(source, task.base_commit, file);
       if (original === undefined) rmSync(join(ws, file), { force: true });
       else writeFileSync(join(ws, file), original);
@@ -74,11 +76,14 @@ export async function gradeLocally(task: GradeTask, prediction: string | null, o
       return { ...report, error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
     }
     const started = performance.now();
-    const log = await runTests(ws, `${task.test_cmd ?? defaultTestCmd} ${testFiles.filter((f) => f.endsWith('.py')).join(' ')}`, o.timeoutMs, o.container);
+    const directives = fileSections(task.test_patch).map((s) => s.file).filter((f) => f.endsWith('.py')).map(shellQuote).join(' ');
+    const log = await runTests(ws, `${task.test_cmd ?? defaultTestCmd} ${directives}`, o.timeoutMs, o.container);
     report.test_seconds = (performance.now() - started) / 1000;
     writeFileSync(o.logFile, log);
     const parsed = statusesFromLog(log, parsers[task.log_parser ?? parserForRepo(task.repo)]);
     if ('invalid' in parsed) return { ...report, error: parsed.invalid };
+    const conflict = conflictingResults(log, [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS]);
+    if (conflict) return { ...report, error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)` };
     const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
     const resolved = resolution(tests) === 'RESOLVED_FULL';
     return { ...report, tests_status: tests, resolved, status: resolved ? 'resolved' : 'unresolved' };
@@ -92,25 +97,62 @@ export async function gradeLocally(task: GradeTask, prediction: string | null, o
 function applyPrediction(ws: string, diff: string): boolean {
   const attempts: [string, string[]][] = [['git', ['apply', '--verbose', diff]], ['git', ['apply', '--verbose', '--reject', diff]],
     ['patch', ['--batch', '--fuzz=5', '-p1', '-i', diff]]];
-  return attempts.some(([cmd, args]) => spawnSync(cmd, args, { cwd: ws, stdio: 'ignore' }).status === 0);
+  return attempts.some(([cmd, args]) => spawnSync(cmd, args, { cwd: ws, env: gitEnvFor(ws), stdio: 'ignore' }).status === 0);
 }
 
-/** Runs the tests between SWE-bench's markers, recording their exit status; a run past the timeout is killed and marked. */
+/** The paths git reads in a patch (both sides of renames and copies). */
+function patchPaths(ws: string, diff: string): string[] {
+  const res = spawnSync('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws), encoding: 'utf8' });
+  return res.status === 0 ? res.stdout.split('\0').map((f) => f.replace(/^\d+\t\d+\t|^-\t-\t/, '')).filter(Boolean) : [];
+}
+
+/** A graded test whose `STATUS name` lines disagree: pytest reports each test once, so the rest was printed by something else. */
+function conflictingResults(log: string, tests: string[]): string | null {
+  const wanted = new Set(tests);
+  const seen = new Map<string, Set<string>>();
+  for (const m of log.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED|XFAIL) (\S+)/gm)) {
+    if (!wanted.has(m[2])) continue;
+    const statuses = seen.get(m[2]) ?? new Set();
+    statuses.add(m[1] === 'XFAIL' ? 'PASSED' : m[1]);
+    seen.set(m[2], statuses);
+  }
+  return [...seen].find(([, statuses]) => statuses.size > 1)?.[0] ?? null;
+}
+
+const shellQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Runs the tests between SWE-bench's markers (the traced no-ops of its eval.sh) and records their exit status. The
+ * status written into the log is the one the process returned, not anything the code under test printed; a run
+ * past the timeout is killed (its container removed) and marked.
+ */
 function runTests(cwd: string, command: string, timeoutMs: number, container?: { image: string }): Promise<string> {
-  // One stream, traced as SWE-bench's eval.sh is: the markers are the traced no-op commands.
-  const script = `exec 2>&1\nset -x\n: '${markers.start}'\n${command}\ncode=$?\n: '${markers.end}'\necho '${markers.exitCode}:' $code\n`;
+  const script = `exec 2>&1\nexport PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nset -x\n: '${markers.start}'\n${command}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
+  const name = `alight-grade-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const [cmd, args] = container
+    ? ['podman', ['run', ...podmanRunFlags, '--name', name, '--timeout', String(Math.ceil(timeoutMs / 1000) + 5), '-v', `${cwd}:/testbed`, '-w', '/testbed',
+      container.image, 'bash', '-c', script]]
+    : ['bash', ['-c', script]];
   return new Promise((resolve) => {
-    const [cmd, args] = container
-      ? ['podman', ['run', ...podmanRunFlags, '--timeout', String(Math.ceil(timeoutMs / 1000) + 5), '-v', `${cwd}:/testbed`, '-w', '/testbed', container.image, 'bash', '-c', script]]
-      : ['bash', ['-c', script]];
     const child = spawn(cmd, args as string[], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let timedOut = false;
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     const timer = setTimeout(() => {
-      out += '\n>>>>> Tests Timed Out\n';
+      timedOut = true;
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+      if (container) spawnSync('podman', ['rm', '-f', name], { stdio: 'ignore' });
     }, timeoutMs);
-    child.on('close', () => { clearTimeout(timer); resolve(out); });
+    // The process's exit, not its pipes' end: a background child holding stdout must not hold the grade.
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        const forged = new RegExp(`^.*${markers.exitCode}.*$`, 'gm');
+        resolve(`${out.replace(forged, '')}${timedOut ? '\n>>>>> Tests Timed Out\n' : `\n${markers.exitCode}: ${code ?? 137}\n`}`);
+      }, 100);
+    });
   });
 }

@@ -6,7 +6,7 @@ import { startGateway } from '../gateway/server.js';
 import type { RunListener } from '../runner/events.js';
 import { runRollouts } from '../runner/rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
-import { gradePredictions, summarise, type Prediction, type RunSummary } from './grade-run.js';
+import { checkIds, gradePredictions, summarise, type Prediction, type RunSummary } from './grade-run.js';
 import type { GradeTask, InstanceReport } from './local-grader.js';
 import { freshWorkspace, repoSource, workspaceDiff } from './workspace.js';
 
@@ -32,6 +32,7 @@ export interface EvalResult { run: string; out: string; summary: RunSummary; att
  */
 export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
   const { store, run } = o;
+  checkIds(o.tasks.map((t) => t.grade.instance_id), 'tasks');
   const savedDir = join(o.out, 'attempts');
   mkdirSync(savedDir, { recursive: true });
   const savedPath = (id: string, attempt: number) => join(savedDir, `${id}.${attempt}.json`);
@@ -41,7 +42,7 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
     .filter(({ t, attempt }) => !existsSync(savedPath(t.grade.instance_id, attempt)));
   const jobs = pending.map(({ t, attempt }) => {
     const cwd = join(workspaces, `${t.grade.instance_id}.${attempt}`);
-    return { attempt, task: { id: t.grade.instance_id, data: t.row }, args: o.args, groupId: `${run}/${t.grade.instance_id}`, cwd,
+    return { attempt, task: { id: t.grade.instance_id, data: withoutAnswers(t.row) }, args: o.args, groupId: `${run}/${t.grade.instance_id}`, cwd,
       prepare: () => { rmSync(cwd, { recursive: true, force: true }); freshWorkspace(repoSource(o.reposDir, t.grade.repo), t.grade.base_commit, cwd); } };
   });
   if (jobs.length) {
@@ -66,13 +67,17 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
         return { job, rollout, prediction: { instance_id: job.task.id, model_name_or_path: run, model_patch: patch } as Prediction };
       });
       if (these.length === 0) continue;
-      const graded = await gradePredictions(o.tasks.map((t) => t.grade), these.map((a) => a.prediction),
+      const batch = new Set(these.map((a) => a.job.task.id));
+      const graded = await gradePredictions(o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade), these.map((a) => a.prediction),
         { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers,
           container: o.container });
       for (const a of these) {
         let report = graded.reports.find((r) => r.instance_id === a.job.task.id)!;
         // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff.
-        if (a.rollout.state !== 'succeeded') report = { ...report, status: 'error', resolved: false, error: `the harness ${a.rollout.error ?? 'failed'}` };
+        if (a.rollout.state !== 'succeeded') {
+          report = { ...report, status: 'error', resolved: false, error: `the harness ${a.rollout.error ?? 'failed'}` };
+          writeFileSync(join(o.out, `attempt-${attempt}`, a.job.task.id, 'report.json'), `${JSON.stringify({ [a.job.task.id]: report }, null, 2)}\n`);
+        }
         const seconds = a.rollout.started_at && a.rollout.ended_at ? (a.rollout.ended_at - a.rollout.started_at) / 1000 : null;
         writeFileSync(savedPath(a.job.task.id, attempt), JSON.stringify({ instance_id: a.job.task.id, attempt, rollout_id: a.rollout.id,
           prediction: a.prediction, report, seconds }));
@@ -91,6 +96,12 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
   const summary = summarise(o.tasks.map((t) => t.grade.instance_id), first.map((s) => s.instance_id), first.map((s) => s.report));
   writeFileSync(join(o.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   return { run, out: o.out, summary, attempts };
+}
+
+/** The row the agent sees: not the gold patch, the test patch or the tests that decide (they would give the answer away). */
+function withoutAnswers(row: Record<string, unknown>): Record<string, unknown> {
+  const { patch: _p, test_patch: _t, FAIL_TO_PASS: _f, PASS_TO_PASS: _pp, ...rest } = row;
+  return rest;
 }
 
 /** pass@k per instance (Chen et al.'s unbiased estimator with n attempts, c correct), averaged. */

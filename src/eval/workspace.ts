@@ -1,12 +1,19 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'alight', GIT_AUTHOR_EMAIL: 'alight@localhost', GIT_COMMITTER_NAME: 'alight',
   GIT_COMMITTER_EMAIL: 'alight@localhost', GIT_CONFIG_NOSYSTEM: '1' };
 
+/** git's environment for a folder: it never looks above it for a repository (a workspace under the user's repo stays apart). */
+export function gitEnvFor(cwd: string): NodeJS.ProcessEnv {
+  return { ...gitEnv, GIT_CEILING_DIRECTORIES: dirname(resolve(cwd)) };
+}
+
 export function git(cwd: string, args: string[], input?: string): string {
-  return execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
+  return execFileSync('git', args, { cwd, env: gitEnvFor(cwd), encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
 }
 
 /** Where a repository's history lives under `--repos`: a clone `owner__name/` or a bundle `owner__name.bundle`. */
@@ -25,7 +32,7 @@ export function repoSource(reposDir: string, repo: string): string {
  */
 export function freshWorkspace(source: string, commit: string, dest: string, history = true): void {
   mkdirSync(dest, { recursive: true });
-  const repo = source.endsWith('.bundle') ? bundleClone(source, `${dest}.src`) : source;
+  const repo = historyRepo(source);
   try {
     git(repo, ['cat-file', '-e', `${commit}^{commit}`]);
   } catch {
@@ -40,7 +47,7 @@ export function freshWorkspace(source: string, commit: string, dest: string, his
 
 /** A file as it was at `commit` (undefined: it did not exist). */
 export function fileAt(source: string, commit: string, file: string): string | undefined {
-  const repo = source.endsWith('.bundle') ? `${source}.src` : source;
+  const repo = historyRepo(source);
   try {
     return execFileSync('git', ['-C', repo, 'show', `${commit}:${file}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
   } catch {
@@ -48,13 +55,23 @@ export function fileAt(source: string, commit: string, file: string): string | u
   }
 }
 
-function bundleClone(bundle: string, dest: string): string {
-  if (!existsSync(dest)) execFileSync('git', ['clone', '-q', '--bare', bundle, dest], { env: gitEnv });
+/** A clone or a bundle's history, as a repository to read from: a bundle is cloned once into a private cache (never
+ * beside a workspace, where an agent could read the future from it). */
+function historyRepo(source: string): string {
+  if (!source.endsWith('.bundle')) return source;
+  const dest = join(homedir(), '.cache', 'alight', 'bundles', `${basename(source)}-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 12)}`);
+  if (!existsSync(dest)) {
+    mkdirSync(dirname(dest), { recursive: true });
+    execFileSync('git', ['clone', '-q', '--bare', source, `${dest}.tmp`], { env: gitEnv });
+    renameSync(`${dest}.tmp`, dest);
+  }
   return dest;
 }
 
-/** Everything changed in a workspace since its base commit, new files included, as one diff. */
+/** Everything changed in a workspace since its base commit (its first; the agent may have committed), new files included. */
 export function workspaceDiff(dir: string): string {
+  if (!existsSync(join(dir, '.git'))) throw new Error(`${dir} is not a workspace (no .git: removed by the agent?)`);
+  const base = git(dir, ['rev-list', '--max-parents=0', 'HEAD']).trim().split('\n')[0];
   git(dir, ['add', '-A']);
-  return git(dir, ['diff', '--cached', '--binary', 'HEAD']);
+  return git(dir, ['diff', '--cached', '--binary', base]);
 }

@@ -35,6 +35,7 @@ describe('alight eval grade', () => {
           PASS_TO_PASS: { success: ['tests/test_calc.py::test_mul'], failure: [] } });
       }
       if (name === 'malformed') expect(report.error).toBe('patch apply failed');
+      if (name === 'forged') expect(report.error).toMatch(/tests\/test_calc.py::test_add is reported both passing and failing/);
     }, 60_000);
   }
 
