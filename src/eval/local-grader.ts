@@ -144,15 +144,19 @@ function runTests(cwd: string, command: string, timeoutMs: number, container?: {
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
       if (container) spawnSync('podman', ['rm', '-f', name], { stdio: 'ignore' });
     }, timeoutMs);
-    // The process's exit, not its pipes' end: a background child holding stdout must not hold the grade.
-    child.on('exit', (code) => {
+    let done = false;
+    const finish = (code: number | null): void => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
-      setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        const forged = new RegExp(`^.*${markers.exitCode}.*$`, 'gm');
-        resolve(`${out.replace(forged, '')}${timedOut ? '\n>>>>> Tests Timed Out\n' : `\n${markers.exitCode}: ${code ?? 137}\n`}`);
-      }, 100);
-    });
+      child.stdout.destroy();
+      child.stderr.destroy();
+      const forged = new RegExp(`^.*${markers.exitCode}.*$`, 'gm');
+      resolve(`${out.replace(forged, '')}${timedOut ? '\n>>>>> Tests Timed Out\n' : `\n${markers.exitCode}: ${code ?? 137}\n`}`);
+    };
+    // Normally the pipes close as the process exits; a background child holding them open must not hold the grade.
+    let exitCode: number | null = null;
+    child.on('exit', (code) => { exitCode = code; setTimeout(() => finish(code), 100); });
+    child.on('close', (code) => finish(code ?? exitCode));
   });
 }
