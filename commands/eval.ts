@@ -12,10 +12,9 @@ import { buildImage, defaultImage, imageExists } from '../src/eval/image.js';
 import { gradeLocally } from '../src/eval/local-grader.js';
 import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
-import { startManagedServe } from '../src/serve/managed.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { table } from '../src/ui/summary.js';
-import { newSecret, printJson, withStore } from './shared.js';
+import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
 
 export interface GradeFlags {
   predictions: string; tasks: string; repos: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean;
@@ -73,31 +72,19 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
     const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
     if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
     const tasks = rows.filter((r) => !wanted || wanted.has(String(r.instance_id))).map((row) => ({ row, grade: gradeTask(row) }));
-    const served = flags.serve ? await startManagedServe(flags.serve) : null;
-    const abort = new AbortController();
-    const onSignal = (): void => abort.abort();
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    try {
-      let config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
-      if (served) config = withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model } });
-      if (!config.upstream.url) throw new AlightError('no upstream: pass --upstream URL or --serve MODEL', ExitCode.usage);
-      const run = flags.runId ?? `eval-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+    const config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
+    return withUpstream(config, flags.serve, (c, upstreamApiKey) => withInterrupt(async (signal) => {
+      const run = flags.runId ?? defaultRunName('eval');
       const result = await evalSwebench({
-        store, config, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, reposDir: resolve(flags.repos),
+        store, config: c, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, reposDir: resolve(flags.repos),
         timeoutMs: flags.timeout * 1000, gradeTimeoutMs: flags.gradeTimeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits),
         out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')), adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
-        container: containerFor(flags),
-        signal: abort.signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
+        upstreamApiKey, container: containerFor(flags), signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
       });
       if (flags.json) printJson(result.summary);
       else process.stdout.write(`${renderEval(result, flags.k)}\n`);
       return result;
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      await served?.stop();
-    }
+    }));
   });
 }
 

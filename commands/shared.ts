@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { loadConfig, resolveDb } from '../src/config/load.js';
+import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
+import { AlightError, ExitCode } from '../src/errors.js';
+import { startManagedServe } from '../src/serve/managed.js';
 import type { Config } from '../src/config/schema.js';
 import { Store } from '../src/store/store.js';
 
@@ -20,4 +22,43 @@ export function printJson(value: unknown): void {
 
 export function newSecret(): string {
   return randomBytes(24).toString('base64url');
+}
+
+/** A run's default name: `<prefix>-<UTC time>-<4 random characters>`, so two runs started in one second differ. */
+export function defaultRunName(prefix: string, now = new Date()): string {
+  return `${prefix}-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${newSecret().slice(0, 4).toLowerCase()}`;
+}
+
+/**
+ * Ctrl-C and SIGTERM abort `work`'s signal. The handlers stay installed until it returns: a second Ctrl-C must not
+ * kill alight while it stops harnesses (a few seconds at most).
+ */
+export async function withInterrupt<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  const onSignal = (): void => abort.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await work(abort.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * The upstream a run records against: with `serve`, `alight serve` started on that model for the duration of `work`;
+ * else the config's URL. Checks the API key variable the config names, and hands the key to `work` (never stored).
+ */
+export async function withUpstream<T>(config: Config, serve: string | undefined, work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>): Promise<T> {
+  const served = serve ? await startManagedServe(serve) : null;
+  try {
+    const c = served ? withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model } }) : config;
+    if (!c.upstream.url) throw new AlightError('no upstream: pass --upstream http://HOST:PORT/v1 (or --serve MODEL), or set upstream.url in alight.config.yaml', ExitCode.usage);
+    const apiKeyEnv = c.upstream.apiKeyEnv;
+    if (apiKeyEnv && !process.env[apiKeyEnv]) throw new AlightError(`upstream.apiKeyEnv names ${apiKeyEnv}, which is not set`, ExitCode.usage);
+    return await work(c, apiKeyEnv ? process.env[apiKeyEnv] : undefined);
+  } finally {
+    await served?.stop();
+  }
 }

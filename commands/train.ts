@@ -7,16 +7,12 @@ import { keptAsTasks } from '../src/data/pipeline.js';
 import { train, type TrainResult } from '../src/train/loop.js';
 import type { TrainListener } from '../src/train/events.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
-import { newSecret, printJson, withStore } from './shared.js';
+import { defaultRunName, newSecret, printJson, withInterrupt, withStore } from './shared.js';
 
 export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'fromDb' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |
   'advantage' | 'lossNorm' | 'valTasks' | 'valEvery' | 'saveEvery' | 'seed' | 'klCoef' | 'maxResponseTokens' | 'rewardCmd'>> & {
   run?: string; resume?: string; timeout?: number; port?: number; db?: string; config?: string; json?: boolean;
 };
-
-export function defaultTrainRunName(now = new Date()): string {
-  return `train-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${newSecret().slice(0, 4).toLowerCase()}`;
-}
 
 export async function trainCommand(cmd: string, args: string[], flags: TrainFlags): Promise<TrainResult> {
   if (flags.resume && flags.run && flags.resume !== flags.run) throw new AlightError('--resume names the run; drop --run', ExitCode.usage);
@@ -35,23 +31,17 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
       throw new AlightError('no tasks: pass --tasks <file.jsonl>, or --from-db for the tasks alight data kept, or set train.tasks in alight.config.yaml', ExitCode.usage);
     }
     const tasks = config.train.fromDb ? keptAsTasks(store) : readTasks(config.train.tasks!);
-    const abort = new AbortController();
-    const onSignal = (): void => abort.abort();
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
     const live = !json && process.stdout.isTTY ? (await import('../src/ui/train-view.js')).liveTrainView() : null;
     const listener: TrainListener = live ?? plainTrainProgress((line) => process.stderr.write(`alight: ${line}\n`));
     let result: TrainResult;
     try {
-      result = await train({
-        store, config, run: resume ?? flags.run ?? defaultTrainRunName(), command: cmd, args, resume: Boolean(resume),
+      result = await withInterrupt((signal) => train({
+        store, config, run: resume ?? flags.run ?? defaultRunName('train'), command: cmd, args, resume: Boolean(resume),
         tasks, valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
-        adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(), signal: abort.signal, onEvent: listener,
-      });
+        adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(), signal, onEvent: listener,
+      }));
     } finally {
       await live?.stop();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
     }
     if (json) printJson(result);
     else process.stdout.write(`run ${result.run}: ${result.steps.length} steps; metrics: alight runs show ${result.run}\n`);

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { advantageEstimators, missingRewardPolicies, type AdvantageEstimator } from '../algo/advantages.js';
+import { lossNorms } from '../algo/loss-weights.js';
+import { mergeLevels } from '../samples/merge.js';
 
 export const upstreamKinds = ['vllm', 'openai-compatible'] as const;
 export type UpstreamKind = (typeof upstreamKinds)[number];
@@ -39,10 +42,10 @@ const train = z.object({
   rewardCmd: z.string().optional().describe('shell command run after each harness; its last printed number is the reward'),
   failedRollouts: z.enum(['drop', 'zero']).default('drop')
     .describe('a rollout whose harness failed: drop it from its group, or train on its calls with reward 0 (as Agent Lightning does)'),
-  advantage: z.enum(['grpo', 'drgrpo', 'rloo']).default('grpo'),
-  lossNorm: z.enum(['per-rollout-mean', 'token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant']).default('per-rollout-mean'),
-  missingReward: z.enum(['zero', 'drop']).default('zero').describe('a finished rollout that posted no reward'),
-  level: z.enum(['trajectory', 'transition']).default('trajectory'),
+  advantage: z.enum(Object.keys(advantageEstimators) as [AdvantageEstimator, ...AdvantageEstimator[]]).default('grpo'),
+  lossNorm: z.enum(lossNorms).default('per-rollout-mean'),
+  missingReward: z.enum(missingRewardPolicies).default('zero').describe('a finished rollout that posted no reward'),
+  level: z.enum(mergeLevels).default('trajectory'),
   maxPromptTokens: z.number().int().positive().optional(),
   maxResponseTokens: z.number().int().positive().default(4096),
   dropZeroVariance: z.boolean().default(false),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { startGateway } from '../gateway/server.js';
 import type { RunListener } from '../runner/events.js';
+import { withheldVars } from '../runner/env.js';
 import { runRollouts } from '../runner/rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { checkIds, gradePredictions, summarise, type Prediction, type RunSummary } from './grade-run.js';
@@ -15,6 +16,8 @@ export interface EvalTask { grade: GradeTask; row: Record<string, unknown> }
 export interface EvalOptions {
   store: Store; config: Config; run: string; command: string; args: string[]; tasks: EvalTask[]; k: number; workers: number;
   reposDir: string; timeoutMs: number; gradeTimeoutMs: number; allowTestEdits: boolean; out: string; adminKey: string;
+  /** The upstream API key (from the variable the config names): sent upstream, never stored or shown to harnesses. */
+  upstreamApiKey?: string;
   /** Grade in podman containers of this image instead of on this machine. */
   container?: { image: string };
   signal: AbortSignal; onEvent: RunListener;
@@ -47,13 +50,13 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
   });
   if (jobs.length) {
     const gateway = await startGateway({ store, gateway: o.config.gateway, upstream: o.config.upstream, adminKey: o.adminKey,
-      onCall: (call) => o.onEvent({ type: 'call', ...call }) });
+      upstreamApiKey: o.upstreamApiKey, onCall: (call) => o.onEvent({ type: 'call', ...call }) });
     o.onEvent({ type: 'started', run, gatewayUrl: gateway.url, total: jobs.length, logDir: join(o.out, 'logs') });
     mkdirSync(join(o.out, 'logs'), { recursive: true });
     let ids: string[];
     try {
       ids = await runRollouts({ store, gateway, run, mode: 'val', command: o.command, timeoutMs: o.timeoutMs, concurrency: o.workers,
-        logDir: join(o.out, 'logs'), withhold: ['ALIGHT_ADMIN_KEY'], signal: o.signal, onEvent: o.onEvent }, jobs);
+        logDir: join(o.out, 'logs'), withhold: withheldVars(o.config.upstream), signal: o.signal, onEvent: o.onEvent }, jobs);
     } finally {
       await gateway.close();
     }
@@ -67,17 +70,16 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
         return { job, rollout, prediction: { instance_id: job.task.id, model_name_or_path: run, model_patch: patch } as Prediction };
       });
       if (these.length === 0) continue;
-      const batch = new Set(these.map((a) => a.job.task.id));
-      const graded = await gradePredictions(o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade), these.map((a) => a.prediction),
+      // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff: not graded.
+      const ran = these.filter((a) => a.rollout.state === 'succeeded');
+      const batch = new Set(ran.map((a) => a.job.task.id));
+      const graded = ran.length ? await gradePredictions(o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade), ran.map((a) => a.prediction),
         { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers,
-          container: o.container });
+          container: o.container }) : { reports: [] };
       for (const a of these) {
-        let report = graded.reports.find((r) => r.instance_id === a.job.task.id)!;
-        // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff.
-        if (a.rollout.state !== 'succeeded') {
-          report = { ...report, status: 'error', resolved: false, error: `the harness ${a.rollout.error ?? 'failed'}` };
-          writeFileSync(join(o.out, `attempt-${attempt}`, a.job.task.id, 'report.json'), `${JSON.stringify({ [a.job.task.id]: report }, null, 2)}\n`);
-        }
+        const report: InstanceReport = a.rollout.state === 'succeeded' ? graded.reports.find((r) => r.instance_id === a.job.task.id)! : {
+          instance_id: a.job.task.id, status: 'error', patch_is_None: a.prediction.model_patch === null, patch_exists: Boolean(a.prediction.model_patch?.trim()),
+          patch_successfully_applied: false, resolved: false, tests_status: null, error: `the harness ${a.rollout.error ?? 'failed'}`, guard: [], test_seconds: null };
         const seconds = a.rollout.started_at && a.rollout.ended_at ? (a.rollout.ended_at - a.rollout.started_at) / 1000 : null;
         writeFileSync(savedPath(a.job.task.id, attempt), JSON.stringify({ instance_id: a.job.task.id, attempt, rollout_id: a.rollout.id,
           prediction: a.prediction, report, seconds }));

@@ -31,3 +31,8 @@ export function harnessEnv(input: HarnessEnvInput, base: NodeJS.ProcessEnv = pro
     ALIGHT_TASK_JSON: JSON.stringify(input.task),
   });
 }
+
+/** What no harness may see: the admin key, and the upstream API key's variable when the config names one. */
+export function withheldVars(upstream: { apiKeyEnv?: string }): string[] {
+  return ['ALIGHT_ADMIN_KEY', ...(upstream.apiKeyEnv ? [upstream.apiKeyEnv] : [])];
+}

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
+import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
 import { runRollouts, type RolloutJob } from './rollouts.js';
 import { summariseRun, type RunSummary } from './summary.js';
@@ -44,7 +45,7 @@ export async function record(options: RecordOptions): Promise<RunSummary> {
     onCall: (call) => onEvent({ type: 'call', ...call }),
   });
   onEvent({ type: 'started', run, gatewayUrl: gateway.url, total: jobs.length, logDir });
-  const withhold = ['ALIGHT_ADMIN_KEY', ...(config.upstream.apiKeyEnv ? [config.upstream.apiKeyEnv] : [])];
+  const withhold = withheldVars(config.upstream);
   try {
     await runRollouts({
       store, gateway, run, mode: 'record', command: options.command, timeoutMs: options.tasks ? config.record.timeoutS * 1000 : null,

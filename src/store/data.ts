@@ -81,17 +81,14 @@ export class DataStore {
    */
   setStage(stage: DataStage, drops: Drop[], groups: Group[] = [], flags: { uid: string; kind: string; detail: string }[] = []): void {
     this.db.transaction(() => {
-      for (const later of dataStages.slice(dataStages.indexOf(stage) + 1)) this.clearStage(later);
-      this.db.prepare('DELETE FROM data_drops WHERE stage = ?').run(stage);
+      for (const s of dataStages.slice(dataStages.indexOf(stage))) this.clearStage(s);
       const drop = this.db.prepare('INSERT OR REPLACE INTO data_drops (uid, stage, rule, detail) VALUES (?, ?, ?, ?)');
       for (const d of drops) drop.run(d.uid, stage, d.rule, d.detail);
       if (stage === 'dedupe') {
-        this.db.prepare('DELETE FROM data_groups').run();
         const member = this.db.prepare('INSERT OR REPLACE INTO data_groups (uid, group_id, kind, kept) VALUES (?, ?, ?, ?)');
         for (const g of groups) for (const m of g.members) member.run(m.uid, g.group_id, g.kind, m.kept ? 1 : 0);
       }
       if (stage === 'decontaminate') {
-        this.db.prepare('DELETE FROM data_flags').run();
         const flag = this.db.prepare('INSERT OR REPLACE INTO data_flags (uid, kind, detail) VALUES (?, ?, ?)');
         for (const f of flags) flag.run(f.uid, f.kind, f.detail);
       }
