@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
-import { readRows } from '../src/data/read.js';
+import { readAllRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { gradePredictions, wilson } from '../src/eval/grade-run.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
@@ -67,7 +67,7 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
   if (Boolean(flags.tasks) === Boolean(flags.fromDb)) throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
   if (flags.serve && flags.upstream) throw new AlightError('pass --serve or --upstream, not both', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
-    const rows = flags.fromDb ? keptAsTasks(store).map((t) => t.data) : await readTaskRows(flags.tasks!);
+    const rows = flags.fromDb ? keptAsTasks(store).map((t) => t.data) : await readAllRows(flags.tasks!);
     const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
     const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
     if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
@@ -86,15 +86,6 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
       return result;
     }));
   });
-}
-
-async function readTaskRows(path: string): Promise<Record<string, unknown>[]> {
-  const rows: Record<string, unknown>[] = [];
-  for await (const item of readRows(path)) {
-    if ('error' in item) throw new AlightError(`${path}:${item.line}: ${item.error}`, ExitCode.input);
-    rows.push(item.row as Record<string, unknown>);
-  }
-  return rows;
 }
 
 function renderEval(r: EvalResult, k: number): string {

@@ -105,3 +105,13 @@ function plain(value: unknown): unknown {
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** Every row of a data file, failing on the first unreadable one with its file and line (for inputs that must be whole). */
+export async function readAllRows(path: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for await (const item of readRows(path)) {
+    if ('error' in item) throw new AlightError(`${path}:${item.line}: ${item.error}`, ExitCode.input);
+    rows.push(item.row as Record<string, unknown>);
+  }
+  return rows;
+}

@@ -1,5 +1,5 @@
 import { AlightError, ExitCode } from '../errors.js';
-import { readRows } from '../data/read.js';
+import { readAllRows } from '../data/read.js';
 import type { Prediction } from './grade-run.js';
 import type { GradeTask } from './local-grader.js';
 import type { ParserName } from './log-parsers.js';
@@ -8,12 +8,7 @@ const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeo
 
 /** Tasks for grading from a SWE-bench-style file (the columns grading reads; the test command from the row if it has one). */
 export async function readGradeTasks(path: string): Promise<GradeTask[]> {
-  const tasks: GradeTask[] = [];
-  for await (const item of readRows(path)) {
-    if ('error' in item) throw new AlightError(`${path}:${item.line}: ${item.error}`, ExitCode.input);
-    tasks.push(gradeTask(item.row as Record<string, unknown>));
-  }
-  return tasks;
+  return (await readAllRows(path)).map(gradeTask);
 }
 
 export function gradeTask(r: Record<string, unknown>): GradeTask {
@@ -28,12 +23,8 @@ export function gradeTask(r: Record<string, unknown>): GradeTask {
 
 /** Predictions in the official formats: JSONL, a JSON list, or a JSON dict keyed by instance id. */
 export async function readPredictions(path: string): Promise<Prediction[]> {
-  const out: Prediction[] = [];
-  for await (const item of readRows(path)) {
-    if ('error' in item) throw new AlightError(`${path}:${item.line}: ${item.error}`, ExitCode.input);
-    const r = item.row as Record<string, unknown>;
-    if (typeof r.instance_id !== 'string') throw new AlightError(`${path}:${item.line}: a prediction needs instance_id`, ExitCode.input);
-    out.push({ instance_id: r.instance_id, model_name_or_path: String(r.model_name_or_path ?? ''), model_patch: typeof r.model_patch === 'string' ? r.model_patch : null });
-  }
-  return out;
+  return (await readAllRows(path)).map((r, i) => {
+    if (typeof r.instance_id !== 'string') throw new AlightError(`${path}: prediction ${i + 1} needs instance_id`, ExitCode.input);
+    return { instance_id: r.instance_id, model_name_or_path: String(r.model_name_or_path ?? ''), model_patch: typeof r.model_patch === 'string' ? r.model_patch : null };
+  });
 }

@@ -1,3 +1,4 @@
+import { mean } from '../algo/stats.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 
 export interface TaskSummary { task_id: string | null; rollouts: number; succeeded: number; failed: number; mean_reward: number | null; calls: number }
@@ -17,10 +18,6 @@ export interface RunSummary {
   interrupted: boolean;
   tasks: TaskSummary[];
   failures: { rollout_id: string; task_id: string | null; error: string | null }[];
-}
-
-function mean(values: number[]): number | null {
-  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
 }
 
 function rewards(rows: RolloutSummary[]): number[] {

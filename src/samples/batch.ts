@@ -1,5 +1,6 @@
 import { groupAdvantages, settleRewards, type AdvantageEstimator, type MissingRewardPolicy } from '../algo/advantages.js';
 import { lossWeights, type LossNorm } from '../algo/loss-weights.js';
+import { mean } from '../algo/stats.js';
 import type { Row } from './merge.js';
 import type { Tensor } from './safetensors.js';
 
@@ -112,7 +113,6 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
   });
   t.row_offsets[rows.length] = BigInt(at);
 
-  const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : null);
   return {
     tensors: t,
     meta: {

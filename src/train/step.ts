@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
@@ -80,7 +81,7 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   return {
     checkpoint,
     metrics: {
-      version, reward_mean: mean(rewards), reward_std: std(rewards), pass_rate: mean(rewards.map((r) => (r >= 1 ? 1 : 0))),
+      version, reward_mean: mean(rewards), reward_std: sampleStd(rewards), pass_rate: mean(rewards.map((r) => (r >= 1 ? 1 : 0))),
       val_reward: valReward, rollouts: rollouts.length, rollouts_failed: rollouts.filter((r) => r.state !== 'succeeded').length,
       rows: m.rows, tokens: m.tokens, loss_tokens: m.loss_tokens, merge_breaks: built.merge.breaks,
       skipped_error_calls: built.merge.skipped_error_calls, dropped_missing_reward: m.dropped_missing_reward,
@@ -148,13 +149,4 @@ function phaseTimer(ctx: StepContext, step: number) {
       return timings;
     },
   };
-}
-
-function mean(xs: number[]): number | null {
-  return xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : null;
-}
-
-function std(xs: number[]): number | null {
-  const m = mean(xs);
-  return m === null || xs.length < 2 ? null : Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
 }
