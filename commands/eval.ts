@@ -1,45 +1,62 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { readAllRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { gradePredictions, wilson } from '../src/eval/grade-run.js';
+import { gradePredictions, wilson, type GradeRunOptions, type GraderName } from '../src/eval/grade-run.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
 import { compareRuns } from '../src/eval/compare.js';
-import { buildImage, defaultImage, imageExists } from '../src/eval/image.js';
-import { gradeLocally } from '../src/eval/local-grader.js';
+import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/container.js';
+import { gradeInstance } from '../src/eval/grader.js';
 import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { table } from '../src/ui/summary.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
 
-export interface GradeFlags {
-  predictions: string; tasks: string; repos: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean;
-  grader: 'local' | 'podman'; image?: string;
-}
+interface GraderFlags { repos?: string; grader?: GraderName; image?: string; imageTemplate?: string; runtime?: Runtime }
 
-/** The podman grader's image: the one named, else alight's own, built on first use. */
-function containerFor(flags: { grader: 'local' | 'podman'; image?: string }): { image: string } | undefined {
-  if (flags.grader !== 'podman') return undefined;
-  const image = flags.image ?? defaultImage;
-  if (!imageExists(image)) {
-    if (flags.image) throw new AlightError(`podman has no image ${image}`, ExitCode.input);
-    buildImage(image, undefined, (line) => process.stderr.write(`alight: ${line}\n`));
+export type GradeFlags = GraderFlags & {
+  predictions: string; tasks: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean;
+};
+
+/**
+ * How predictions are graded. `local`: here, in workspaces from --repos. `podman` / `docker`: in a fresh container per
+ * grade, network off: with --repos, alight's image (or --image) with the workspace mounted; without, each instance's
+ * own image. `swebench`: the official package. The default: local with --repos, else the agents' container runtime.
+ */
+function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'reposDir'> & { official: boolean } {
+  const grader = flags.grader ?? (flags.repos ? 'local' : flags.runtime);
+  const reposDir = flags.repos ? resolve(flags.repos) : undefined;
+  if (!grader) throw new AlightError('pass --repos <dir> (workspaces made here) or --grader podman|docker|swebench (each instance\'s image)', ExitCode.usage);
+  if (grader === 'swebench') return { reposDir, official: true };
+  if (grader === 'local') {
+    if (!reposDir) throw new AlightError('the local grader makes its workspaces from --repos <dir>: pass it, or grade in the instance images with --grader podman|docker', ExitCode.usage);
+    return { reposDir, official: false };
   }
-  return { image };
+  if (!reposDir) {
+    if (flags.image) throw new AlightError('--image names the one image to mount --repos workspaces into: pass --repos, or --image-template for per-instance images', ExitCode.usage);
+    return { container: { runtime: grader }, official: false };
+  }
+  const image = flags.image ?? defaultImage;
+  if (!imageExists(image, grader)) {
+    if (flags.image) throw new AlightError(`${grader} has no image ${image}`, ExitCode.input);
+    buildImage(grader, image, undefined, (line) => process.stderr.write(`alight: ${line}\n`));
+  }
+  return { reposDir, container: { runtime: grader, image }, official: false };
 }
 
 /** `alight eval grade`: existing predictions graded by the local grader; official report files; a table or the summary as JSON. */
 export async function gradeCommand(flags: GradeFlags) {
-  const [tasks, predictions] = await Promise.all([readGradeTasks(flags.tasks), readPredictions(flags.predictions)]);
+  const [tasks, predictions] = await Promise.all([readGradeTasks(flags.tasks, flags.imageTemplate), readPredictions(flags.predictions)]);
   if (predictions.length === 0) throw new AlightError(`${flags.predictions} has no predictions`, ExitCode.input);
   const out = resolve(flags.out ?? join('.alight', 'eval', `grade-${Date.now()}`));
+  const { official, ...grader } = graderFor(flags);
   const { summary, reports } = await gradePredictions(tasks, predictions, {
-    reposDir: resolve(flags.repos), timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), out, workers: flags.workers,
-    container: containerFor(flags),
+    ...grader, timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), out, workers: flags.workers,
+    official: official ? { runId: basename(out) } : undefined,
   });
   if (flags.json) printJson(summary);
   else {
@@ -56,30 +73,33 @@ export async function gradeCommand(flags: GradeFlags) {
   return summary;
 }
 
-export interface SwebenchFlags {
+export type SwebenchFlags = GraderFlags & {
   tasks?: string; fromDb?: boolean; instances?: string; k: number; workers: number; upstream?: string; serve?: string; timeout: number;
-  gradeTimeout: number; runId?: string; repos: string; out?: string; allowTestEdits?: boolean; db?: string; config?: string; json?: boolean;
-  grader: 'local' | 'podman'; image?: string;
-}
+  gradeTimeout: number; runId?: string; out?: string; allowTestEdits?: boolean; db?: string; config?: string; json?: boolean;
+};
 
 /** `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or --json. */
 export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
   if (Boolean(flags.tasks) === Boolean(flags.fromDb)) throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
   if (flags.serve && flags.upstream) throw new AlightError('pass --serve or --upstream, not both', ExitCode.usage);
+  if (Boolean(flags.repos) === Boolean(flags.runtime)) {
+    throw new AlightError('pass --repos <dir> (workspaces made here from clones or bundles) or --runtime podman|docker (a container of each instance\'s image)', ExitCode.usage);
+  }
+  const { official, ...grader } = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
     const rows = flags.fromDb ? keptAsTasks(store).map((t) => t.data) : await readAllRows(flags.tasks!);
     const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
     const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
     if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
-    const tasks = rows.filter((r) => !wanted || wanted.has(String(r.instance_id))).map((row) => ({ row, grade: gradeTask(row) }));
+    const tasks = rows.filter((r) => !wanted || wanted.has(String(r.instance_id))).map((row) => ({ row, grade: gradeTask(row, flags.imageTemplate) }));
     const config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
     return withUpstream(config, flags.serve, (c, upstreamApiKey) => withInterrupt(async (signal) => {
       const run = flags.runId ?? defaultRunName('eval');
       const result = await evalSwebench({
-        store, config: c, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, reposDir: resolve(flags.repos),
+        store, config: c, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, ...grader, official, runtime: flags.runtime,
         timeoutMs: flags.timeout * 1000, gradeTimeoutMs: flags.gradeTimeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits),
         out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')), adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
-        upstreamApiKey, container: containerFor(flags), signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
+        upstreamApiKey, signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
       });
       if (flags.json) printJson(result.summary);
       else process.stdout.write(`${renderEval(result, flags.k)}\n`);
@@ -140,7 +160,7 @@ export async function rewardCommand(flags: { repos: string; workspace?: string; 
   const task = gradeTask(JSON.parse(raw) as Record<string, unknown>);
   const dir = mkdtempSync(join(tmpdir(), 'alight-reward-'));
   try {
-    const report = await gradeLocally(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
+    const report = await gradeInstance(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
       reposDir: resolve(flags.repos), timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), logFile: join(dir, 'test_output.txt'),
     });
     process.stderr.write(`alight eval reward: ${task.instance_id} ${report.status}${report.error ? `: ${report.error}` : ''}` +

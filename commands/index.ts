@@ -4,6 +4,8 @@ import { lossNorms } from '../src/algo/loss-weights.js';
 import { upstreamKinds } from '../src/config/schema.js';
 import { mergeLevels } from '../src/samples/merge.js';
 import { exportFormats, formats } from '../src/data/task.js';
+import { runtimeNames, swebenchImageTemplate } from '../src/eval/container.js';
+import { graderNames } from '../src/eval/grade-run.js';
 import { AlightError, ExitCode, errorMessage } from '../src/errors.js';
 
 const int = (value: string): number => {
@@ -268,18 +270,24 @@ export function buildProgram(): Command {
     .option('--workers <n>', 'harnesses (and grades) at once', int, 2)
     .option('--upstream <url>', 'the model\'s OpenAI-compatible base URL (vLLM)')
     .option('--serve <file|name>', 'start alight serve on this GGUF model (or gemma3-270m) for the run')
-    .requiredOption('--repos <dir>', 'local clones (owner__name/) or bundles (owner__name.bundle)')
+    .option('--repos <dir>', 'agents work in fresh workspaces made from local clones (owner__name/) or bundles (owner__name.bundle)')
+    .addOption(new Option('--runtime <engine>', 'or agents work in a container of each instance\'s image (/testbed; the harness runs here and is told '
+      + 'ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR)').choices([...runtimeNames]))
     .option('--timeout <seconds>', 'kill a harness after this long', num, 1800)
     .option('--grade-timeout <seconds>', 'longest test run when grading', num, 1800)
     .option('--run-id <id>', 'run name (default: eval-<time>)')
     .option('--out <dir>', 'where predictions, reports and summary go (default: the run folder)')
     .option('--allow-test-edits', 'grade edits to tests and test configuration instead of removing them (still flagged)')
-    .addOption(new Option('--grader <grader>', 'local: tests run here; podman: in a fresh container per grade, network off').choices(['local', 'podman']).default('local'))
-    .option('--image <name>', 'the podman grader\'s image (default: alight\'s Debian + pytest image, built on first use)')
+    .addOption(new Option('--grader <grader>', 'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off '
+      + '(each instance\'s image, or --image with --repos mounted); swebench: the official package (needs Docker). Default: local with --repos, else --runtime')
+      .choices([...graderNames]))
+    .option('--image <name>', 'with --repos and --grader podman|docker: the one image to grade in (default: alight\'s Debian + pytest image, built on first use)')
+    .option('--image-template <t>', 'instance images for rows without image/image_name/docker_image ({id}, {id_1776}, {repo})', swebenchImageTemplate)
     .option('--db <file>', 'SQLite trace store')
     .option('--config <file>', 'config file')
     .option('--json', 'print the run summary (schema_version 2) as JSON')
-    .addHelpText('after', examples(['alight eval swebench --tasks tasks.jsonl --repos repos/ --serve gemma3-270m -- python agent.py']))
+    .addHelpText('after', examples(['alight eval swebench --tasks tasks.jsonl --repos repos/ --serve gemma3-270m -- python agent.py',
+      'alight eval swebench --tasks verified.jsonl --runtime docker --upstream http://localhost:8000/v1 -- python agent.py']))
     .action(async (cmd, args, opts) => { await (await import('./eval.js')).swebenchCommand(cmd, args, opts); });
   evaluation.command('compare')
     .description('two eval runs paired per instance, with an exact McNemar test')
@@ -298,19 +306,23 @@ export function buildProgram(): Command {
     .addHelpText('after', examples(['alight record --tasks tasks.jsonl --reward-cmd "alight eval reward --repos repos/" -- python agent.py']))
     .action(async (opts) => { await (await import('./eval.js')).rewardCommand(opts); });
   evaluation.command('grade')
-    .description('grade predictions with the local grader: fresh workspace at base_commit, guards, test patch, tests, SWE-bench\'s rule')
+    .description('grade predictions: a fresh tree at base_commit (a workspace or the instance image), guards, test patch, tests, SWE-bench\'s rule')
     .requiredOption('--predictions <file>', 'predictions (JSONL, JSON list or dict): instance_id, model_name_or_path, model_patch')
     .requiredOption('--tasks <file>', 'the instances, in SWE-bench\'s columns (test_cmd or install_config.test_cmd for the test command)')
-    .requiredOption('--repos <dir>', 'local clones (owner__name/) or bundles (owner__name.bundle)')
+    .option('--repos <dir>', 'local clones (owner__name/) or bundles (owner__name.bundle) to grade in (else the instance images)')
     .option('--out <dir>', 'where report.json files and summary.json go (default: .alight/eval/grade-<time>)')
     .option('--workers <n>', 'instances graded at once', int, 1)
     .option('--timeout <seconds>', 'longest test run per instance', num, 1800)
     .option('--allow-test-edits', 'grade predictions\' edits to tests and test configuration instead of removing them (still flagged)')
-    .addOption(new Option('--grader <grader>', 'local: tests run here; podman: in a fresh container per grade, network off').choices(['local', 'podman']).default('local'))
-    .option('--image <name>', 'the podman grader\'s image (default: alight\'s Debian + pytest image, built on first use)')
+    .addOption(new Option('--grader <grader>', 'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off '
+      + '(each instance\'s image, or --image with --repos mounted); swebench: the official package (needs Docker). Default: local with --repos, else --runtime')
+      .choices([...graderNames]))
+    .option('--image <name>', 'with --repos and --grader podman|docker: the one image to grade in (default: alight\'s Debian + pytest image, built on first use)')
+    .option('--image-template <t>', 'instance images for rows without image/image_name/docker_image ({id}, {id_1776}, {repo})', swebenchImageTemplate)
     .option('--json', 'print the run summary (schema_version 2) as JSON')
     .addHelpText('after', examples(['alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --workers 2',
-      'alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --grader podman']))
+      'alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --grader podman',
+      'alight eval grade --predictions preds.jsonl --tasks verified.jsonl --grader docker']))
     .action(async (opts) => { await (await import('./eval.js')).gradeCommand(opts); });
 
   const runs = program.command('runs').description('recorded and training runs');

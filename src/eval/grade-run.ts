@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import { gradeLocally, type GradeOptions, type GradeTask, type InstanceReport } from './local-grader.js';
+import { gradeInstance, type GradeOptions, type GradeTask, type InstanceReport } from './grader.js';
+import { gradeWithSwebench } from './swebench-grader.js';
 
 export interface Prediction { instance_id: string; model_name_or_path: string; model_patch: string | null }
 
@@ -15,30 +16,42 @@ export interface RunSummary {
   flagged_ids: string[];
 }
 
+export const graderNames = ['local', 'podman', 'docker', 'swebench'] as const;
+export type GraderName = (typeof graderNames)[number];
+
+export type GradeRunOptions = Omit<GradeOptions, 'logFile'> & {
+  out: string; workers: number;
+  /** Grade with the official package (the `swebench` grader) under this run id, instead of alight's own grader. */
+  official?: { runId: string };
+};
+
 /**
  * Grades predictions against tasks, `workers` at a time, writing `<out>/<instance_id>/report.json` and
  * `test_output.txt` and `<out>/summary.json`. A task without a prediction is incomplete; a prediction without a task
  * is an error with that reason. One instance's failure never stops the others.
  */
-export async function gradePredictions(tasks: GradeTask[], predictions: Prediction[], o: Omit<GradeOptions, 'logFile'> & { out: string; workers: number },
-  onReport?: (r: InstanceReport) => void): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
+export async function gradePredictions(tasks: GradeTask[], predictions: Prediction[], o: GradeRunOptions): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
   checkIds(predictions.map((p) => p.instance_id), 'predictions');
   const byId = new Map(tasks.map((t) => [t.instance_id, t]));
+  const save = (report: InstanceReport): InstanceReport => {
+    mkdirSync(join(o.out, report.instance_id), { recursive: true });
+    writeFileSync(join(o.out, report.instance_id, 'report.json'), `${JSON.stringify({ [report.instance_id]: report }, null, 2)}\n`);
+    return report;
+  };
   const reports: InstanceReport[] = [];
-  let next = 0;
+  if (o.official) {
+    reports.push(...(await gradeWithSwebench(tasks, predictions, { ...o, runId: o.official.runId })).map(save));
+  }
+  let next = o.official ? predictions.length : 0;
   const work = async (): Promise<void> => {
     while (next < predictions.length) {
       const p = predictions[next++];
-      const dir = join(o.out, p.instance_id);
-      mkdirSync(dir, { recursive: true });
       const task = byId.get(p.instance_id);
-      const report: InstanceReport = task
-        ? await gradeLocally(task, p.model_patch, { ...o, logFile: join(dir, 'test_output.txt') })
+      mkdirSync(join(o.out, p.instance_id), { recursive: true });
+      reports.push(save(task
+        ? await gradeInstance(task, p.model_patch, { ...o, logFile: join(o.out, p.instance_id, 'test_output.txt') })
         : { instance_id: p.instance_id, status: 'error', patch_is_None: p.model_patch === null, patch_exists: Boolean(p.model_patch?.trim()),
-          patch_successfully_applied: false, resolved: false, tests_status: null, error: 'unknown instance id (not in the tasks)', guard: [], test_seconds: null };
-      writeFileSync(join(dir, 'report.json'), `${JSON.stringify({ [p.instance_id]: report }, null, 2)}\n`);
-      reports.push(report);
-      onReport?.(report);
+          patch_successfully_applied: false, resolved: false, tests_status: null, error: 'unknown instance id (not in the tasks)', guard: [], test_seconds: null }));
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));

@@ -1,23 +1,31 @@
 import { AlightError, ExitCode } from '../errors.js';
 import { readAllRows } from '../data/read.js';
 import type { Prediction } from './grade-run.js';
-import type { GradeTask } from './local-grader.js';
-import type { ParserName } from './log-parsers.js';
+import type { GradeTask } from './grader.js';
+import { instanceImage } from './container.js';
+import { parserNamed, parsers } from './log-parsers.js';
 
 const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
 
 /** Tasks for grading from a SWE-bench-style file (the columns grading reads; the test command from the row if it has one). */
-export async function readGradeTasks(path: string): Promise<GradeTask[]> {
-  return (await readAllRows(path)).map(gradeTask);
+export async function readGradeTasks(path: string, imageTemplate?: string): Promise<GradeTask[]> {
+  return (await readAllRows(path)).map((r) => gradeTask(r, imageTemplate));
 }
 
-export function gradeTask(r: Record<string, unknown>): GradeTask {
-  const install = (r.install_config ?? {}) as Record<string, unknown>;
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+
+/** A row's grading columns; its image from the row or the template (SWE-bench's names by default). */
+export function gradeTask(r: Record<string, unknown>, imageTemplate?: string): GradeTask {
+  const install = (typeof r.install_config === 'string' ? JSON.parse(r.install_config) : r.install_config ?? {}) as Record<string, unknown>;
+  const parser = text(r.log_parser) ?? text(install.log_parser);
+  const log_parser = parser === undefined ? undefined : parserNamed(parser);
+  if (parser !== undefined && log_parser === undefined) {
+    throw new AlightError(`instance ${String(r.instance_id)}: log parser ${parser} is not one alight has (${Object.keys(parsers).join(', ')}, or the official parse_log_* names for Python)`, ExitCode.input);
+  }
   return {
     instance_id: String(r.instance_id), repo: String(r.repo), base_commit: String(r.base_commit), test_patch: String(r.test_patch ?? ''),
-    FAIL_TO_PASS: list(r.FAIL_TO_PASS), PASS_TO_PASS: list(r.PASS_TO_PASS),
-    test_cmd: typeof r.test_cmd === 'string' ? r.test_cmd : typeof install.test_cmd === 'string' ? install.test_cmd : undefined,
-    log_parser: typeof r.log_parser === 'string' ? r.log_parser as ParserName : undefined,
+    FAIL_TO_PASS: list(r.FAIL_TO_PASS), PASS_TO_PASS: list(r.PASS_TO_PASS), version: r.version == null ? undefined : String(r.version),
+    test_cmd: text(r.test_cmd) ?? text(install.test_cmd), log_parser, eval_script: text(r.eval_script), image: instanceImage(r, imageTemplate),
   };
 }
 

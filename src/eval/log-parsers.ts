@@ -129,3 +129,22 @@ const byRepo: Record<string, ParserName> = {
 export function parserForRepo(repo: string): ParserName {
   return byRepo[repo] ?? 'pytest';
 }
+
+/** The official harness's parser names (v5 rows carry them in `log_parser`) for the Python repos, as alight's parsers. */
+const officialNames: Record<string, ParserName> = {
+  parse_log_pytest: 'pytest', parse_log_pytest_options: 'pytest-options', parse_log_pytest_v2: 'pytest-v2', parse_log_django: 'django',
+  parse_log_sympy: 'sympy', parse_log_matplotlib: 'matplotlib', parse_log_seaborn: 'seaborn', parse_log_astroid: 'pytest',
+  parse_log_flask: 'pytest', parse_log_marshmallow: 'pytest', parse_log_pvlib: 'pytest', parse_log_pyvista: 'pytest', parse_log_sqlfluff: 'pytest',
+  parse_log_xarray: 'pytest', parse_log_pydicom: 'pytest-options', parse_log_requests: 'pytest-options', parse_log_pylint: 'pytest-options',
+  parse_log_astropy: 'pytest-v2', parse_log_scikit: 'pytest-v2', parse_log_sphinx: 'pytest-v2',
+};
+
+/** A row's `log_parser`, in alight's names or the official ones; undefined for a name neither has. */
+export function parserNamed(name: string): ParserName | undefined {
+  return name in parsers ? name as ParserName : officialNames[name];
+}
+
+/** The official name of one of alight's parsers (for rows handed to the official harness). */
+export function officialParserName(name: ParserName): string {
+  return `parse_log_${name.replaceAll('-', '_')}`;
+}

@@ -8,18 +8,21 @@ import { withheldVars } from '../runner/env.js';
 import { runRollouts } from '../runner/rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { checkIds, gradePredictions, summarise, type Prediction, type RunSummary } from './grade-run.js';
-import type { GradeTask, InstanceReport } from './local-grader.js';
-import { freshWorkspace, repoSource, workspaceDiff } from './workspace.js';
+import type { GradeOptions, GradeTask, InstanceReport } from './grader.js';
+import { containerWorkspace, hostWorkspace } from './agent-workspace.js';
+import type { Runtime } from './container.js';
 
 export interface EvalTask { grade: GradeTask; row: Record<string, unknown> }
 
 export interface EvalOptions {
   store: Store; config: Config; run: string; command: string; args: string[]; tasks: EvalTask[]; k: number; workers: number;
-  reposDir: string; timeoutMs: number; gradeTimeoutMs: number; allowTestEdits: boolean; out: string; adminKey: string;
+  /** Where agents work: folders made from --repos, or (with `runtime`) containers of each instance's image. */
+  reposDir?: string; runtime?: Runtime;
+  timeoutMs: number; gradeTimeoutMs: number; allowTestEdits: boolean; out: string; adminKey: string;
   /** The upstream API key (from the variable the config names): sent upstream, never stored or shown to harnesses. */
   upstreamApiKey?: string;
-  /** Grade in podman containers of this image instead of on this machine. */
-  container?: { image: string };
+  /** How predictions are graded (see GradeOptions): here, in containers, or by the official package. */
+  container?: GradeOptions['container']; official?: boolean;
   signal: AbortSignal; onEvent: RunListener;
 }
 
@@ -39,14 +42,23 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
   const savedDir = join(o.out, 'attempts');
   mkdirSync(savedDir, { recursive: true });
   const savedPath = (id: string, attempt: number) => join(savedDir, `${id}.${attempt}.json`);
-  store.ensureRun(run, 'val', { eval: { k: o.k, repos: o.reposDir } });
+  store.ensureRun(run, 'val', { eval: { k: o.k, repos: o.reposDir ?? null, runtime: o.runtime ?? null } });
   const workspaces = join(o.out, 'workspaces');
   const pending = o.tasks.flatMap((t) => Array.from({ length: o.k }, (_, attempt) => ({ t, attempt })))
     .filter(({ t, attempt }) => !existsSync(savedPath(t.grade.instance_id, attempt)));
+  // The agent's diff, taken as its harness ends; its workspace (or container) goes at once.
+  const patches = new Map<string, string>();
   const jobs = pending.map(({ t, attempt }) => {
-    const cwd = join(workspaces, `${t.grade.instance_id}.${attempt}`);
-    return { attempt, task: { id: t.grade.instance_id, data: withoutAnswers(t.row) }, args: o.args, groupId: `${run}/${t.grade.instance_id}`, cwd,
-      prepare: () => { rmSync(cwd, { recursive: true, force: true }); freshWorkspace(repoSource(o.reposDir, t.grade.repo), t.grade.base_commit, cwd); } };
+    const key = `${t.grade.instance_id}.${attempt}`;
+    const dir = join(workspaces, key);
+    const ws = o.runtime ? containerWorkspace(o.runtime, t.grade.image!, `alight-agent-${run}-${key}`.replace(/[^A-Za-z0-9_.-]/g, '_'), dir)
+      : hostWorkspace(o.reposDir!, t.grade.repo, t.grade.base_commit, dir);
+    return { attempt, key, task: { id: t.grade.instance_id, data: withoutAnswers(t.row) }, args: o.args, groupId: `${run}/${t.grade.instance_id}`,
+      cwd: ws.cwd, env: ws.env, prepare: ws.prepare,
+      finish: () => {
+        try { patches.set(key, ws.diff()); } catch { /* never prepared, or the agent broke it: no prediction */ }
+        ws.dispose();
+      } };
   });
   if (jobs.length) {
     const gateway = await startGateway({ store, gateway: o.config.gateway, upstream: o.config.upstream, adminKey: o.adminKey,
@@ -64,18 +76,15 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
     // An interrupted attempt is not saved: the next run with this run id does it again.
     const finished = jobs.map((job, i) => ({ job, rollout: rollouts.get(ids[i])! })).filter(({ rollout }) => rollout.error !== 'interrupted');
     for (let attempt = 0; attempt < o.k; attempt++) {
-      const these = finished.filter(({ job }) => job.attempt === attempt).map(({ job, rollout }) => {
-        let patch: string | null = null;
-        try { patch = workspaceDiff(job.cwd); } catch { /* never prepared: no prediction */ }
-        return { job, rollout, prediction: { instance_id: job.task.id, model_name_or_path: run, model_patch: patch } as Prediction };
-      });
+      const these = finished.filter(({ job }) => job.attempt === attempt).map(({ job, rollout }) =>
+        ({ job, rollout, prediction: { instance_id: job.task.id, model_name_or_path: run, model_patch: patches.get(job.key) ?? null } as Prediction }));
       if (these.length === 0) continue;
       // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff: not graded.
       const ran = these.filter((a) => a.rollout.state === 'succeeded');
       const batch = new Set(ran.map((a) => a.job.task.id));
       const graded = ran.length ? await gradePredictions(o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade), ran.map((a) => a.prediction),
         { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers,
-          container: o.container }) : { reports: [] };
+          container: o.container, official: o.official ? { runId: `${run}-${attempt}` } : undefined }) : { reports: [] };
       for (const a of these) {
         const report: InstanceReport = a.rollout.state === 'succeeded' ? graded.reports.find((r) => r.instance_id === a.job.task.id)! : {
           instance_id: a.job.task.id, status: 'error', patch_is_None: a.prediction.model_patch === null, patch_exists: Boolean(a.prediction.model_patch?.trim()),

@@ -11,9 +11,12 @@ import type { Task } from './tasks.js';
 
 /**
  * One harness run: its task (null: no task file), its arguments, the group its rollout belongs to, and optionally the
- * folder it runs in and a step that makes that folder first (a failure there fails the rollout with the reason).
+ * folder it runs in, variables it adds to the harness's environment, a step that makes its workspace first (a failure
+ * there fails the rollout with the reason) and one that runs once the harness (and reward) ended, however it ended.
  */
-export interface RolloutJob { task: Task | null; args: string[]; groupId: string | null; cwd?: string; prepare?: () => void }
+export interface RolloutJob {
+  task: Task | null; args: string[]; groupId: string | null; cwd?: string; env?: Record<string, string>; prepare?: () => void; finish?: () => void;
+}
 
 export interface RolloutsOptions {
   store: Store;
@@ -56,7 +59,7 @@ export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]):
 }
 
 async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<string> {
-  const { store, gateway, run, mode, signal, onEvent, logDir } = options;
+  const { store, gateway, run, mode, signal, onEvent } = options;
   const taskId = job.task?.id ?? null;
   const { rollout, token } = gateway.rollouts.create({ run, taskId, groupId: job.groupId, mode, task: job.task?.data });
   const end = (state: 'succeeded' | 'failed', error: string | null, exitCode: number | null = null): string => {
@@ -69,22 +72,33 @@ async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<st
   gateway.rollouts.transition(rollout.id, 'running');
   onEvent({ type: 'rollout-start', rolloutId: rollout.id, taskId });
   try {
+    return await runPrepared(options, job, rollout.id, token, end);
+  } finally {
+    job.finish?.();
+  }
+}
+
+async function runPrepared(options: RolloutsOptions, job: RolloutJob, rolloutId: string, token: string,
+  end: (state: 'succeeded' | 'failed', error: string | null, exitCode?: number | null) => string): Promise<string> {
+  const { store, gateway, run, mode, signal, logDir } = options;
+  try {
     job.prepare?.();
   } catch (err) {
     return end('failed', `could not prepare the workspace: ${(err as Error).message}`);
   }
-  const env = harnessEnv({
-    gatewayUrl: gateway.url, token, rolloutId: rollout.id, run, taskId, mode, task: job.task?.data ?? null, withhold: options.withhold,
-  });
+  const env = {
+    ...harnessEnv({ gatewayUrl: gateway.url, token, rolloutId, run, taskId: job.task?.id ?? null, mode, task: job.task?.data ?? null, withhold: options.withhold }),
+    ...job.env,
+  };
   const output: ProcessOutput = logDir
-    ? { stdout: join(logDir, `${rollout.id}.stdout.log`), stderr: join(logDir, `${rollout.id}.stderr.log`) }
+    ? { stdout: join(logDir, `${rolloutId}.stdout.log`), stderr: join(logDir, `${rolloutId}.stderr.log`) }
     : options.harnessStdoutToStderr ? 'stdout-to-stderr' : 'inherit';
   const result = await runProcess({ command: options.command, args: job.args, env, output, timeoutMs: options.timeoutMs, signal, cwd: job.cwd });
 
   if (result.reason === null && options.rewardCmd) {
     const reward = await runRewardCommand(options.rewardCmd, env, output, options.timeoutMs, signal);
-    if (reward.value !== null) store.addReward(rollout.id, reward.value, null, 'reward-cmd');
-    else store.addEvent(rollout.id, 'reward-missing', { problem: reward.problem });
+    if (reward.value !== null) store.addReward(rolloutId, reward.value, null, 'reward-cmd');
+    else store.addEvent(rolloutId, 'reward-missing', { problem: reward.problem });
   }
   if (result.reason !== null) return end('failed', result.reason, result.exitCode);
   if (result.exitCode !== 0) {

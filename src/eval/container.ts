@@ -1,0 +1,63 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AlightError, ExitCode } from '../errors.js';
+
+/** The grading image alight builds itself: Debian bookworm (debootstrap, minbase) with python3, pytest, git and patch. */
+export const defaultImage = 'localhost/alight-grader:bookworm';
+
+export const runtimeNames = ['podman', 'docker'] as const;
+export type Runtime = (typeof runtimeNames)[number];
+
+/**
+ * The container engines, as `run` needs them: podman with runc and lowered ulimits (what rootless podman on a
+ * small Debian machine needs), docker as it comes. Every run has no network: a harness reaches the gateway from
+ * this machine, not from inside the container.
+ */
+export const runtimes: Record<Runtime, { runFlags: string[] }> = {
+  podman: { runFlags: ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024', '--network', 'none'] },
+  docker: { runFlags: ['--network', 'none'] },
+};
+
+/** SWE-bench's prebuilt instance images (`__` becomes `_1776_`, as Docker Hub allows no dunders). */
+export const swebenchImageTemplate = 'docker.io/swebench/sweb.eval.x86_64.{id_1776}:latest';
+
+/** An instance's image: the row's own (`image`, `image_name`, `docker_image`), else the template with {id} / {id_1776} / {repo} filled. */
+export function instanceImage(row: Record<string, unknown>, template = swebenchImageTemplate): string {
+  const own = [row.image, row.image_name, row.docker_image].find((v) => typeof v === 'string' && v);
+  if (own) return own as string;
+  const id = String(row.instance_id);
+  return template.replaceAll('{id_1776}', id.replaceAll('__', '_1776_').toLowerCase()).replaceAll('{id}', id).replaceAll('{repo}', String(row.repo));
+}
+
+export function imageExists(image: string, runtime: Runtime = 'podman'): boolean {
+  return spawnSync(runtime, ['image', 'inspect', image], { stdio: 'ignore' }).status === 0;
+}
+
+/** Runs the engine's CLI; its error output becomes the error. */
+export function engine(runtime: Runtime, args: string[], input?: string): string {
+  const res = spawnSync(runtime, args, { encoding: 'utf8', input, maxBuffer: 256 << 20 });
+  if (res.error) throw new Error(`${runtime} could not start: ${res.error.message} (is it installed?)`);
+  if (res.status !== 0) throw new Error(`${runtime} ${args[0]} failed: ${(res.stderr || res.stdout).trim().split('\n').slice(-3).join(' ')}`);
+  return res.stdout;
+}
+
+/** Builds the grading image from a debootstrap rootfs (about a minute; needs a Debian mirror); returns its name. */
+export function buildImage(runtime: Runtime, image = defaultImage, mirror = 'http://deb.debian.org/debian', log: (line: string) => void = () => {}): string {
+  for (const tool of [runtime, 'debootstrap']) {
+    if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).error) {
+      throw new AlightError(`${tool} is not installed: apt-get install --no-install-recommends podman runc debootstrap`, ExitCode.failure);
+    }
+  }
+  const rootfs = mkdtempSync(join(tmpdir(), 'alight-rootfs-'));
+  try {
+    log(`debootstrap bookworm into ${rootfs}`);
+    execFileSync('debootstrap', ['--variant=minbase', '--include=python3,python3-pytest,git,patch', 'bookworm', rootfs, mirror], { stdio: 'ignore' });
+    log(`${runtime} import as ${image}`);
+    execFileSync('sh', ['-c', 'tar -C "$1" -c . | "$3" import - "$2"', 'sh', rootfs, image, runtime], { stdio: 'ignore' });
+    return image;
+  } finally {
+    rmSync(rootfs, { recursive: true, force: true });
+  }
+}

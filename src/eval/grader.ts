@@ -1,0 +1,195 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { errorMessage } from '../errors.js';
+import { markers, resolution, statusesFromLog, testsReport, type TestsReport } from './grading.js';
+import { fileSections, guardPatch, protectedReason, type GuardResult } from './guards.js';
+import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
+import { runtimes, type Runtime } from './container.js';
+import { evalScript, shellQuote } from './specs.js';
+import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.js';
+
+/** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
+export interface GradeTask {
+  instance_id: string; repo: string; base_commit: string; test_patch: string; FAIL_TO_PASS: string[]; PASS_TO_PASS: string[];
+  version?: string; test_cmd?: string; log_parser?: ParserName;
+  /** The row's own test script (SWE-bench v5, SkyRL) for its image; else SWE-bench's spec or test_cmd builds one. */
+  eval_script?: string;
+  /** The instance's image, for grading in it (no --repos). */
+  image?: string;
+}
+
+export type InstanceStatus = 'resolved' | 'unresolved' | 'empty_patch' | 'error';
+
+export interface InstanceReport {
+  instance_id: string;
+  status: InstanceStatus;
+  patch_is_None: boolean; patch_exists: boolean; patch_successfully_applied: boolean; resolved: boolean;
+  tests_status: TestsReport | null;
+  /** Why the instance is an error, when it is. */
+  error: string | null;
+  guard: GuardResult['flags'];
+  test_seconds: number | null;
+}
+
+/**
+ * Where the tests run. No container: on this machine, in a workspace made from `--repos`. A container with an image:
+ * that image, with such a workspace mounted at /testbed. A container without one: each task's own image (its
+ * /testbed, SWE-bench's layout), where the prediction is applied and the eval script run inside.
+ */
+export interface GradeOptions {
+  reposDir?: string; timeoutMs: number; allowTestEdits: boolean; logFile: string;
+  container?: { runtime: Runtime; image?: string };
+}
+
+const defaultTestCmd = 'python3 -m pytest -rA --tb=no -p no:cacheprovider';
+
+/**
+ * Grades one prediction as the official harness does: a fresh tree at the base commit (never the agent's), the
+ * prediction applied the official ways in order (git apply, git apply --reject, patch --fuzz=5), the files the test
+ * patch touches reset, the test patch applied, the test command run between markers with its exit status recorded,
+ * the log parsed with the repo's parser and judged by SWE-bench's rule. Protected files are guarded first.
+ */
+export async function gradeInstance(task: GradeTask, prediction: string | null, o: GradeOptions): Promise<InstanceReport> {
+  const report: InstanceReport = { instance_id: task.instance_id, status: 'error', patch_is_None: prediction === null,
+    patch_exists: Boolean(prediction?.trim()), patch_successfully_applied: false, resolved: false, tests_status: null, error: null, guard: [], test_seconds: null };
+  if (!report.patch_exists) return { ...report, status: 'empty_patch' };
+  const guarded = guardPatch(prediction!, o.allowTestEdits);
+  report.guard = guarded.flags;
+  const dir = mkdtempSync(join(tmpdir(), 'alight-grade-'));
+  try {
+    writeFileSync(join(dir, 'pred.diff'), guarded.patch);
+    // git's own reading of the patch, against the guard's: a protected path the guard did not separate fails the grade.
+    const slipped = o.allowTestEdits ? [] : patchPaths(dir, join(dir, 'pred.diff')).filter((p) => protectedReason(p) !== null);
+    if (slipped.length) return { ...report, error: `the patch touches ${slipped.join(', ')} in a form the guard could not separate` };
+    const started = performance.now();
+    const ran = o.container && !o.container.image
+      ? await testInImage(task, dir, guarded.patch.trim() !== '', o)
+      : await testOnHost(task, dir, guarded.patch.trim() !== '', o);
+    if ('error' in ran) return { ...report, error: ran.error };
+    report.test_seconds = (performance.now() - started) / 1000;
+    writeFileSync(o.logFile, ran.log);
+    if (ran.log.includes(applyFailed)) return { ...report, error: 'patch apply failed' };
+    report.patch_successfully_applied = true;
+    const parsed = statusesFromLog(ran.log, parsers[task.log_parser ?? parserForRepo(task.repo)]);
+    if ('invalid' in parsed) return { ...report, error: parsed.invalid };
+    const conflict = conflictingResults(ran.log, [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS]);
+    if (conflict) return { ...report, error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)` };
+    const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
+    const resolved = resolution(tests) === 'RESOLVED_FULL';
+    return { ...report, tests_status: tests, resolved, status: resolved ? 'resolved' : 'unresolved' };
+  } catch (err) {
+    return { ...report, error: errorMessage(err) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const applyFailed = '>>>>> Patch Apply Failed';
+
+/** A workspace from --repos, the prediction and the test patch applied here; the tests here or in the image named. */
+async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<{ log: string } | { error: string }> {
+  if (!o.reposDir) return { error: 'no --repos to make the workspace from (or grade in the instance images with --grader podman|docker)' };
+  const source = repoSource(o.reposDir, task.repo);
+  const ws = join(dir, 'ws');
+  freshWorkspace(source, task.base_commit, ws, false);
+  if (hasPatch && !applyPrediction(ws, join(dir, 'pred.diff'))) return { log: `${applyFailed}\n` };
+  // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval script does.
+  for (const file of new Set(fileSections(task.test_patch).flatMap((s) => s.paths))) {
+    const original = fileAt(source, task.base_commit, file);
+    if (original === undefined) rmSync(join(ws, file), { force: true });
+    else writeFileSync(join(ws, file), original);
+  }
+  writeFileSync(join(dir, 'test.diff'), task.test_patch);
+  try {
+    git(ws, ['apply', '-v', join(dir, 'test.diff')]);
+  } catch (err) {
+    return { error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
+  }
+  const directives = fileSections(task.test_patch).map((s) => s.file).filter((f) => f.endsWith('.py')).map(shellQuote).join(' ');
+  const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nset -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
+  const container = o.container?.image ? { runtime: o.container.runtime, image: o.container.image, mounts: [`${ws}:/testbed`] } : undefined;
+  return { log: await runScript(ws, script, o.timeoutMs, container) };
+}
+
+/**
+ * The task's own image: the prediction applied in its /testbed the official ways in order (the tree restored between
+ * tries; a patch already applied in full counts), then the eval script. One fresh container per grade, network off.
+ */
+async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<{ log: string }> {
+  writeFileSync(join(dir, 'eval.sh'), evalScript(task));
+  const tries = ['git apply --verbose', 'git apply --verbose --reject', 'patch --batch --fuzz=5 -p1 -i'];
+  const apply = hasPatch ? [
+    'applied=',
+    ...tries.map((t, i) => `${i ? 'git checkout -- . ; git clean -fdq; ' : ''}[ -n "$applied" ] || { ${t} /alight/pred.diff && applied=1; }`),
+    '[ -n "$applied" ] || { git checkout -- . ; git clean -fdq; git apply --check --reverse /alight/pred.diff 2>/dev/null && git apply /alight/pred.diff 2>/dev/null; }',
+    `[ -n "$applied" ] || { echo '${applyFailed}'; exit 97; }`,
+  ] : [];
+  const script = ['cd /testbed', ...apply, 'exec bash /alight/eval.sh', ''].join('\n');
+  return { log: await runScript(dir, script, o.timeoutMs, { runtime: o.container!.runtime, image: task.image!, mounts: [`${dir}:/alight:ro`] }) };
+}
+
+function applyPrediction(ws: string, diff: string): boolean {
+  const attempts: [string, string[]][] = [['git', ['apply', '--verbose', diff]], ['git', ['apply', '--verbose', '--reject', diff]],
+    ['patch', ['--batch', '--fuzz=5', '-p1', '-i', diff]]];
+  return attempts.some(([cmd, args]) => spawnSync(cmd, args, { cwd: ws, env: gitEnvFor(ws), stdio: 'ignore' }).status === 0);
+}
+
+/** The paths git reads in a patch (both sides of renames and copies). */
+function patchPaths(ws: string, diff: string): string[] {
+  const res = spawnSync('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws), encoding: 'utf8' });
+  return res.status === 0 ? res.stdout.split('\0').map((f) => f.replace(/^\d+\t\d+\t|^-\t-\t/, '')).filter(Boolean) : [];
+}
+
+/** A graded test whose `STATUS name` lines disagree: pytest reports each test once, so the rest was printed by something else. */
+function conflictingResults(log: string, tests: string[]): string | null {
+  const wanted = new Set(tests);
+  const seen = new Map<string, Set<string>>();
+  for (const m of log.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED|XFAIL) (\S+)/gm)) {
+    if (!wanted.has(m[2])) continue;
+    const statuses = seen.get(m[2]) ?? new Set();
+    statuses.add(m[1] === 'XFAIL' ? 'PASSED' : m[1]);
+    seen.set(m[2], statuses);
+  }
+  return [...seen].find(([, statuses]) => statuses.size > 1)?.[0] ?? null;
+}
+
+/**
+ * Runs a grading script (stderr into stdout) here or in a fresh container, and logs the exit status the process
+ * returned, not anything the code under test printed; a run past the timeout is killed (its container removed) and marked.
+ */
+function runScript(cwd: string, script: string, timeoutMs: number, container?: { runtime: Runtime; image: string; mounts: string[] }): Promise<string> {
+  const body = `exec 2>&1\n${script}`;
+  const name = `alight-grade-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const [cmd, args] = container
+    ? [container.runtime, ['run', '--rm', ...runtimes[container.runtime].runFlags, '--name', name, ...container.mounts.flatMap((m) => ['-v', m]),
+      '-w', '/testbed', container.image, 'bash', '-c', body]]
+    : ['bash', ['-c', body]];
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args as string[], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let timedOut = false;
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+      if (container) spawnSync(container.runtime, ['rm', '-f', name], { stdio: 'ignore' });
+    }, timeoutMs);
+    let done = false;
+    const finish = (code: number | null): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      const forged = new RegExp(`^.*${markers.exitCode}.*$`, 'gm');
+      resolve(`${out.replace(forged, '')}${timedOut ? '\n>>>>> Tests Timed Out\n' : `\n${markers.exitCode}: ${code ?? 137}\n`}`);
+    };
+    // Normally the pipes close as the process exits; a background child holding them open must not hold the grade.
+    let exitCode: number | null = null;
+    child.on('exit', (code) => { exitCode = code; setTimeout(() => finish(code), 100); });
+    child.on('close', (code) => finish(code ?? exitCode));
+  });
+}

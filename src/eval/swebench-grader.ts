@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Prediction } from './grade-run.js';
+import type { GradeTask, InstanceReport } from './grader.js';
+import { guardPatch } from './guards.js';
+import { officialParserName, parserForRepo } from './log-parsers.js';
+import { evalScriptLines } from './specs.js';
+
+export interface SwebenchGraderOptions { out: string; workers: number; timeoutMs: number; allowTestEdits: boolean; runId: string; python?: string }
+
+/**
+ * The `swebench` grader: the official package's `run_evaluation` as a managed subprocess (it needs a Docker engine and
+ * the instance images), on a dataset file alight writes in SWE-bench v5's shape (each row's image, eval script, log
+ * parser), with the guarded predictions. Its per-instance report.json files become alight's reports; an instance
+ * without one is an error with the harness's reason.
+ */
+export async function gradeWithSwebench(tasks: GradeTask[], predictions: Prediction[], o: SwebenchGraderOptions): Promise<InstanceReport[]> {
+  const dir = join(o.out, 'swebench');
+  mkdirSync(dir, { recursive: true });
+  const byId = new Map(tasks.map((t) => [t.instance_id, t]));
+  const guarded = predictions.map((p) => ({ p, g: p.model_patch?.trim() ? guardPatch(p.model_patch, o.allowTestEdits) : null }));
+  writeFileSync(join(dir, 'dataset.jsonl'), predictions.filter((p) => byId.has(p.instance_id)).map((p) => {
+    const t = byId.get(p.instance_id)!;
+    return JSON.stringify({ instance_id: t.instance_id, repo: t.repo, version: t.version ?? '', base_commit: t.base_commit, patch: '', test_patch: t.test_patch,
+      FAIL_TO_PASS: JSON.stringify(t.FAIL_TO_PASS), PASS_TO_PASS: JSON.stringify(t.PASS_TO_PASS), image: t.image,
+      eval_script: ['#!/bin/bash', 'set -uxo pipefail', ...evalScriptLines(t)].join('\n'), log_parser: officialParserName(t.log_parser ?? parserForRepo(t.repo)),
+      eval_type: 'pass_and_fail' });
+  }).join('\n') + '\n');
+  const model = 'alight';
+  writeFileSync(join(dir, 'predictions.jsonl'), guarded.map(({ p, g }) =>
+    JSON.stringify({ instance_id: p.instance_id, model_name_or_path: model, model_patch: g ? g.patch : p.model_patch })).join('\n') + '\n');
+  const ran = await runOfficial(o.python ?? process.env.ALIGHT_SWEBENCH_PYTHON ?? 'python3', ['-m', 'swebench.harness.run_evaluation',
+    '--dataset_name', join(dir, 'dataset.jsonl'), '--predictions_path', join(dir, 'predictions.jsonl'), '--run_id', o.runId,
+    '--max_workers', String(o.workers), '--timeout', String(Math.ceil(o.timeoutMs / 1000)), '--report_dir', dir], dir);
+  writeFileSync(join(dir, 'run_evaluation.log'), ran.output);
+  return guarded.map(({ p, g }) => {
+    const base: InstanceReport = { instance_id: p.instance_id, status: 'error', patch_is_None: p.model_patch === null, patch_exists: Boolean(p.model_patch?.trim()),
+      patch_successfully_applied: false, resolved: false, tests_status: null, error: null, guard: g?.flags ?? [], test_seconds: null };
+    if (!byId.has(p.instance_id)) return { ...base, error: 'unknown instance id (not in the tasks)' };
+    if (!base.patch_exists) return { ...base, status: 'empty_patch' };
+    const path = join(dir, 'logs', 'run_evaluation', o.runId, model, p.instance_id, 'report.json');
+    if (!existsSync(path)) return { ...base, error: `the official harness wrote no report (${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})` };
+    const official = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Omit<InstanceReport, 'instance_id' | 'status' | 'error' | 'guard' | 'test_seconds'>>)[p.instance_id];
+    return { ...base, ...official, tests_status: official.tests_status ?? null, status: official.resolved ? 'resolved' : 'unresolved' };
+  });
+}
+
+/** Runs the official harness; its output kept, its failure (a missing package, no Docker) as one line. */
+function runOfficial(python: string, args: string[], cwd: string): Promise<{ output: string; reason: string | null }> {
+  return new Promise((resolve) => {
+    const child = spawn(python, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', (err) => resolve({ output, reason: `${python} could not start: ${err.message}` }));
+    child.on('close', (code) => {
+      if (code === 0) return resolve({ output, reason: null });
+      const last = output.trim().split('\n').filter(Boolean).pop() ?? '';
+      const hint = /No module named .?swebench/.test(output) ? ' (install the official package: pip install swebench, or set ALIGHT_SWEBENCH_PYTHON)'
+        : /docker|Docker|connection refused|FileNotFoundError/.test(output) ? ' (the official harness needs a running Docker engine)' : '';
+      resolve({ output, reason: `swebench exited ${code}: ${last.slice(0, 300)}${hint}` });
+    });
+  });
+}
