@@ -122,7 +122,7 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
   const tries = ['git apply --verbose', 'git apply --verbose --reject', 'patch --batch --fuzz=5 -p1 -i'];
   const apply = hasPatch ? [
     'applied=',
-    ...tries.map((t, i) => `${i ? 'git checkout -- . ; git clean -fdq; ' : ''}[ -n "$applied" ] || { ${t} /alight/pred.diff && applied=1; }`),
+    ...tries.map((t, i) => `[ -n "$applied" ] || { ${i ? 'git checkout -- . ; git clean -fdq; ' : ''}${t} /alight/pred.diff && applied=1; }`),
     '[ -n "$applied" ] || { git checkout -- . ; git clean -fdq; git apply --check --reverse /alight/pred.diff 2>/dev/null && git apply /alight/pred.diff 2>/dev/null; }',
     `[ -n "$applied" ] || { echo '${applyFailed}'; exit 97; }`,
   ] : [];

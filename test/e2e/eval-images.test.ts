@@ -1,0 +1,80 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { makeInstanceImage } from '../helpers/instance-image.js';
+import { makeSweRepo } from '../helpers/swe-repo.js';
+
+// SWE-bench's own layout: each instance an image with its repository at /testbed. Agents work in a container of it
+// (no --repos), predictions are graded in a fresh one, network off, by podman on this machine.
+describe('eval with instance images (podman)', () => {
+  const root = tempDir();
+  const fx = makeSweRepo(root);
+  const image = makeInstanceImage(join(fx.repos, 'acme__calc'), fx.base, `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`);
+  afterAll(() => { execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' }); });
+  const tasks = (rows: Record<string, unknown>[]) => {
+    const file = join(root, `tasks-${Math.random().toString(36).slice(2)}.jsonl`);
+    writeFileSync(file, rows.map((r) => JSON.stringify({ ...fx.instance, image, ...r })).join('\n'));
+    return file;
+  };
+
+  const grade = async (rows: Record<string, unknown>[], patches: Record<string, string | null>, extra: string[] = []) => {
+    const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
+    writeFileSync(preds, Object.entries(patches).map(([id, p]) => JSON.stringify({ instance_id: id, model_name_or_path: 't', model_patch: p })).join('\n'));
+    const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
+    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', tasks(rows), '--grader', 'podman', '--out', out, '--workers', '2', '--json', ...extra],
+      { timeoutMs: 300_000 });
+    expect(res.code, res.stderr).toBe(0);
+    const reports = Object.fromEntries(Object.keys(patches).map((id) => [id, JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id]]));
+    return { summary: JSON.parse(res.stdout), reports, out };
+  };
+
+  it('grades every prediction in the instance image as the local grader does (guards included)', async () => {
+    const cases = Object.entries(fx.predictions);
+    const { reports } = await grade(cases.map(([name]) => ({ instance_id: `acme__calc-${name}` })),
+      Object.fromEntries(cases.map(([name, p]) => [`acme__calc-${name}`, p.patch])));
+    for (const [name, p] of cases) {
+      const r = reports[`acme__calc-${name}`];
+      expect([name, r.status, r.guard.length > 0], JSON.stringify(r)).toEqual([name, p.status, Boolean(p.flagged)]);
+    }
+    expect(reports['acme__calc-malformed'].error).toBe('patch apply failed');
+  }, 300_000);
+
+  it('runs a row\'s own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script\'s', async () => {
+    const script = ['#!/bin/bash', 'set -uxo pipefail', 'cd /testbed', `git checkout ${fx.base} tests/test_calc.py`,
+      `git apply -v - <<'EOF_1'\n${fx.instance.test_patch}\nEOF_1`, ": '>>>>> Start Test Output'", 'python3 -m pytest -rA tests/test_calc.py',
+      ": '>>>>> End Test Output'", `git checkout ${fx.base} tests/test_calc.py`].join('\n');
+    const rows = [{ instance_id: 'v5-gold', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined },
+      { instance_id: 'v5-wrong', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined }];
+    const { reports, out } = await grade(rows, { 'v5-gold': fx.instance.patch, 'v5-wrong': fx.predictions.wrong.patch });
+    expect(reports['v5-gold'].status, JSON.stringify(reports['v5-gold'])).toBe('resolved');
+    expect(reports['v5-wrong'].status).toBe('unresolved');
+    expect(readFileSync(join(out, 'v5-wrong', 'test_output.txt'), 'utf8')).toMatch(/>>>>> Test Exit Code: 1\n$/);
+  }, 300_000);
+
+  it('eval swebench --runtime podman: the harness works in a container with no future history; diffs graded in fresh containers', async () => {
+    const actions = ['fix', 'wrong', 'nothing'];
+    const file = tasks(actions.map((action, i) => ({ instance_id: `acme__calc-${i + 1}`, harness_action: action })));
+    const db = join(root, 'alight.db');
+    const out = join(root, 'eval-images');
+    const res = await alight(['eval', 'swebench', '--tasks', file, '--runtime', 'podman', '--serve', 'gemma3-270m', '--run-id', 'evi', '--db', db,
+      '--out', out, '--workers', '2', '--json', '--', process.execPath, join(FIXTURES, 'swe-container-harness.mjs')], { timeoutMs: 300_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ total_instances: 3, resolved_ids: ['acme__calc-1'], unresolved_ids: ['acme__calc-2', 'acme__calc-3'],
+      empty_patch_ids: [], error_ids: [] });
+    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
+    expect(fixed).toContain('+    return a + b');
+    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /); // the model's words, through the gateway
+    const store = Store.open(db);
+    const rollouts = store.rolloutSummaries({ run: 'evi' });
+    store.close();
+    expect(rollouts.map((r) => [r.task_id, r.state, r.calls]).sort()).toEqual([['acme__calc-1', 'succeeded', 1], ['acme__calc-2', 'succeeded', 1],
+      ['acme__calc-3', 'succeeded', 1]]);
+    const left = execFileSync('podman', ['ps', '-a', '--format', '{{.Names}}'], { encoding: 'utf8' });
+    expect(left).not.toMatch(/alight-agent-evi/); // every agent container removed
+  }, 300_000);
+});

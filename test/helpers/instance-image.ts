@@ -1,0 +1,19 @@
+import { execFileSync } from 'node:child_process';
+import { buildImage, defaultImage, imageExists, runtimes } from '../../src/eval/container.js';
+
+/**
+ * An image in SWE-bench's layout for the fixture repository: alight's Debian + pytest image with the repository
+ * cloned at /testbed and checked out at the base commit. Its .git keeps the later (fix) commit, as an image built from
+ * a full clone would: the agent's container must not show it.
+ */
+export function makeInstanceImage(repoDir: string, base: string, image: string): string {
+  if (imageExists(image)) return image;
+  if (!imageExists(defaultImage)) buildImage('podman', defaultImage);
+  const name = `alight-test-build-${process.pid}`;
+  execFileSync('podman', ['rm', '-f', name], { stdio: 'ignore' });
+  execFileSync('podman', ['run', ...runtimes.podman.runFlags, '--name', name, '-v', `${repoDir}:/src:ro`, defaultImage, 'bash', '-c',
+    `git clone -q /src /testbed && cd /testbed && git checkout -q ${base} && git config --global --add safe.directory /testbed`], { stdio: 'ignore' });
+  execFileSync('podman', ['commit', '-q', name, image], { stdio: 'ignore' });
+  execFileSync('podman', ['rm', '-f', name], { stdio: 'ignore' });
+  return image;
+}
