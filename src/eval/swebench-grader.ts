@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Prediction } from './grade-run.js';
 import type { GradeTask, InstanceReport } from './grader.js';
@@ -10,8 +10,8 @@ import { evalScriptLines } from './specs.js';
 export interface SwebenchGraderOptions { out: string; workers: number; timeoutMs: number; allowTestEdits: boolean; runId: string; python?: string }
 
 /**
- * The `swebench` grader: the official package's `run_evaluation` as a managed subprocess (it needs a Docker engine and
- * the instance images), on a dataset file alight writes in SWE-bench v5's shape (each row's image, eval script, log
+ * The `swebench` grader: the official package's `run_evaluation` as a managed subprocess (it needs a Docker engine, or
+ * podman, and the instance images), on a dataset file alight writes in SWE-bench v5's shape (each row's image, eval script, log
  * parser), with the guarded predictions. Its per-instance report.json files become alight's reports; an instance
  * without one is an error with the harness's reason.
  */
@@ -28,17 +28,21 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
       eval_type: 'pass_and_fail' });
   }).join('\n') + '\n');
   const model = 'alight';
-  writeFileSync(join(dir, 'predictions.jsonl'), guarded.map(({ p, g }) =>
-    JSON.stringify({ instance_id: p.instance_id, model_name_or_path: model, model_patch: g ? g.patch : p.model_patch })).join('\n') + '\n');
+  writeFileSync(join(dir, 'predictions.jsonl'), guarded.filter(({ g }) => g?.patch.trim()).map(({ p, g }) =>
+    JSON.stringify({ instance_id: p.instance_id, model_name_or_path: model, model_patch: g!.patch })).join('\n') + '\n');
+  const engine = await dockerEngine(dir);
   const ran = await runOfficial(o.python ?? process.env.ALIGHT_SWEBENCH_PYTHON ?? 'python3', ['-m', 'swebench.harness.run_evaluation',
     '--dataset_name', join(dir, 'dataset.jsonl'), '--predictions_path', join(dir, 'predictions.jsonl'), '--run_id', o.runId,
-    '--max_workers', String(o.workers), '--timeout', String(Math.ceil(o.timeoutMs / 1000)), '--report_dir', dir], dir);
+    '--max_workers', String(o.workers), '--timeout', String(Math.ceil(o.timeoutMs / 1000)), '--report_dir', dir], dir, engine.env)
+    .finally(engine.stop);
   writeFileSync(join(dir, 'run_evaluation.log'), ran.output);
   return guarded.map(({ p, g }) => {
     const base: InstanceReport = { instance_id: p.instance_id, status: 'error', patch_is_None: p.model_patch === null, patch_exists: Boolean(p.model_patch?.trim()),
       patch_successfully_applied: false, resolved: false, tests_status: null, error: null, guard: g?.flags ?? [], test_seconds: null };
     if (!byId.has(p.instance_id)) return { ...base, error: 'unknown instance id (not in the tasks)' };
     if (!base.patch_exists) return { ...base, status: 'empty_patch' };
+    // Every hunk was a protected file's and is gone: the base tree, which fails FAIL_TO_PASS by the task's definition.
+    if (!g!.patch.trim()) return { ...base, status: 'unresolved', patch_successfully_applied: true };
     const path = join(dir, 'logs', 'run_evaluation', o.runId, model, p.instance_id, 'report.json');
     if (!existsSync(path)) return { ...base, error: `the official harness wrote no report (${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})` };
     const official = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Omit<InstanceReport, 'instance_id' | 'status' | 'error' | 'guard' | 'test_seconds'>>)[p.instance_id];
@@ -46,10 +50,27 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
   });
 }
 
+/**
+ * The Docker engine the official harness talks to: DOCKER_HOST or Docker's socket when there is one; else, where
+ * podman is installed, podman's Docker-compatible service on a private socket for the length of the run (with the
+ * runtime flags alight's podman runs use), stopped afterwards.
+ */
+async function dockerEngine(dir: string): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
+  const none = { env: {}, stop: () => {} };
+  if (process.env.DOCKER_HOST || existsSync('/var/run/docker.sock') || spawnSync('podman', ['--version'], { stdio: 'ignore' }).error) return none;
+  const conf = join(dir, 'containers.conf');
+  writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n');
+  const socket = join(dir, 'podman.sock');
+  rmSync(socket, { force: true });
+  const service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { env: { ...process.env, CONTAINERS_CONF: conf }, stdio: 'ignore' });
+  for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 100));
+  return { env: { DOCKER_HOST: `unix://${socket}` }, stop: () => { service.kill(); } };
+}
+
 /** Runs the official harness; its output kept, its failure (a missing package, no Docker) as one line. */
-function runOfficial(python: string, args: string[], cwd: string): Promise<{ output: string; reason: string | null }> {
+function runOfficial(python: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ output: string; reason: string | null }> {
   return new Promise((resolve) => {
-    const child = spawn(python, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(python, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

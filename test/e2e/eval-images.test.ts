@@ -7,6 +7,7 @@ import { alight, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { makeInstanceImage } from '../helpers/instance-image.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
+import { swebenchPython } from '../helpers/swebench-python.js';
 
 // SWE-bench's own layout: each instance an image with its repository at /testbed. Agents work in a container of it
 // (no --repos), predictions are graded in a fresh one, network off, by podman on this machine.
@@ -21,12 +22,12 @@ describe('eval with instance images (podman)', () => {
     return file;
   };
 
-  const grade = async (rows: Record<string, unknown>[], patches: Record<string, string | null>, extra: string[] = []) => {
+  const grade = async (rows: Record<string, unknown>[], patches: Record<string, string | null>, extra: string[] = [], env?: NodeJS.ProcessEnv) => {
     const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
     writeFileSync(preds, Object.entries(patches).map(([id, p]) => JSON.stringify({ instance_id: id, model_name_or_path: 't', model_patch: p })).join('\n'));
     const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
     const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', tasks(rows), '--grader', 'podman', '--out', out, '--workers', '2', '--json', ...extra],
-      { timeoutMs: 300_000 });
+      { timeoutMs: 300_000, env });
     expect(res.code, res.stderr).toBe(0);
     const reports = Object.fromEntries(Object.keys(patches).map((id) => [id, JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id]]));
     return { summary: JSON.parse(res.stdout), reports, out };
@@ -76,5 +77,16 @@ describe('eval with instance images (podman)', () => {
       ['acme__calc-3', 'succeeded', 1]]);
     const left = execFileSync('podman', ['ps', '-a', '--format', '{{.Names}}'], { encoding: 'utf8' });
     expect(left).not.toMatch(/alight-agent-evi/); // every agent container removed
+  }, 300_000);
+
+  it('the swebench grader: the official package grades the guarded predictions in the instance images (podman standing in for Docker)', async () => {
+    const cases = ['gold', 'wrong', 'conftest'] as const;
+    const { reports, out } = await grade(cases.map((name) => ({ instance_id: `official-${name}` })),
+      Object.fromEntries(cases.map((name) => [`official-${name}`, fx.predictions[name].patch])), ['--grader', 'swebench'],
+      { ALIGHT_SWEBENCH_PYTHON: swebenchPython() });
+    expect(cases.map((name) => [reports[`official-${name}`].status, reports[`official-${name}`].guard.length])).toEqual([['resolved', 0], ['unresolved', 0], ['unresolved', 1]]);
+    expect(readFileSync(join(out, 'swebench', 'run_evaluation.log'), 'utf8')).toMatch(/Instances resolved: 1\b/);
+    const row = JSON.parse(readFileSync(join(out, 'swebench', 'dataset.jsonl'), 'utf8').split('\n')[0]);
+    expect(row).toMatchObject({ image, log_parser: 'parse_log_pytest', eval_type: 'pass_and_fail' });
   }, 300_000);
 });
