@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
-import { alight, FIXTURES } from '../helpers/cli.js';
+import { alight, BIN, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 
@@ -39,4 +40,41 @@ describe('alight eval swebench', () => {
       ['acme__calc-1', 'acme__calc-2', 'acme__calc-3', 'acme__calc-4'].map((id) => [id, 'val', 1, true]));
     expect(rollouts.find((r) => r.task_id === 'acme__calc-4')!.error).toMatch(/exited with code 2/);
   }, 240_000);
+
+  it('Ctrl-C keeps every finished attempt (graded and saved); the same --run-id does only the rest', async () => {
+    const root = tempDir();
+    const fx = makeSweRepo(root);
+    const tasks = join(root, 'tasks.jsonl');
+    writeFileSync(tasks, ['fix', 'slow'].map((action, i) => JSON.stringify({ ...fx.instance, instance_id: `acme__calc-${i + 1}`, harness_action: action })).join('\n'));
+    const db = join(root, 'alight.db');
+    const out = join(root, 'eval');
+    const args = [BIN, 'eval', 'swebench', '--tasks', tasks, '--repos', fx.repos, '--serve', 'gemma3-270m', '--run-id', 'ctrlc', '--db', db, '--out', out,
+      '--workers', '1', '--json', '--', process.execPath, join(FIXTURES, 'swe-harness.mjs')];
+    const slowDir = tempDir();
+    const child = spawn(process.execPath, args, { env: { ...process.env, ALIGHT_TEST_SLOW_DIR: slowDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // One worker: the slow harness starting means the first attempt's harness is done.
+    const started = Date.now();
+    while (!existsSync(join(slowDir, 'acme__calc-2.started'))) {
+      expect(Date.now() - started, stderr).toBeLessThan(120_000);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+    expect(stderr).toMatch(/interrupted: finished attempts are saved; run again with --run-id ctrlc/);
+    expect(readdirSync(join(out, 'attempts'))).toEqual(['acme__calc-1.0.json']);
+    expect(JSON.parse(readFileSync(join(out, 'attempts', 'acme__calc-1.0.json'), 'utf8')).report.status).toBe('resolved');
+
+    const res = await alight(args.slice(1), { timeoutMs: 240_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ total_instances: 2, resolved_ids: ['acme__calc-1', 'acme__calc-2'] });
+    const store = Store.open(db);
+    const rollouts = store.rolloutSummaries({ run: 'ctrlc' });
+    store.close();
+    // The first instance ran once; the second twice (interrupted, then done).
+    expect(rollouts.map((r) => [r.task_id, r.error === 'interrupted' ? 'interrupted' : r.state]).sort()).toEqual([
+      ['acme__calc-1', 'succeeded'], ['acme__calc-2', 'interrupted'], ['acme__calc-2', 'succeeded']]);
+  }, 300_000);
 });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { markers, resolution, statusesFromLog, testsReport } from '../../src/eval/grading.js';
 import { fileSections, guardPatch } from '../../src/eval/guards.js';
-import { parserForRepo, parsers } from '../../src/eval/log-parsers.js';
+import { parserForRepo, parserNamed, parsers } from '../../src/eval/log-parsers.js';
+import { instanceImage } from '../../src/eval/container.js';
+import { evalScript } from '../../src/eval/specs.js';
 
 // The official harness's parsing and grading rules (SWE-bench v5 grading.py, log_parsers/python.py), case by case.
 const entries = (m: Map<string, string>) => Object.fromEntries(m);
@@ -67,5 +69,36 @@ describe('reward-hacking guards', () => {
       ['tests/test_x.py', 'test file', true], ['src/y.py', 'test file', true], ['pkg/conftest.py', 'conftest.py (pytest hooks can rewrite outcomes)', true]]);
     expect(guardPatch(plain, true)).toEqual({ patch: plain, flags: [{ file: 'tests/test_x.py', reason: 'test file', removed: false }] });
     expect(fileSections(src + plain).map((s) => s.text).join('')).toBe(src + plain); // sections are the patch, cut
+  });
+});
+
+describe('instance images, eval scripts, parser names', () => {
+  it('names SWE-bench\'s prebuilt images unless the row or a template says otherwise', () => {
+    expect(instanceImage({ instance_id: 'django__django-11099' })).toBe('docker.io/swebench/sweb.eval.x86_64.django_1776_django-11099:latest');
+    expect(instanceImage({ instance_id: 'a__b-1', image_name: 'swesmith.x86_64.a__b.123' })).toBe('swesmith.x86_64.a__b.123');
+    expect(instanceImage({ instance_id: 'a__b-1', repo: 'a/b' }, 'registry.local/{repo}:{id}')).toBe('registry.local/a/b:a__b-1');
+  });
+
+  it('builds the official eval script from the repo spec: environment, install re-run, test files reset, dotted Django directives, the exit status kept', () => {
+    const testPatch = 'diff --git a/tests/model_fields/test_jsonfield.py b/tests/model_fields/test_jsonfield.py\n--- a/tests/model_fields/test_jsonfield.py\n' +
+      '+++ b/tests/model_fields/test_jsonfield.py\n@@ -1 +1 @@\n-a\n+b\n';
+    const script = evalScript({ repo: 'django/django', version: '3.0', base_commit: 'abc123', test_patch: testPatch });
+    const lines = script.split('\n');
+    expect(lines.slice(0, 2)).toEqual(['#!/bin/bash', 'set -uxo pipefail']);
+    expect(script).toContain("sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen");
+    expect(script).toContain('python -m pip install -e .');
+    expect(script).toContain("{ git checkout abc123 -- 'tests/model_fields/test_jsonfield.py' 2>/dev/null || rm -f 'tests/model_fields/test_jsonfield.py'; }");
+    expect(script).toContain("./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 'model_fields.test_jsonfield'");
+    const end = lines.findIndex((l) => l.includes('>>>>> End Test Output'));
+    expect(lines[end - 1]).toBe('ALIGHT_TEST_EXIT=$?');
+    expect(lines.at(-2)).toBe('exit ${ALIGHT_TEST_EXIT:-1}');
+    // A row's own script is used as it is, with the exit status recorded the same way.
+    const own = evalScript({ repo: 'x/y', base_commit: 'c', test_patch: '', eval_script: "#!/bin/bash\nset -uxo pipefail\nmake test\n: '>>>>> End Test Output'\n" });
+    expect(own.split('\n').slice(2, 5)).toEqual(['make test', 'ALIGHT_TEST_EXIT=$?', ": '>>>>> End Test Output'"]);
+  });
+
+  it('reads the official parser names as alight\'s', () => {
+    expect(['parse_log_scikit', 'parse_log_requests', 'parse_log_django', 'pytest-v2', 'parse_log_jest'].map(parserNamed))
+      .toEqual(['pytest-v2', 'pytest-options', 'django', 'pytest-v2', undefined]);
   });
 });
