@@ -10,7 +10,8 @@ import { plainTrainProgress } from '../src/ui/train-progress.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore } from './shared.js';
 
 export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'fromDb' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |
-  'advantage' | 'lossNorm' | 'valTasks' | 'valEvery' | 'saveEvery' | 'seed' | 'klCoef' | 'maxResponseTokens' | 'rewardCmd'>> & {
+  'advantage' | 'lossNorm' | 'valTasks' | 'valEvery' | 'saveEvery' | 'seed' | 'klCoef' | 'maxResponseTokens' | 'rewardCmd' | 'asyncGroups' |
+  'maxStaleness' | 'isCorrection' | 'isCap'>> & {
   run?: string; resume?: string; timeout?: number; port?: number; db?: string; config?: string; json?: boolean;
 };
 

@@ -34,19 +34,33 @@ def token_logprobs(model, input_ids, attention_mask):
     return torch.cat([pad, picked], dim=1), torch.cat([pad, entropy], dim=1)
 
 
-def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coef=0.0):
+def k3(log_ratio, mask):
+    """Σ of the k3 estimate of KL(rollout policy ‖ current policy) from the rollout's samples: r − 1 − log r."""
+    return ((torch.exp(log_ratio) - 1 - log_ratio) * mask).sum()
+
+
+def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coef=0.0, old_logp=None, is_cap=2.0):
     """Σ w · ℓ over loss tokens with ℓ = max(−A·r, −A·clip(r, 1−ε_low, 1+ε_high)) (+ kl_coef · k3 KL to the
-    reference), r = exp(logp − rollout logp). Returns the loss and sums for the step's metrics."""
+    reference), r = exp(logp − rollout logp). With `old_logp` (the policy at the update's start: token-level
+    truncated importance sampling), r = exp(logp − old logp) and each token's ℓ is weighted by
+    min(exp(old logp − rollout logp), is_cap), which corrects for the rollout policy being older or different (async
+    groups, engine numerics). Returns the loss and sums for the step's metrics."""
     mask, weights, adv = rows["loss_mask"], rows["loss_weights"], rows["advantages"]
+    behaviour = rows["rollout_logprobs"] if old_logp is None else old_logp
     # Clamped as verl does, so that a policy far from the one that sampled cannot overflow the ratio.
-    log_ratio = torch.clamp((logp - rows["rollout_logprobs"]) * mask, -20.0, 20.0)
+    log_ratio = torch.clamp((logp - behaviour) * mask, -20.0, 20.0)
     ratio = torch.exp(log_ratio)
     unclipped = -adv * ratio
     clipped = -adv * torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
     per_token = torch.maximum(unclipped, clipped)
     sums = {"clipped_tokens": float(((clipped > unclipped) * mask).sum()),
-            # k3 estimate of KL(rollout policy ‖ current policy) from the rollout's samples: r − 1 − log r, r = exp(Δ).
-            "kl_rollout_sum": float(((torch.exp(log_ratio.detach()) - 1 - log_ratio.detach()) * mask).sum())}
+            "kl_rollout_sum": float(k3(torch.clamp((logp.detach() - rows["rollout_logprobs"]) * mask, -20.0, 20.0), mask))}
+    if old_logp is not None:
+        raw = torch.exp(torch.clamp((old_logp - rows["rollout_logprobs"]) * mask, -20.0, 20.0)).detach()
+        is_weight = torch.clamp(raw, max=is_cap)
+        per_token = per_token * is_weight
+        sums["is_weight_sum"] = float((is_weight * mask).sum())
+        sums["is_capped_tokens"] = float(((raw > is_cap) * mask).sum())
     if ref_logp is not None and kl_coef > 0:
         delta = (ref_logp - logp) * mask
         kl = torch.exp(delta) - delta - 1

@@ -106,10 +106,20 @@ class TorchBackend:
         epochs = int(self.params.get("ppo_epochs", 1))
         clip_low, clip_high = float(self.params.get("clip_low", 0.2)), float(self.params.get("clip_high", 0.28))
         kl_coef = float(self.params.get("kl_coef", 0.0))
+        token_is = self.params.get("is_correction", "none") == "token"
+        is_cap = float(self.params.get("is_cap", 2.0))
         loss_tokens = float(batch["loss_mask"].sum())
-        totals = {"loss": 0.0, "clipped_tokens": 0.0, "kl_rollout_sum": 0.0, "kl_ref_sum": 0.0, "entropy_sum": 0.0}
+        totals = {"loss": 0.0, "clipped_tokens": 0.0, "kl_rollout_sum": 0.0, "kl_ref_sum": 0.0, "entropy_sum": 0.0,
+                  "is_weight_sum": 0.0, "is_capped_tokens": 0.0}
         grad_norm = 0.0
         with self.lock:
+            # Truncated IS: the policy as the update starts, per micro-batch, before any of it changes the weights.
+            old = {}
+            if token_is:
+                with torch.no_grad():
+                    for start in range(0, rows, micro):
+                        part = {k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
+                        old[start] = token_logprobs(self.model, part["input_ids"], part["attention_mask"])[0]
             self.model.train()
             for _ in range(epochs):
                 self.optimizer.zero_grad(set_to_none=True)
@@ -120,7 +130,7 @@ class TorchBackend:
                     if self.reference is not None:
                         with torch.no_grad():
                             ref_logp, _ = token_logprobs(self.reference, part["input_ids"], part["attention_mask"])
-                    loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, ref_logp, kl_coef)
+                    loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, ref_logp, kl_coef, old.get(start), is_cap)
                     # The weights already sum the step's objective: micro-batch losses add up, nothing is re-averaged.
                     loss.backward()
                     totals["loss"] += float(loss)
@@ -136,6 +146,9 @@ class TorchBackend:
                    "rows": rows, "loss_tokens": int(loss_tokens), "update_s": time.perf_counter() - started}
         if self.reference is not None:
             metrics["kl_ref"] = totals["kl_ref_sum"] / n
+        if token_is:
+            metrics["is_weight_mean"] = totals["is_weight_sum"] / n
+            metrics["is_capped_fraction"] = totals["is_capped_tokens"] / n
         log(f"step {step}: loss {metrics['loss']:.4f}, grad norm {grad_norm:.3f}, {rows} rows")
         return {"metrics": metrics}
 

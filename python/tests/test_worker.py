@@ -43,6 +43,22 @@ def test_ratios_beyond_the_clip_range_stop_the_gradient_and_are_counted():
     assert sums["clipped_tokens"] == 2
 
 
+def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and_weights_tokens_by_the_capped_ratio_to_the_rollout():
+    # Token 1: π_old = 3·π_rollout (capped at 2); token 2: π_old = π_rollout / 2. logp = old: the PPO ratio is 1.
+    rollout = [0.0, -2.0, -1.0]
+    old = torch.tensor([[0.0, -2.0 + np.log(3.0), -1.0 + np.log(0.5)]])
+    logp = old.clone().requires_grad_(True)
+    r = rows(loss_mask=[0, 1, 1], rollout_logprobs=rollout, advantages=[0, 1.0, 1.0], loss_weights=[0, 1.0, 1.0])
+    loss, sums = ppo_clip_loss(logp, r, old_logp=old, is_cap=2.0)
+    assert loss.item() == pytest.approx(-(2.0 + 0.5), abs=1e-6)
+    loss.backward()
+    assert logp.grad.tolist()[0] == pytest.approx([0, -2.0, -0.5], abs=1e-6)
+    assert sums["is_weight_sum"] == pytest.approx(2.5, abs=1e-6) and sums["is_capped_tokens"] == 1 and sums["clipped_tokens"] == 0
+    # Without the correction the ratio is taken to the rollout policy: token 1's r = 3 is clipped, no gradient.
+    plain, plain_sums = ppo_clip_loss(old.clone().requires_grad_(True), r)
+    assert plain_sums["clipped_tokens"] == 1 and "is_weight_sum" not in plain_sums
+
+
 class Worker:
     def __init__(self, model):
         self.proc = subprocess.Popen([sys.executable, "-m", "alight_worker"], cwd=PYTHON_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

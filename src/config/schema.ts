@@ -66,6 +66,13 @@ const train = z.object({
   threads: z.number().int().positive().optional().describe('torch threads in the worker'),
   workerTimeoutS: z.number().positive().default(1800).describe('longest a worker call (an update, a save) may take'),
   restarts: z.number().int().min(0).default(1).describe('times a crashed worker is restarted from the last checkpoint before the run fails'),
+  asyncGroups: z.number().int().min(0).default(0)
+    .describe('async rollouts: keep this many groups (task × n) in flight across steps and train on the first batchSize to complete (0: synchronous steps)'),
+  maxStaleness: z.number().int().min(0).default(1)
+    .describe('async: drop (and count) a group whose oldest call was served more than this many versions before the update'),
+  isCorrection: z.enum(['none', 'token']).default('none')
+    .describe('token: PPO ratio against the policy at the update\'s start, each token weighted by min(π_old / π_rollout, isCap) (truncated IS)'),
+  isCap: z.number().positive().default(2).describe('the cap of the token-level importance weight'),
 }).strict();
 
 /** `alight.config.yaml`: every setting, its default and what it does. Flags override it. */

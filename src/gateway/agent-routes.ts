@@ -22,7 +22,7 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
   const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocolFor(rest.slice(3)) : undefined;
 
   if (protocol) {
-    if (state.paused) {
+    if (state.paused && !(await heldUntilResumed(state))) {
       throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', { 'retry-after': '1' });
     }
     if (rollout.state === 'queued') state.rollouts.transition(rollout.id, 'running');
@@ -52,4 +52,17 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
     return sendJson(res, 200, { ok: true });
   }
   throw new HttpError(404, `no route ${req.method} /r/<token>/${rest}`, 'not_found_error');
+}
+
+/** Waits (up to the gateway's hold) for a resume; true if the gateway is taking calls again. */
+async function heldUntilResumed(state: GatewayState): Promise<boolean> {
+  if (state.holdWhilePausedMs <= 0) return false;
+  let wake = (): void => {};
+  const resumed = new Promise<void>((resolve) => { wake = resolve; });
+  state.held.add(wake);
+  const timer = setTimeout(wake, state.holdWhilePausedMs);
+  await resumed;
+  clearTimeout(timer);
+  state.held.delete(wake);
+  return !state.paused;
 }

@@ -20,6 +20,8 @@ export interface GatewayOptions {
   adminKey: string;
   /** The upstream API key, read from the env var the config names; sent upstream, never stored. */
   upstreamApiKey?: string;
+  /** While paused, hold a model call this long for the resume before answering 429 (0: answer at once). */
+  holdWhilePausedMs?: number;
   onCall?: (event: CallEvent) => void;
 }
 
@@ -31,7 +33,7 @@ export interface Gateway {
   state(): { paused: boolean; inflight: number };
   pause(): void;
   resume(): void;
-  /** Refuse new calls and wait for those in flight (at most `timeoutMs`). */
+  /** Refuse (or hold) new calls and wait for the model calls in flight (at most `timeoutMs`). */
   drain(timeoutMs: number): Promise<void>;
   /** Abort the calls in flight (each is recorded as failed), then stop listening. */
   close(): Promise<void>;
@@ -45,6 +47,9 @@ export interface GatewayState {
   endpoints: Endpoints;
   calls: CallContext;
   paused: boolean;
+  holdWhilePausedMs: number;
+  /** Calls held while paused, released by resume (or close). */
+  held: Set<() => void>;
   /** Every request being handled; `aborts` holds the model calls among them. */
   requests: Set<Promise<void>>;
   aborts: Set<AbortController>;
@@ -69,6 +74,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     rollouts: new Rollouts(store),
     endpoints,
     paused: false,
+    holdWhilePausedMs: options.holdWhilePausedMs ?? 0,
+    held: new Set(),
     requests: new Set(),
     aborts: new Set(),
     calls: {
@@ -90,6 +97,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { address, family } = server.address() as AddressInfo;
   state.url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
 
+  const release = (): void => {
+    for (const wake of state.held) wake();
+    state.held.clear();
+  };
   const settle = async (timeoutMs: number): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
     while (state.requests.size > 0 && Date.now() < deadline) {
@@ -105,13 +116,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     endpoints,
     state: () => stateOf(state),
     pause: () => { state.paused = true; },
-    resume: () => { state.paused = false; },
+    resume: () => { state.paused = false; release(); },
     async drain(timeoutMs) {
       state.paused = true;
-      await settle(timeoutMs);
+      // Held calls wait for the resume: only the model calls already under way are waited for.
+      const deadline = Date.now() + timeoutMs;
+      while (state.aborts.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     },
     async close() {
       state.paused = true;
+      release();
       for (const abort of state.aborts) abort.abort(new Error('interrupted: the gateway shut down'));
       await settle(10_000);
       server.closeAllConnections();

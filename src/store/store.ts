@@ -18,6 +18,8 @@ export interface RolloutRow {
 }
 export interface RolloutSummary extends RolloutRow {
   reward: number | null; calls: number; error_calls: number; prompt_tokens: number; completion_tokens: number;
+  /** The oldest weights version that served one of its calls (null: no versioned call). */
+  min_version: number | null;
 }
 export interface RewardRow { value: number; reason: string | null; source: string }
 export interface EventRow { type: string; data: string; created_at: number }
@@ -29,7 +31,8 @@ const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r
   (SELECT count(*) FROM calls c WHERE c.rollout_id = r.id) AS calls,
   (SELECT count(*) FROM calls c WHERE c.rollout_id = r.id AND c.status != 'ok') AS error_calls,
   (SELECT coalesce(sum(prompt_tokens), 0) FROM calls c WHERE c.rollout_id = r.id) AS prompt_tokens,
-  (SELECT coalesce(sum(completion_tokens), 0) FROM calls c WHERE c.rollout_id = r.id) AS completion_tokens`;
+  (SELECT coalesce(sum(completion_tokens), 0) FROM calls c WHERE c.rollout_id = r.id) AS completion_tokens,
+  (SELECT min(model_version) FROM calls c WHERE c.rollout_id = r.id AND c.status = 'ok') AS min_version`;
 
 /** The SQLite trace store: the only module that writes SQL. One instance per process and file. */
 export class Store {

@@ -8,7 +8,8 @@ import type { Store } from '../store/store.js';
 import { Worker } from '../worker/client.js';
 import { ensurePythonEnv } from '../worker/python-env.js';
 import type { TrainListener } from './events.js';
-import { runStep, type StepMetrics } from './step.js';
+import type { GroupPool } from './async-groups.js';
+import { groupPool, runStep, type StepContext, type StepMetrics } from './step.js';
 
 export interface TrainOptions {
   store: Store;
@@ -37,6 +38,9 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const { store, config, run, signal, onEvent } = options;
   const c = config.train;
   if (!c.model) throw new AlightError('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml', ExitCode.usage);
+  if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize) {
+    throw new AlightError(`train.asyncGroups (${c.asyncGroups}) must be at least train.batchSize (${c.batchSize}): a step trains on batchSize groups`, ExitCode.usage);
+  }
   const existing = store.getRun(run);
   if (existing && !options.resume) throw new AlightError(`run ${run} exists: pass --resume ${run} to continue it, or another --run`, ExitCode.usage);
   if (!existing && options.resume) throw new AlightError(`no run ${run} to resume in ${store.path} (alight runs list)`, ExitCode.usage);
@@ -52,12 +56,15 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const stopWorker = (): void => workers.at(-1)?.kill('SIGTERM');
   signal.addEventListener('abort', stopWorker, { once: true });
   let gateway: Gateway | null = null;
+  let pool: { pool: GroupPool; abort: AbortController } | null = null;
   let restarts = 0;
   try {
     let worker = await startWorker(python, workerLog, options, workers);
     gateway = await startGateway({
       store, adminKey: options.adminKey, gateway: config.gateway,
       upstream: { ...config.upstream, url: worker.endpoint.url, model: worker.endpoint.model, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
+      // Async harnesses keep calling through an update: their calls wait for it instead of being refused.
+      holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
       onCall: (call) => onEvent({ type: 'call', ...call }),
     });
     let step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
@@ -69,11 +76,19 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       const abortStep = (): void => stepAbort.abort();
       signal.addEventListener('abort', abortStep, { once: true });
       void worker.worker.exit.then(abortStep);
+      const ctx: StepContext = {
+        store, gateway, worker: worker.worker, config: c, run, runDir, command: options.command, args: options.args, tasks: options.tasks,
+        valTasks: options.valTasks, attempt: attemptTag(restarts), withhold: ['ALIGHT_ADMIN_KEY'], signal: stepAbort.signal, onEvent,
+      };
+      // Async groups outlive a step: they stop with the run or with the worker that serves them.
+      if (c.asyncGroups > 0 && !pool) {
+        const poolAbort = new AbortController();
+        signal.addEventListener('abort', () => poolAbort.abort(), { once: true });
+        void worker.worker.exit.then(() => poolAbort.abort());
+        pool = { pool: groupPool(ctx, step, poolAbort.signal), abort: poolAbort };
+      }
       try {
-        const { metrics, checkpoint } = await runStep({
-          store, gateway, worker: worker.worker, config: c, run, runDir, command: options.command, args: options.args, tasks: options.tasks,
-          valTasks: options.valTasks, attempt: attemptTag(restarts), withhold: ['ALIGHT_ADMIN_KEY'], signal: stepAbort.signal, onEvent,
-        }, step);
+        const { metrics, checkpoint } = await runStep({ ...ctx, pool: pool?.pool }, step);
         store.putTrainStep(run, step, metrics, checkpoint);
         onEvent({ type: 'step-end', step, metrics, checkpoint });
         step++;
@@ -84,6 +99,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         const why = `the Python worker ${ended} during step ${step} (log: ${workerLog})`;
         if (restarts++ >= c.restarts) throw new AlightError(`${why}; continue from the last checkpoint with: alight train --resume ${run} -- <harness>`, ExitCode.failure);
         onEvent({ type: 'worker-restart', reason: why, fromStep: step });
+        if (pool) await stopPool(pool);
+        pool = null;
         gateway.resume();
         const dead = worker.endpoint.url;
         worker = await startWorker(python, workerLog, options, workers);
@@ -93,6 +110,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         signal.removeEventListener('abort', abortStep);
       }
     }
+    if (pool) await stopPool(pool);
+    pool = null;
     return { run, runDir, workerLog, steps: store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics })) };
   } catch (err) {
     if (signal.aborted && !(err instanceof AlightError && err.exitCode === ExitCode.interrupted)) {
@@ -101,6 +120,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     throw err;
   } finally {
     signal.removeEventListener('abort', stopWorker);
+    if (pool) await stopPool(pool);
     await gateway?.close();
     for (const w of workers) await w.stop();
   }
@@ -114,7 +134,7 @@ async function startWorker(python: string, logFile: string, options: TrainOption
   const init = await worker.call('init', {
     backend: c.backend, model: c.model, seed: c.seed, lr: c.lr, weight_decay: c.weightDecay, max_grad_norm: c.maxGradNorm,
     clip_low: c.clipLow, clip_high: c.clipHigh, kl_coef: c.klCoef, ppo_epochs: c.ppoEpochs, micro_batch_rows: c.microBatchRows,
-    threads: c.threads ?? null,
+    threads: c.threads ?? null, is_correction: c.isCorrection, is_cap: c.isCap,
   }, c.workerTimeoutS * 1000);
   return { worker, endpoint: init.endpoints[0] };
 }
@@ -126,6 +146,12 @@ async function restore(store: Store, run: string, worker: Worker, gateway: Gatew
   const version = saved ? (await worker.call('load', { path: saved.checkpoint! }, timeoutS * 1000)).version : 0;
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   return saved ? saved.step + 1 : 0;
+}
+
+/** Stops the async harnesses still running (the run ended, or their worker died) and waits for them. */
+async function stopPool(p: { pool: GroupPool; abort: AbortController }): Promise<void> {
+  p.abort.abort();
+  await p.pool.settle();
 }
 
 /** A suffix that tells a step's groups from those of an earlier, interrupted attempt at the same step. */

@@ -10,6 +10,7 @@ import { substitute } from '../runner/template.js';
 import { buildStepBatch } from '../samples/run-samples.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import type { Worker } from '../worker/client.js';
+import { GroupPool, type DoneGroup } from './async-groups.js';
 import { tasksForStep } from './schedule.js';
 import type { TrainListener } from './events.js';
 
@@ -26,6 +27,8 @@ export interface StepContext {
   valTasks: Task[] | null;
   /** Distinguishes the groups of a step redone after a resume from those of the interrupted attempt. */
   attempt: string;
+  /** Async rollouts (asyncGroups > 0): the groups in flight across steps. */
+  pool?: GroupPool;
   withhold: string[];
   signal: AbortSignal;
   onEvent: TrainListener;
@@ -34,25 +37,28 @@ export interface StepContext {
 export type StepMetrics = Record<string, number | null>;
 
 /**
- * One synchronous step: B tasks × n rollouts through the harness, the batch from the finished ones, the worker's
- * update, the new weights served (version step + 1), then validation and a checkpoint when due.
+ * One step: B tasks × n rollouts through the harness (or, async, the first B groups of the pool to complete), the
+ * batch from the finished ones, the worker's update, the new weights served (version step + 1), then validation and a
+ * checkpoint when due.
  */
 export async function runStep(ctx: StepContext, step: number): Promise<{ metrics: StepMetrics; checkpoint: string | null }> {
   const { config: c, store, gateway, worker } = ctx;
   const timer = phaseTimer(ctx, step);
 
   timer.start('rollouts');
-  const tasks = tasksForStep(ctx.tasks, c.batchSize, step, c.seed);
-  const groupPrefix = `${ctx.run}/step${step}${ctx.attempt}`;
-  const ids = await runRollouts(rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
-    jobs(ctx, tasks, c.n, (t) => `${groupPrefix}/${t.id}`));
+  const groups = ctx.pool ? await ctx.pool.take(c.batchSize, ctx.signal) : null;
+  const ids = groups ? groups.flatMap((g) => g.ids) : await runRollouts(rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
+    tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) => jobs(ctx, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`)));
   if (ctx.signal.aborted) throw new Error('interrupted');
-  // No call may reach the engine while the weights change: stray calls (a harness's orphan) wait or fail.
+  // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way finish.
+  timer.start('drain');
+  const inFlight = ctx.pool?.runningRollouts ?? 0;
   gateway.pause();
   await gateway.drain(30_000);
 
   timer.start('batch');
-  const { rollouts, rewards, built } = prepareBatch(store, ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
+  const fresh = groups ? freshGroups(store, groups, step, c.maxStaleness) : null;
+  const { rollouts, rewards, built } = prepareBatch(store, fresh?.ids ?? ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
 
   timer.start('update');
   const update = await worker.call('train_step', { batch_path: built.out, step }, c.workerTimeoutS * 1000);
@@ -62,12 +68,13 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   await worker.call('sync_weights', { version }, c.workerTimeoutS * 1000);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   gateway.resume();
+  ctx.pool?.fill();
 
   let valReward: number | null = null;
   if (ctx.valTasks && c.valEvery > 0 && (step + 1) % c.valEvery === 0) {
     timer.start('validation');
     const valIds = await runRollouts(rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
-      jobs(ctx, ctx.valTasks, 1, (t) => `${ctx.run}/val${step}${ctx.attempt}/${t.id}`));
+      ctx.valTasks.flatMap((t) => jobs(ctx, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)));
     valReward = mean(store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
   }
 
@@ -87,6 +94,7 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
       skipped_error_calls: built.merge.skipped_error_calls, dropped_missing_reward: m.dropped_missing_reward,
       dropped_zero_variance: m.dropped_zero_variance, dropped_long_prompt_rows: m.dropped_long_prompt_rows,
       dropped_alignment_rows: m.dropped_alignment_rows, truncated_rows: m.truncated_rows,
+      ...(fresh ? { in_flight_rollouts: inFlight, dropped_stale_groups: fresh.dropped, staleness_mean: fresh.stalenessMean, staleness_max: fresh.stalenessMax } : {}),
       ...update.metrics, ...timings,
     },
   };
@@ -108,11 +116,36 @@ export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: s
   return { rollouts, rewards, built: buildStepBatch(store, trained, { ...c, out }, `step ${step}`) };
 }
 
-function jobs(ctx: StepContext, tasks: Task[], n: number, group: (t: Task) => string): RolloutJob[] {
-  return tasks.flatMap((task) => {
-    const args = ctx.args.map((a) => substitute(a, task.data));
-    return Array.from({ length: n }, () => ({ task, args, groupId: group(task) }));
+function jobs(ctx: Pick<StepContext, 'args'>, task: Task, n: number, groupId: string): RolloutJob[] {
+  const args = ctx.args.map((a) => substitute(a, task.data));
+  return Array.from({ length: n }, () => ({ task, args, groupId }));
+}
+
+/** The pool of async rollouts for a run from `fromStep` on, its harnesses stopped by `signal`. */
+export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSignal): GroupPool {
+  const c = ctx.config;
+  const pool = new GroupPool({
+    tasks: ctx.tasks, batchSize: c.batchSize, n: c.n, seed: c.seed, inFlight: c.asyncGroups, start: fromStep * c.batchSize,
+    options: () => ({ ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')), concurrency: c.n, signal }),
+    jobs: (task, n, groupId) => jobs(ctx, task, n, groupId), groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
   });
+  pool.fill();
+  return pool;
+}
+
+/**
+ * The groups fresh enough to train on: a group's staleness is how many versions its oldest served call is behind the
+ * weights being updated (`step`); past `maxStaleness` the group is dropped (counted).
+ */
+function freshGroups(store: Store, groups: DoneGroup[], step: number, maxStaleness: number) {
+  const versions = new Map(store.rolloutSummaries({ ids: groups.flatMap((g) => g.ids) }).map((r) => [r.id, r.min_version]));
+  const staleness = groups.map((g) => step - Math.min(step, ...g.ids.map((id) => versions.get(id) ?? step)));
+  const kept = groups.filter((_, i) => staleness[i] <= maxStaleness);
+  if (kept.length === 0) {
+    throw new AlightError(`every group of step ${step} is more than ${maxStaleness} versions stale: raise train.maxStaleness or lower train.asyncGroups`, ExitCode.failure);
+  }
+  const keptStaleness = staleness.filter((s) => s <= maxStaleness);
+  return { ids: kept.flatMap((g) => g.ids), dropped: groups.length - kept.length, stalenessMean: mean(keptStaleness), stalenessMax: Math.max(...keptStaleness) };
 }
 
 function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string): RolloutsOptions {

@@ -81,6 +81,41 @@ describe('alight train', () => {
     expect(stepsOf(p.db, 'swe')[0].metrics).toMatchObject({ reward_mean: 1, rollouts: fx.kept.length * 2, rollouts_failed: 0 });
   }, 120_000);
 
+  it('async: groups in flight across steps, the first to complete trained, staleness bounded, truncated IS applied', async () => {
+    const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }, { id: 'abc', prompt: 'Say abc.' }]);
+    const res = await alight([...common(p, 5), '-n', '4', '--async-groups', '5', '--max-staleness', '1', '--is-correction', 'token', '--run', 'async',
+      '--json', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    expect(res.code, res.stderr).toBe(0);
+    const steps = stepsOf(p.db, 'async');
+    expect(steps).toHaveLength(5);
+    for (const { metrics: m } of steps) {
+      expect(m).toHaveProperty('in_flight_rollouts');
+      expect(m.drain_s).toBeGreaterThanOrEqual(0);
+      expect(m.staleness_max as number).toBeLessThanOrEqual(1);
+      expect(m.is_weight_mean as number).toBeGreaterThan(0);
+      expect(m.is_capped_fraction as number).toBeGreaterThanOrEqual(0);
+    }
+    // Groups finished while an update ran are trained one version later: some step trained on version s − 1's samples.
+    expect(steps.some((s) => (s.metrics.staleness_max as number) === 1), JSON.stringify(steps.map((s) => s.metrics.staleness_max))).toBe(true);
+    // What each step trained on (the batch file's metadata): groups whose calls were served by versions s − 1 … s.
+    const store = Store.open(p.db);
+    const version = store.db.prepare('SELECT min(model_version) AS lo, max(model_version) AS hi FROM calls WHERE rollout_id = ?');
+    for (let s = 0; s < 5; s++) {
+      const file = readFileSync(join(p.dir, '.alight', 'runs', 'async', 'batches', `step-${s}.safetensors`));
+      const header = JSON.parse(file.subarray(8, 8 + Number(file.readBigUInt64LE(0))).toString('utf8'));
+      const meta = JSON.parse(header.__metadata__.alight) as { rollouts: { rollout_id: string; group_id: string }[] };
+      // Batch size 2: two groups, less those dropped as too stale.
+      expect(new Set(meta.rollouts.map((r) => r.group_id)).size).toBe(2 - (steps[s].metrics.dropped_stale_groups as number));
+      for (const r of meta.rollouts) {
+        const { lo, hi } = version.get(r.rollout_id) as { lo: number; hi: number };
+        expect([lo >= s - 1, hi <= s], `step ${s}: ${r.group_id} served by ${lo}..${hi}`).toEqual([true, true]);
+      }
+    }
+    // Every group that was started ended: none was left running when the run finished.
+    expect(store.db.prepare(`SELECT count(*) AS n FROM rollouts WHERE run = 'async' AND state IN ('queued', 'running')`).get()).toEqual({ n: 0 });
+    store.close();
+  }, 300_000);
+
   it('fails a rollout whose harness is SIGKILLed, with the reason, and drops it from its group', async () => {
     const p = project([{ id: 'count', prompt: 'Count to three.' }]);
     const marker = join(p.dir, 'killed-once');
