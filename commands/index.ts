@@ -155,8 +155,16 @@ export function buildProgram(): Command {
     .argument('<cmd>', 'harness command')
     .argument('[args...]', 'its arguments; {{field}} is replaced by the task field')
     .passThroughOptions()
-    .addOption(new Option('--backend <backend>', 'the worker').choices(['torch']))
-    .option('--model <folder>', 'the policy: a Hugging Face model folder')
+    .addOption(new Option('--backend <backend>', 'torch: the PyTorch worker (CPU, one GPU); verl: FSDP + vLLM on Ray (CUDA GPUs)').choices(['torch', 'verl']))
+    .option('--model <folder>', 'the policy: a Hugging Face model folder (verl: or a hub id)')
+    .option('--gpus <n>', 'verl: GPUs per node', int)
+    .option('--nodes <m>', 'verl: nodes (with --ray-address)', int)
+    .option('--ray-address <addr>', 'verl: join this Ray cluster')
+    .option('--tensor-parallel <tp>', 'verl: vLLM tensor parallel size (default: the preset\'s)', int)
+    .option('--gpu-memory-utilization <f>', 'verl: vLLM\'s share of GPU memory (default: the preset\'s)', num)
+    .addOption(new Option('--old-logprobs <source>', 'verl: the PPO ratio\'s denominator').choices(['recompute', 'rollout']))
+    .option('--verl <key=value>', 'verl: a Hydra override of verl\'s trainer config (repeatable)', (v: string, all: string[] = []) => [...all, v])
+    .option('--dry-run', 'print the resolved settings (verl: the composed verl config) and start nothing')
     .option('--tasks <file.jsonl>', 'training tasks')
     .option('--from-db', 'train on the tasks alight data kept in the store (each as a SWE-bench row in ALIGHT_TASK_JSON)')
     .option('-n <k>', 'rollouts per task per step (the group)', int)
@@ -187,6 +195,8 @@ export function buildProgram(): Command {
     .addHelpText('after', examples([
       'alight train --model models/tiny --tasks tasks.jsonl -n 8 --batch-size 4 --steps 30 -- node harness.mjs',
       'alight train --resume train-20261130-1200-ab12 -- node harness.mjs',
+      'alight train --backend verl --gpus 8 --model Qwen/Qwen2.5-7B-Instruct --from-db -n 8 --batch-size 32 -- python agent.py',
+      'alight train --backend verl --gpus 8 --model Qwen/Qwen2.5-7B-Instruct --tasks t.jsonl --dry-run -- python agent.py',
     ]))
     .action(async (cmd, args, opts) => { await (await import('./train.js')).trainCommand(cmd, args, opts); });
 

@@ -3,6 +3,7 @@ train_step, sync_weights, save, load, shutdown. The process ends when stdin clos
 import json
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -20,15 +21,16 @@ def finite(value):
     return value
 
 
-def exit_with_parent():
+def exit_with_parent(state):
     """stdin's end is seen only between calls: a worker busy in an update would outlive a killed alight and hold its
-    memory (or GPU). When the parent is gone, the process is re-parented: leave at once."""
+    memory (or GPU). When the parent is gone, the process is re-parented: stop the backend's processes (Ray's) and leave."""
     parent = os.getppid()
 
     def watch():
         while True:
             time.sleep(1)
             if os.getppid() != parent:
+                stop(state)
                 os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
@@ -39,12 +41,29 @@ def main():
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol
     state = {"backend": None, "server": None}
 
-    exit_with_parent()
+    exit_with_parent(state)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # through `finally`: the backend's processes stop too
 
     def reply(message):
         rpc_out.write(json.dumps(finite(message), allow_nan=False) + "\n")
         rpc_out.flush()
 
+    try:
+        serve_rpc(state, reply)
+    finally:
+        stop(state)
+
+
+def stop(state):
+    """The backend's own processes (a server thread, Ray's workers and vLLM) end with this one."""
+    if state["server"]:
+        state["server"].shutdown()
+        state["server"] = None
+    if state["backend"] is not None and hasattr(state["backend"], "shutdown"):
+        state["backend"].shutdown()
+
+
+def serve_rpc(state, reply):
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -63,17 +82,20 @@ def main():
 
 def dispatch(state, method, params):
     if method == "init":
-        from .server import start_server
         backend_name = params.get("backend", "torch")
+        if backend_name == "verl":
+            from .verl_backend import VerlBackend
+            state["backend"] = VerlBackend(params)
+            return {"endpoints": state["backend"].endpoints, "version": state["backend"].version}
         if backend_name != "torch":
-            raise ValueError(f"unknown backend {backend_name!r} (this worker has: torch)")
+            raise ValueError(f"unknown backend {backend_name!r} (this worker has: torch, verl)")
+        from .server import start_server
         from .torch_backend import TorchBackend
         state["backend"] = TorchBackend(params)
         state["server"], url = start_server(state["backend"], params.get("host", "127.0.0.1"), int(params.get("port", 0)))
         return {"endpoints": [{"url": url, "model": state["backend"].name}], "version": state["backend"].version}
     if method == "shutdown":
-        if state["server"]:
-            state["server"].shutdown()
+        stop(state)
         return {}
     backend = state["backend"]
     if backend is None:

@@ -30,7 +30,16 @@ const record = z.object({
 }).strict();
 
 const train = z.object({
-  backend: z.enum(['torch']).default('torch').describe('torch: the PyTorch worker (CPU or one GPU); verl comes with the GPU backend'),
+  backend: z.enum(['torch', 'verl']).default('torch')
+    .describe('torch: the PyTorch worker (CPU or one GPU); verl: verl\'s FSDP actor and vLLM servers on Ray (CUDA GPUs)'),
+  gpus: z.number().int().min(1).default(1).describe('verl: GPUs per node'),
+  nodes: z.number().int().min(1).default(1).describe('verl: nodes (more than one: a Ray cluster, --ray-address)'),
+  rayAddress: z.string().optional().describe('verl: join this Ray cluster (ray start --head on the first node) instead of starting one here'),
+  tensorParallel: z.number().int().min(1).optional().describe('verl: vLLM tensor parallel size (default: the preset\'s)'),
+  gpuMemoryUtilization: z.number().gt(0).lt(1).optional().describe('verl: the share of GPU memory vLLM may take (default: the preset\'s)'),
+  oldLogprobs: z.enum(['recompute', 'rollout']).default('recompute')
+    .describe('verl: the PPO ratio\'s denominator: recomputed by the actor before the update, or the engine\'s rollout logprobs as recorded'),
+  verl: z.array(z.string()).default([]).describe('verl: extra Hydra overrides (key=value), applied after alight\'s'),
   model: z.string().optional().describe('the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template)'),
   tasks: z.string().optional().describe('training tasks, JSONL (id or instance_id names each)'),
   fromDb: z.boolean().default(false).describe('train on the tasks `alight data` kept in the store instead of a task file'),

@@ -10,10 +10,12 @@ export interface Endpoint {
   version: number;
 }
 
-/** The upstream registry: calls go round-robin over the registered endpoints. */
+/**
+ * The upstream registry. A rollout's calls stay on one endpoint (chosen by its id), so a multi-turn harness finds its
+ * history in that engine's prefix cache; rollouts spread evenly over the endpoints.
+ */
 export class Endpoints {
   private readonly list: Endpoint[] = [];
-  private next = 0;
 
   upsert(endpoint: Endpoint): Endpoint {
     const url = endpoint.url.replace(/\/+$/, '');
@@ -24,16 +26,18 @@ export class Endpoints {
     return entry;
   }
 
-  /** Puts `endpoint` in the place of the one at `url` (a restarted engine listens elsewhere). */
-  replace(url: string, endpoint: Endpoint): Endpoint {
-    const i = this.list.findIndex((e) => e.url === url.replace(/\/+$/, ''));
-    if (i !== -1) this.list.splice(i, 1);
-    return this.upsert(endpoint);
+  /** Puts these endpoints in the place of all others (a restarted engine listens elsewhere). */
+  replaceAll(endpoints: Endpoint[]): void {
+    this.list.length = 0;
+    for (const e of endpoints) this.upsert(e);
   }
 
-  pick(): Endpoint {
+  /** The endpoint for a rollout's call: the same for every call of the rollout (while the registry is unchanged). */
+  pick(rolloutId: string): Endpoint {
     if (this.list.length === 0) throw new HttpError(503, 'no upstream endpoint is registered (POST /api/endpoints)', 'upstream_error');
-    return this.list[this.next++ % this.list.length];
+    let hash = 0;
+    for (let i = 0; i < rolloutId.length; i++) hash = (Math.imul(hash, 31) + rolloutId.charCodeAt(i)) >>> 0;
+    return this.list[hash % this.list.length];
   }
 
   all(): readonly Endpoint[] {

@@ -56,7 +56,7 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
   const body = await readJson(req, ctx.bodyLimit);
   const invalid = protocol.invalid(body);
   if (invalid) throw new HttpError(400, invalid);
-  const endpoint = ctx.endpoints.pick();
+  const endpoint = ctx.endpoints.pick(rollout.id);
   if (endpoint.model) body.model = endpoint.model;
   if (endpoint.kind === 'vllm') protocol.requestTokens(body);
   const stream = body.stream === true;

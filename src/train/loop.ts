@@ -7,6 +7,8 @@ import type { Task } from '../runner/tasks.js';
 import type { Store } from '../store/store.js';
 import { Worker } from '../worker/client.js';
 import { ensurePythonEnv } from '../worker/python-env.js';
+import { ensureVerlEnv, gpuMemoryGb } from '../worker/verl-env.js';
+import { verlPlan } from './verl-config.js';
 import type { TrainListener } from './events.js';
 import type { GroupPool } from './async-groups.js';
 import { groupPool, runStep, type StepContext, type StepMetrics } from './step.js';
@@ -36,7 +38,12 @@ export interface TrainResult { run: string; runDir: string; steps: { step: numbe
  */
 export async function train(options: TrainOptions): Promise<TrainResult> {
   const { store, config, run, signal, onEvent } = options;
-  const c = config.train;
+  // verl: the cluster and model are checked before anything starts; rows come in multiples of the data-parallel size.
+  const plan = config.train.backend === 'verl' ? verlPlan(config.train, gpuMemoryGb()) : null;
+  const c = plan ? { ...config.train, rowMultiple: config.train.rowMultiple ?? plan.worldSize } : config.train;
+  if (plan && c.rowMultiple! % plan.worldSize !== 0) {
+    throw new AlightError(`train.rowMultiple (${c.rowMultiple}) must be a multiple of the ${plan.worldSize} GPUs: each gets whole rows`, ExitCode.usage);
+  }
   if (!c.model) throw new AlightError('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml', ExitCode.usage);
   if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize) {
     throw new AlightError(`train.asyncGroups (${c.asyncGroups}) must be at least train.batchSize (${c.batchSize}): a step trains on batchSize groups`, ExitCode.usage);
@@ -49,7 +56,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const runDir = resolve(store.path, '..', 'runs', run);
   mkdirSync(runDir, { recursive: true });
   const workerLog = join(runDir, 'worker.log');
-  const python = ensurePythonEnv((message) => onEvent({ type: 'log', message }));
+  const log = (message: string): void => onEvent({ type: 'log', message });
+  const python = c.backend === 'verl' ? ensureVerlEnv(log) : ensurePythonEnv(log);
 
   // Ctrl-C stops whichever worker is current, even while it is still loading the model.
   const workers: Worker[] = [];
@@ -62,11 +70,12 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     let worker = await startWorker(python, workerLog, options, workers);
     gateway = await startGateway({
       store, adminKey: options.adminKey, gateway: config.gateway,
-      upstream: { ...config.upstream, url: worker.endpoint.url, model: worker.endpoint.model, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
+      upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
       // Async harnesses keep calling through an update: their calls wait for it instead of being refused.
       holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
       onCall: (call) => onEvent({ type: 'call', ...call }),
     });
+    gateway.endpoints.replaceAll(worker.endpoints.map((e) => ({ ...e, kind: 'vllm', version: 0 })));
     let step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
     onEvent({ type: 'train-started', run, firstStep: step, steps: c.steps, gatewayUrl: gateway.url, workerLog });
     while (step < c.steps) {
@@ -102,9 +111,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         if (pool) await stopPool(pool);
         pool = null;
         gateway.resume();
-        const dead = worker.endpoint.url;
         worker = await startWorker(python, workerLog, options, workers);
-        for (const e of gateway.endpoints.all()) gateway.endpoints.replace(dead, { ...e, url: worker.endpoint.url });
+        gateway.endpoints.replaceAll(worker.endpoints.map((e) => ({ ...e, kind: 'vllm', version: 0 })));
         step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
       } finally {
         signal.removeEventListener('abort', abortStep);
@@ -126,17 +134,18 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   }
 }
 
-async function startWorker(python: string, logFile: string, options: TrainOptions, started: Worker[]): Promise<{ worker: Worker; endpoint: { url: string; model: string } }> {
+/** The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl). */
+async function startWorker(python: string, logFile: string, options: TrainOptions, started: Worker[]): Promise<{ worker: Worker; endpoints: { url: string; model: string }[] }> {
   const c = options.config.train;
   const worker = Worker.start({ python, logFile });
   started.push(worker);
   if (options.signal.aborted) worker.kill('SIGTERM');
-  const init = await worker.call('init', {
-    backend: c.backend, model: c.model, seed: c.seed, lr: c.lr, weight_decay: c.weightDecay, max_grad_norm: c.maxGradNorm,
-    clip_low: c.clipLow, clip_high: c.clipHigh, kl_coef: c.klCoef, ppo_epochs: c.ppoEpochs, micro_batch_rows: c.microBatchRows,
-    threads: c.threads ?? null, is_correction: c.isCorrection, is_cap: c.isCap,
-  }, c.workerTimeoutS * 1000);
-  return { worker, endpoint: init.endpoints[0] };
+  const common = { backend: c.backend, model: c.model, seed: c.seed, kl_coef: c.klCoef, is_correction: c.isCorrection, is_cap: c.isCap };
+  const init = await worker.call('init', c.backend === 'verl'
+    ? { ...common, gpus: c.gpus, nodes: c.nodes, ray_address: c.rayAddress ?? null, old_logprobs: c.oldLogprobs, overrides: verlPlan(c, gpuMemoryGb()).overrides }
+    : { ...common, lr: c.lr, weight_decay: c.weightDecay, max_grad_norm: c.maxGradNorm, clip_low: c.clipLow, clip_high: c.clipHigh, ppo_epochs: c.ppoEpochs,
+      micro_batch_rows: c.microBatchRows, threads: c.threads ?? null }, c.workerTimeoutS * 1000);
+  return { worker, endpoints: init.endpoints };
 }
 
 /** Loads the run's last checkpoint into the worker (if any), forgets the steps after it, and returns the next step. */

@@ -72,14 +72,14 @@ function basePython(): string | null {
   return null;
 }
 
-function versions(python: string | null, names: string[]): Package[] {
+export function versions(python: string | null, names: string[]): Package[] {
   if (!python) return names.map((name) => ({ name, version: null }));
   const script = `import importlib.metadata as m, json\nout = {}\nfor n in ${JSON.stringify(names)}:\n  try: out[n] = m.version(n)\n  except Exception: out[n] = None\nprint(json.dumps(out))`;
   const found = JSON.parse(execFileSync(python, ['-c', script], { encoding: 'utf8' })) as Record<string, string | null>;
   return names.map((name) => ({ name, version: found[name] }));
 }
 
-function run(cmd: string, args: string[]): void {
+export function run(cmd: string, args: string[]): void {
   const res = spawnSync(cmd, args, { encoding: 'utf8' });
   if (res.status !== 0) {
     throw new AlightError(`${cmd} ${args.join(' ')} failed:\n${(res.stderr || res.stdout).trim().split('\n').slice(-8).join('\n')}\n` +

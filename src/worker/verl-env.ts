@@ -1,0 +1,68 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { PYTHON_DIR, run, versions, type Package } from './python-env.js';
+
+/** verl's pinned stack (its `vllm` extra): what the verl backend's virtualenv installs. */
+export const verlStack = { torch: '2.11.0', verl: '0.9.1', vllm: '0.24.0' };
+
+/** The verl backend's own virtualenv (its torch, CUDA wheels and Ray cannot share the torch worker's): ALIGHT_VERL_ENV, else ~/.cache/alight/verl. */
+export function verlEnvDir(): string {
+  return process.env.ALIGHT_VERL_ENV ?? join(homedir(), '.cache', 'alight', 'verl');
+}
+
+/** GPUs nvidia-smi lists here (0 without a driver). */
+export function cudaGpus(): number {
+  const res = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' });
+  return res.status === 0 ? res.stdout.split('\n').filter((l) => l.startsWith('GPU ')).length : 0;
+}
+
+/** The memory of this machine's first GPU in GB (80 when nvidia-smi cannot say: an A100/H100 80 GB). */
+export function gpuMemoryGb(): number {
+  const res = spawnSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], { encoding: 'utf8' });
+  const mib = res.status === 0 ? Number(res.stdout.trim().split('\n')[0]) : NaN;
+  return Number.isFinite(mib) && mib > 0 ? mib / 1024 : 80;
+}
+
+export interface VerlEnvReport { venv: string; python: string | null; gpus: number; packages: Package[]; fixes: string[] }
+
+const verlPackages = ['torch', 'verl', 'vllm', 'ray', 'transformers', 'tensordict', 'hydra-core'];
+
+/** What the verl backend needs here and what is missing, with the fix for each gap. Installs nothing. */
+export function inspectVerlEnv(): VerlEnvReport {
+  const venv = verlEnvDir();
+  const python = join(venv, 'bin', 'python');
+  const present = existsSync(python);
+  const packages = versions(present ? python : null, verlPackages);
+  const gpus = cudaGpus();
+  const version = (name: string) => packages.find((p) => p.name === name)?.version ?? null;
+  const fixes: string[] = [];
+  if (gpus === 0) fixes.push('no CUDA GPU (nvidia-smi lists none): the verl backend trains on NVIDIA GPUs; install the driver, or use --backend torch');
+  if (!present || !version('verl')) fixes.push(`alight doctor --setup --backend verl (makes ${venv}: torch ${verlStack.torch}, verl ${verlStack.verl}${gpus ? `, vllm ${verlStack.vllm}` : ''})`);
+  else {
+    if (version('verl') !== verlStack.verl) fixes.push(`verl ${version('verl')} is installed; alight is built against ${verlStack.verl}: ${python} -m pip install verl==${verlStack.verl}`);
+    if (gpus > 0 && !version('vllm')) fixes.push(`vLLM is missing: ${python} -m pip install "verl[vllm]==${verlStack.verl}"`);
+  }
+  return { venv, python: present ? python : null, gpus, packages, fixes };
+}
+
+/**
+ * The verl virtualenv's python, made when needed: torch first (pinned; verl leaves it open), then verl — with its
+ * vLLM extra where CUDA GPUs are present. About 3 GB from PyPI (CUDA wheels: PyPI has no CPU-only torch for Linux).
+ */
+export function ensureVerlEnv(log: (line: string) => void): string {
+  const venv = verlEnvDir();
+  const python = join(venv, 'bin', 'python');
+  if (spawnSync(python, ['-c', 'import verl, torch, ray, uvicorn, transfer_queue, safetensors'], { stdio: 'ignore' }).status === 0) return python;
+  if (!existsSync(python)) {
+    log(`making the verl virtualenv in ${venv}`);
+    run('python3', ['-m', 'venv', venv]);
+  }
+  const pip = (args: string[]) => run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...args]);
+  log(`installing torch ${verlStack.torch} into ${venv} (CUDA wheels, ~2.6 GB)`);
+  pip([`torch==${verlStack.torch}`]);
+  log(`installing python/requirements-verl.txt${cudaGpus() ? ` and vllm ${verlStack.vllm}` : ''}`);
+  pip(['-r', join(PYTHON_DIR, 'requirements-verl.txt'), ...(cudaGpus() ? [`verl[vllm]==${verlStack.verl}`] : [])]);
+  return python;
+}

@@ -1,0 +1,24 @@
+import { spawnSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/package-root.js';
+
+/**
+ * A pytest folder inside the one test command: collected when the file loads, run once, each test reported as a
+ * vitest test of its own (a skip or a failure fails it).
+ */
+export function pytestSuite(python: string, folder: string, env: NodeJS.ProcessEnv = {}): void {
+  const pytest = (args: string[]) => spawnSync(python, ['-m', 'pytest', folder, '-p', 'no:cacheprovider', ...args],
+    { cwd: packageRoot, encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ...env } });
+  const collected = pytest(['--collect-only', '-q']).stdout.split('\n').filter((l) => l.includes('::'));
+  let outcomes = new Map<string, string>();
+  let output = '';
+  beforeAll(() => {
+    const res = pytest(['-q', '-rA']);
+    output = `${res.stdout}\n${res.stderr}`;
+    outcomes = new Map([...output.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED) (\S+)(.*)$/gm)].map((m) => [m[2], `${m[1]}${m[3]}`]));
+  }, 600_000);
+  describe(folder, () => {
+    it('collects the Python tests', () => expect(collected.length).toBeGreaterThan(0));
+    for (const id of collected) it(id, () => expect(outcomes.get(id), output.slice(-4000)).toBe('PASSED'));
+  });
+}
