@@ -1,6 +1,54 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureVerlEnv } from '../../src/worker/verl-env.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
 import { pytestSuite } from '../helpers/pytest-suite.js';
+import { tinyModel } from '../helpers/tiny-model.js';
 
 // python/tests_verl in the verl backend's own virtualenv (torch 2.11, verl 0.9.1 with its trainer's dependencies, Ray),
 // made on first use as `alight doctor --setup --backend verl` makes it (~3 GB from PyPI, about 2 min here).
 pytestSuite(ensureVerlEnv((line) => process.stderr.write(`verl tests: ${line}\n`)), 'python/tests_verl', { RAY_AUTH_MODE: 'disabled' });
+
+// What a user without the right cluster sees: a clear error, and no process left behind.
+describe('alight train --backend verl, refusals', () => {
+  let model: string;
+  let dir: string;
+  beforeAll(() => {
+    model = tinyModel(1);
+    dir = tempDir();
+    writeFileSync(join(dir, 'tasks.jsonl'), JSON.stringify({ id: 't', prompt: 'Count.' }));
+  }, 120_000);
+  const train = (...flags: string[]) => alight(['train', '--backend', 'verl', '--tasks', join(dir, 'tasks.jsonl'), '--run', `r${Math.random().toString(36).slice(2, 8)}`,
+    ...flags, '--', process.execPath, join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 180_000, env: { RAY_AUTH_MODE: 'disabled' } });
+  const workersLeft = () => { try { return execFileSync('pgrep', ['-f', 'alight_worker|raylet'], { encoding: 'utf8' }).trim(); } catch { return ''; } };
+
+  it('refuses several nodes without a Ray cluster and a tensor-parallel size that does not divide the GPUs, before starting anything', async () => {
+    const nodes = await train('--model', model, '--gpus', '8', '--nodes', '2');
+    expect([nodes.code, nodes.stderr]).toEqual([2, expect.stringMatching(/--nodes 2 needs a Ray cluster/)]);
+    const tp = await train('--model', model, '--gpus', '6', '--tensor-parallel', '4');
+    expect([tp.code, tp.stderr]).toEqual([2, expect.stringMatching(/tensor parallel size 4 does not divide --gpus 6/)]);
+  });
+
+  it('says a model that does not exist, and a machine without CUDA, plainly; the worker and Ray are gone after', async () => {
+    const missing = await train('--model', join(dir, 'no-model'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/the model .*no-model does not exist/);
+    const cpu = await train('--model', model, '--gpus', '1');
+    expect(cpu.code).toBe(1);
+    expect(cpu.stderr).toMatch(/the verl backend trains on CUDA GPUs and torch 2\.11\.0\S* sees none here/);
+    expect(workersLeft()).toBe('');
+  }, 180_000);
+
+  it('--dry-run prints the composed verl config with alight\'s loss', async () => {
+    const res = await alight(['train', '--backend', 'verl', '--gpus', '8', '--model', 'Qwen/Qwen2.5-7B-Instruct', '--kl-coef', '0.01', '--dry-run', '--', 'x'],
+      { cwd: dir, timeoutMs: 120_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/# preset one-node: 8 GPU\(s\), vLLM tensor parallel 2/);
+    expect(res.stdout).toMatch(/loss_mode: alight/);
+    expect(res.stdout).toMatch(/use_kl_loss: true/);
+    expect(res.stdout).toMatch(/path: Qwen\/Qwen2.5-7B-Instruct/);
+  }, 120_000);
+});
