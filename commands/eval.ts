@@ -74,14 +74,14 @@ export async function gradeCommand(flags: GradeFlags) {
 }
 
 export type SwebenchFlags = GraderFlags & {
-  tasks?: string; fromDb?: boolean; instances?: string; k: number; workers: number; upstream?: string; serve?: string; timeout: number;
+  tasks?: string; fromDb?: boolean; instances?: string; k: number; workers: number; upstream?: string; serve?: string; serveVllm?: string; timeout: number;
   gradeTimeout: number; runId?: string; out?: string; allowTestEdits?: boolean; db?: string; config?: string; json?: boolean;
 };
 
 /** `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or --json. */
 export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
   if (Boolean(flags.tasks) === Boolean(flags.fromDb)) throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
-  if (flags.serve && flags.upstream) throw new AlightError('pass --serve or --upstream, not both', ExitCode.usage);
+  if ((flags.serve || flags.serveVllm) && flags.upstream) throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   if (Boolean(flags.repos) === Boolean(flags.runtime)) {
     throw new AlightError('pass --repos <dir> (workspaces made here from clones or bundles) or --runtime podman|docker (a container of each instance\'s image)', ExitCode.usage);
   }
@@ -93,7 +93,7 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
     if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
     const tasks = rows.filter((r) => !wanted || wanted.has(String(r.instance_id))).map((row) => ({ row, grade: gradeTask(row, flags.imageTemplate) }));
     const config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
-    return withUpstream(config, flags.serve, (c, upstreamApiKey) => withInterrupt(async (signal) => {
+    return withUpstream(config, flags, (c, upstreamApiKey) => withInterrupt(async (signal) => {
       const run = flags.runId ?? defaultRunName('eval');
       const result = await evalSwebench({
         store, config: c, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, ...grader, official, runtime: flags.runtime,

@@ -32,10 +32,11 @@ export function buildProgram(): Command {
     .showHelpAfterError();
 
   program.command('init')
-    .description('scaffold a project: alight.config.yaml, an example harness and tasks')
+    .description('scaffold a project: alight.config.yaml, an example harness and tasks (or, --template swe, a SWE agent trained on 8 GPUs)')
     .argument('[dir]', 'target folder', '.')
+    .addOption(new Option('--template <name>', 'basic: record an example harness; swe: RL a SWE agent with the verl backend').choices(['basic', 'swe']).default('basic'))
     .option('--force', 'overwrite existing files')
-    .addHelpText('after', examples(['alight init', 'alight init my-agent']))
+    .addHelpText('after', examples(['alight init', 'alight init my-agent', 'alight init --template swe swe-rl']))
     .action(async (dir, opts) => { await (await import('./init.js')).init(dir, opts); });
 
   program.command('record')
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
     .passThroughOptions()
     .option('--upstream <url>', 'OpenAI-compatible base URL ending in /v1')
     .option('--serve <file|name>', 'start `alight serve` on this GGUF model (or gemma3-270m) and record against it')
+    .option('--serve-vllm <model>', 'start vLLM on this Hugging Face model (CUDA; from the verl virtualenv) and record against it')
     .addOption(new Option('--upstream-kind <kind>', 'vllm asks for token ids; openai-compatible passes through').choices(upstreamKinds))
     .option('--model <name>', 'model name sent upstream')
     .option('--run <name>', 'run name (default: generated)')
@@ -64,6 +66,19 @@ export function buildProgram(): Command {
       'alight record --tasks tasks.jsonl --reward-cmd "python grade.py" -- ./run-agent.sh',
     ]))
     .action(async (cmd, args, opts) => { await (await import('./record.js')).recordCommand(cmd, args, opts); });
+
+  program.command('serve-vllm')
+    .description('serve a Hugging Face model with vLLM (CUDA) as a managed process: bound to 127.0.0.1, an API key only you hold')
+    .argument('<model>', 'a Hugging Face model folder or hub id')
+    .option('--port <port>', 'port (default: a free one)', int)
+    .option('--tensor-parallel <tp>', 'GPUs per replica', int)
+    .option('--gpu-memory-utilization <f>', 'vLLM\'s share of GPU memory', num)
+    .option('--max-model-len <n>', 'context length', int)
+    .option('--db <file>', 'SQLite store (its folder holds vllm.log and the key file)')
+    .option('--json', 'print {url, model, keyFile} as JSON once ready')
+    .addHelpText('after', examples(['alight serve-vllm Qwen/Qwen2.5-7B-Instruct --tensor-parallel 2',
+      'alight record --serve-vllm Qwen/Qwen2.5-7B-Instruct --tasks tasks.jsonl -n 4 -- python agent.py']))
+    .action(async (model, opts) => { await (await import('./serve-vllm.js')).serveVllmCommand(model, opts); });
 
   program.command('serve')
     .description('serve a GGUF model on llama.cpp (CPU) with vLLM-compatible token ids')
@@ -201,10 +216,11 @@ export function buildProgram(): Command {
     .action(async (cmd, args, opts) => { await (await import('./train.js')).trainCommand(cmd, args, opts); });
 
   program.command('doctor')
-    .description('check the Python side (torch, transformers) and say how to fix what is missing')
-    .option('--setup', 'make alight\'s virtualenv and install python/requirements.txt into it')
+    .description('check the Python side of a backend and say how to fix what is missing')
+    .addOption(new Option('--backend <backend>', 'torch: the PyTorch worker; verl: CUDA, verl, vLLM, Ray').choices(['torch', 'verl']).default('torch'))
+    .option('--setup', 'make the backend\'s virtualenv and install its requirements into it')
     .option('--json', 'JSON output')
-    .addHelpText('after', examples(['alight doctor', 'alight doctor --setup']))
+    .addHelpText('after', examples(['alight doctor', 'alight doctor --setup', 'alight doctor --backend verl --setup']))
     .action(async (opts) => { await (await import('./doctor.js')).doctor(opts); });
 
   const data = program.command('data').description('SWE-bench-style tasks: import, clean, dedupe, decontaminate, export');
@@ -284,6 +300,7 @@ export function buildProgram(): Command {
     .option('--workers <n>', 'harnesses (and grades) at once', int, 2)
     .option('--upstream <url>', 'the model\'s OpenAI-compatible base URL (vLLM)')
     .option('--serve <file|name>', 'start alight serve on this GGUF model (or gemma3-270m) for the run')
+    .option('--serve-vllm <model>', 'start vLLM on this Hugging Face model for the run (CUDA; from the verl virtualenv)')
     .option('--repos <dir>', 'agents work in fresh workspaces made from local clones (owner__name/) or bundles (owner__name.bundle)')
     .addOption(new Option('--runtime <engine>', 'or agents work in a container of each instance\'s image (/testbed; the harness runs here and is told '
       + 'ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR)').choices([...runtimeNames]))

@@ -14,10 +14,11 @@ export interface RecordFlags {
   upstream?: string; upstreamKind?: UpstreamKind; model?: string; run?: string; tasks?: string; n?: number;
   concurrency?: number; timeout?: number; rewardCmd?: string; port?: number; db?: string; config?: string; json?: boolean;
   serve?: string;
+  serveVllm?: string;
 }
 
 export async function recordCommand(cmd: string, args: string[], flags: RecordFlags): Promise<RunSummary> {
-  if (flags.serve && flags.upstream) throw new AlightError('pass --serve or --upstream, not both', ExitCode.usage);
+  if ((flags.serve || flags.serveVllm) && flags.upstream) throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
     const config = withOverrides(fileConfig, {
       upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
@@ -25,7 +26,7 @@ export async function recordCommand(cmd: string, args: string[], flags: RecordFl
       record: { n: flags.n, concurrency: flags.concurrency, timeoutS: flags.timeout, rewardCmd: flags.rewardCmd },
     });
     const tasks = flags.tasks ? readTasks(flags.tasks) : null;
-    return withUpstream(config, flags.serve, (c, upstreamApiKey) => withInterrupt((signal) => recordWith(store, c, cmd, args, tasks, flags, upstreamApiKey, signal)));
+    return withUpstream(config, flags, (c, upstreamApiKey) => withInterrupt((signal) => recordWith(store, c, cmd, args, tasks, flags, upstreamApiKey, signal)));
   });
 }
 

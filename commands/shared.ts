@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { startManagedServe } from '../src/serve/managed.js';
+import { startManagedServe, type ManagedServe } from '../src/serve/managed.js';
+import { startVllm } from '../src/serve/vllm.js';
+import { inspectVerlEnv } from '../src/worker/verl-env.js';
 import type { Config } from '../src/config/schema.js';
 import { Store } from '../src/store/store.js';
 
@@ -46,19 +49,34 @@ export async function withInterrupt<T>(work: (signal: AbortSignal) => Promise<T>
   }
 }
 
+/** Where a run's engine comes from: a URL (config, --upstream), or one alight starts for the run. */
+export interface ServeFlags { serve?: string; serveVllm?: string }
+
 /**
- * The upstream a run records against: with `serve`, `alight serve` started on that model for the duration of `work`;
- * else the config's URL. Checks the API key variable the config names, and hands the key to `work` (never stored).
+ * The upstream a run records against: with `serve`, `alight serve` started on that GGUF model for the duration of
+ * `work`; with `serveVllm`, vLLM's server on that model (from the verl virtualenv), behind a fresh API key only the
+ * gateway holds; else the config's URL. Checks the API key variable the config names, and hands the key to `work`
+ * (never stored).
  */
-export async function withUpstream<T>(config: Config, serve: string | undefined, work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>): Promise<T> {
-  const served = serve ? await startManagedServe(serve) : null;
+export async function withUpstream<T>(config: Config, flags: ServeFlags, work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>): Promise<T> {
+  if (flags.serve && flags.serveVllm) throw new AlightError('pass --serve or --serve-vllm, not both', ExitCode.usage);
+  const served: (ManagedServe & { apiKey?: string }) | null = flags.serve ? await startManagedServe(flags.serve)
+    : flags.serveVllm ? await startVllm({ python: verlPython(), model: flags.serveVllm, logFile: join(dirname(config.db), 'vllm.log') }) : null;
   try {
-    const c = served ? withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model } }) : config;
+    const c = served ? withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model, apiKeyEnv: undefined } }) : config;
     if (!c.upstream.url) throw new AlightError('no upstream: pass --upstream http://HOST:PORT/v1 (or --serve MODEL), or set upstream.url in alight.config.yaml', ExitCode.usage);
+    if (served) return await work(c, served.apiKey);
     const apiKeyEnv = c.upstream.apiKeyEnv;
     if (apiKeyEnv && !process.env[apiKeyEnv]) throw new AlightError(`upstream.apiKeyEnv names ${apiKeyEnv}, which is not set`, ExitCode.usage);
     return await work(c, apiKeyEnv ? process.env[apiKeyEnv] : undefined);
   } finally {
     await served?.stop();
   }
+}
+
+/** The verl virtualenv's python (where vLLM is installed), or the reason it is not there. */
+export function verlPython(): string {
+  const { python } = inspectVerlEnv();
+  if (!python) throw new AlightError('no verl virtualenv (vLLM lives there): alight doctor --setup --backend verl', ExitCode.failure);
+  return python;
 }

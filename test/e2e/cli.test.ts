@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alight } from '../helpers/cli.js';
+import { alight, BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { makeSweRepo } from '../helpers/swe-repo.js';
 
 describe('alight --help', () => {
   it('lists every command, and every command has examples', async () => {
@@ -62,4 +63,30 @@ describe('alight init, then record with the scaffolded harness', () => {
     expect(unwritable.code).toBe(3);
     expect(unwritable.stderr).toMatch(/^alight: cannot write .*x\.jsonl: ENOENT/);
   });
+});
+
+describe('alight init --template swe', () => {
+  it('scaffolds a SWE agent that fixes an instance: graded by eval swebench, and rewarded by its own eval reward under record', async () => {
+    const dir = tempDir();
+    const init = await alight(['init', '--template', 'swe', dir]);
+    expect(init.code, init.stderr).toBe(0);
+    for (const f of ['alight.config.yaml', 'swe-agent.mjs', 'fetch-repos.mjs']) expect(existsSync(join(dir, f))).toBe(true);
+    expect(init.stdout).toMatch(/alight doctor --setup --backend verl/);
+    const fx = makeSweRepo(dir); // dir/repos/acme__calc, where the agent looks
+    writeFileSync(join(dir, 'swe.jsonl'), `${JSON.stringify(fx.instance)}\n`);
+    // A model that answers the issue with one bash block, then submits.
+    const model = await startScriptedUpstream({ reply: (_, body) => ((body.messages as unknown[]).length <= 2 ? "```bash\nsed -i 's/a - b/a + b/' calc.py\n```" : 'SUBMIT') });
+    try {
+      const env = { ALIGHT_CLI: BIN };
+      const rec = await alight(['record', '--upstream', model.url, '--tasks', 'swe.jsonl', '--run', 'swe', '--', 'node', 'swe-agent.mjs'], { cwd: dir, env, timeoutMs: 120_000 });
+      expect(rec.code, rec.stderr).toBe(0);
+      expect(rec.stdout).toMatch(/acme__calc-1\s+1\s+1\s+0\s+2\s+1\.000/); // 2 calls, reward 1 from alight eval reward
+      const ev = await alight(['eval', 'swebench', '--tasks', 'swe.jsonl', '--repos', 'repos', '--upstream', model.url, '--run-id', 'swe-ev', '--json',
+        '--', 'node', join(dir, 'swe-agent.mjs')], { cwd: dir, env, timeoutMs: 120_000 });
+      expect(ev.code, ev.stderr).toBe(0);
+      expect(JSON.parse(ev.stdout)).toMatchObject({ resolved_ids: ['acme__calc-1'] });
+    } finally {
+      await model.close();
+    }
+  }, 180_000);
 });
