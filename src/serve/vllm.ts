@@ -56,7 +56,8 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
       if (child.exitCode !== null || child.signalCode !== null) {
         await closed;
         const tail = readFileSync(o.logFile, 'utf8').trim().split('\n').slice(-8).join('\n');
-        throw new AlightError(`vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready; the end of ${o.logFile}:\n${tail}`, ExitCode.failure);
+        const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail) ? ' (it found no GPU it can use)' : '';
+        throw new AlightError(`vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready${hint}; the end of ${o.logFile}:\n${tail}`, ExitCode.failure);
       }
       if (o.signal?.aborted) throw new AlightError('interrupted while vLLM was starting', ExitCode.interrupted);
       if (Date.now() > deadline) throw new AlightError(`vLLM did not answer ${url}/health within ${o.startupTimeoutS ?? 900} s (log: ${o.logFile})`, ExitCode.failure);

@@ -39,22 +39,23 @@ export function inspectVerlEnv(): VerlEnvReport {
   const version = (name: string) => packages.find((p) => p.name === name)?.version ?? null;
   const fixes: string[] = [];
   if (gpus === 0) fixes.push('no CUDA GPU (nvidia-smi lists none): the verl backend trains on NVIDIA GPUs; install the driver, or use --backend torch');
-  if (!present || !version('verl')) fixes.push(`alight doctor --setup --backend verl (makes ${venv}: torch ${verlStack.torch}, verl ${verlStack.verl}${gpus ? `, vllm ${verlStack.vllm}` : ''})`);
-  else {
-    if (version('verl') !== verlStack.verl) fixes.push(`verl ${version('verl')} is installed; alight is built against ${verlStack.verl}: ${python} -m pip install verl==${verlStack.verl}`);
-    if (gpus > 0 && !version('vllm')) fixes.push(`vLLM is missing: ${python} -m pip install "verl[vllm]==${verlStack.verl}"`);
+  if (!present || !version('verl') || !version('vllm')) {
+    fixes.push(`alight doctor --setup --backend verl (makes ${venv}: torch ${verlStack.torch}, verl ${verlStack.verl}, vllm ${verlStack.vllm})`);
+  } else if (version('verl') !== verlStack.verl || version('vllm') !== verlStack.vllm) {
+    fixes.push(`verl ${version('verl')} / vLLM ${version('vllm')} are installed; alight is built against ${verlStack.verl} / ${verlStack.vllm}: ` +
+      `${python} -m pip install "verl[vllm]==${verlStack.verl}"`);
   }
   return { venv, python: present ? python : null, gpus, packages, fixes };
 }
 
 /**
- * The verl virtualenv's python, made when needed: torch first (pinned; verl leaves it open), then verl — with its
- * vLLM extra where CUDA GPUs are present. About 3 GB from PyPI (CUDA wheels: PyPI has no CPU-only torch for Linux).
+ * The verl virtualenv's python, made when needed: torch first (pinned; verl leaves it open), then verl with its vLLM
+ * extra. About 5 GB from PyPI, 11 GB on disk (CUDA wheels: PyPI has no CPU-only torch for Linux).
  */
 export function ensureVerlEnv(log: (line: string) => void): string {
   const venv = verlEnvDir();
   const python = join(venv, 'bin', 'python');
-  if (spawnSync(python, ['-c', 'import verl, torch, ray, uvicorn, transfer_queue, safetensors'], { stdio: 'ignore' }).status === 0) return python;
+  if (spawnSync(python, ['-c', 'import verl, torch, ray, vllm, uvicorn, transfer_queue, safetensors'], { stdio: 'ignore' }).status === 0) return python;
   if (!existsSync(python)) {
     log(`making the verl virtualenv in ${venv}`);
     run('python3', ['-m', 'venv', venv]);
@@ -62,7 +63,7 @@ export function ensureVerlEnv(log: (line: string) => void): string {
   const pip = (args: string[]) => run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...args]);
   log(`installing torch ${verlStack.torch} into ${venv} (CUDA wheels, ~2.6 GB)`);
   pip([`torch==${verlStack.torch}`]);
-  log(`installing python/requirements-verl.txt${cudaGpus() ? ` and vllm ${verlStack.vllm}` : ''}`);
-  pip(['-r', join(PYTHON_DIR, 'requirements-verl.txt'), ...(cudaGpus() ? [`verl[vllm]==${verlStack.verl}`] : [])]);
+  log(`installing python/requirements-verl.txt (verl ${verlStack.verl} with vLLM ${verlStack.vllm}, ~2.5 GB more)`);
+  pip(['-r', join(PYTHON_DIR, 'requirements-verl.txt')]);
   return python;
 }

@@ -23,7 +23,7 @@ describe('alight train --backend verl, refusals', () => {
   }, 120_000);
   const train = (...flags: string[]) => alight(['train', '--backend', 'verl', '--tasks', join(dir, 'tasks.jsonl'), '--run', `r${Math.random().toString(36).slice(2, 8)}`,
     ...flags, '--', process.execPath, join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 180_000, env: { RAY_AUTH_MODE: 'disabled' } });
-  const workersLeft = () => { try { return execFileSync('pgrep', ['-f', 'alight_worker|raylet'], { encoding: 'utf8' }).trim(); } catch { return ''; } };
+  const workersLeft = () => { try { return execFileSync('pgrep', ['-f', 'alight_worker|raylet|vllm.entrypoints'], { encoding: 'utf8' }).trim(); } catch { return ''; } };
 
   it('refuses several nodes without a Ray cluster and a tensor-parallel size that does not divide the GPUs, before starting anything', async () => {
     const nodes = await train('--model', model, '--gpus', '8', '--nodes', '2');
@@ -51,4 +51,24 @@ describe('alight train --backend verl, refusals', () => {
     expect(res.stdout).toMatch(/use_kl_loss: true/);
     expect(res.stdout).toMatch(/path: Qwen\/Qwen2.5-7B-Instruct/);
   }, 120_000);
+
+  it('alight doctor --backend verl lists the stack and says what this machine lacks', async () => {
+    const res = await alight(['doctor', '--backend', 'verl', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    const report = JSON.parse(res.stdout);
+    expect(Object.fromEntries(report.packages.map((p: { name: string; version: string }) => [p.name, p.version])))
+      .toMatchObject({ torch: expect.stringMatching(/^2\.11\.0/), verl: '0.9.1', vllm: '0.24.0', ray: expect.any(String) });
+    expect(report.fixes).toEqual([expect.stringMatching(/^no CUDA GPU/)]);
+  });
+
+  it('a vLLM that fails to start (real vLLM, no GPU here): serve-vllm and record --serve-vllm say so with its log, and leave no process', async () => {
+    const served = await alight(['serve-vllm', model, '--db', join(dir, 'v.db')], { cwd: dir, timeoutMs: 300_000 });
+    expect(served.code).toBe(1);
+    expect(served.stderr).toMatch(/vLLM exited \(1\) before it was ready \(it found no GPU it can use\); the end of .*vllm\.log:\n[\s\S]*Failed to infer device type/);
+    const rec = await alight(['record', '--serve-vllm', model, '--tasks', join(dir, 'tasks.jsonl'), '--db', join(dir, 'v.db'), '--', process.execPath,
+      join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 300_000 });
+    expect(rec.code).toBe(1);
+    expect(rec.stderr).toMatch(/vLLM exited \(1\) before it was ready/);
+    expect(workersLeft()).toBe('');
+  }, 600_000);
 });
