@@ -138,6 +138,10 @@ class VerlBackend:
                              compute_loss=True)
         output = self.call("the update", lambda: self.trainer.actor_rollout_wg.update_actor(batch))
         metrics.update(flatten_metrics(tu.get(output, "metrics")))
+        # The names the torch worker reports, for the same dashboard and plots.
+        for ours, theirs in [("loss", "actor_pg_loss"), ("grad_norm", "actor_grad_norm"), ("entropy", "actor_entropy"), ("clip_fraction", "actor_pg_clipfrac")]:
+            if theirs in metrics:
+                metrics[ours] = metrics[theirs]
         metrics["update_s"] = time.perf_counter() - started
         log(f"step {step}: {rows} rows, {metrics['update_s']:.1f} s")
         return {"metrics": metrics}
