@@ -184,3 +184,31 @@ print("ray still up:", ray.is_initialized())
     assert "ray still up: False" in out.stdout
     left = subprocess.run(["pgrep", "-f", "raylet|gcs_server"], capture_output=True, text=True).stdout.split()
     assert left == [], f"Ray processes left: {left}"
+
+
+def test_a_ray_worker_that_dies_takes_the_worker_process_down_with_exit_3_and_ray_with_it():
+    """A real Ray actor killed under a call (as a crashed FSDP or vLLM worker would be): the backend logs it, stops
+    Ray and exits 3, which alight's restart policy turns into a fresh worker from the last checkpoint."""
+    script = f"""
+import sys, ray
+sys.path.insert(0, {str(REPO / 'python')!r})
+from alight_worker.verl_backend import VerlBackend
+ray.init(num_cpus=1, include_dashboard=False)
+
+@ray.remote
+class Part:
+    def ping(self):
+        return 1
+
+part = Part.remote()
+ray.get(part.ping.remote())
+ray.kill(part)
+backend = object.__new__(VerlBackend)  # only its call guard: no GPU here to build the rest
+backend.call("the update", lambda: ray.get(part.ping.remote()))
+print("not reached")
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert out.returncode == 3, out.stderr[-2000:]
+    assert "a Ray worker died during the update" in out.stderr and "not reached" not in out.stdout
+    left = subprocess.run(["pgrep", "-f", "raylet|gcs_server"], capture_output=True, text=True).stdout.split()
+    assert left == [], f"Ray processes left: {left}"

@@ -27,6 +27,7 @@ describe('alight record --serve', () => {
     const exp = await alight(['traces', 'export', '--run', 'real', '--db', db]);
     const traces = exp.stdout.trim().split('\n').map((l) => JSON.parse(l) as RolloutTrace);
     let retokenized = 0;
+    let trimmed = 0;
     for (const t of traces) {
       expect(t.calls.map((c) => c.stream)).toEqual([false, true, false]);
       for (const c of t.calls) {
@@ -41,7 +42,13 @@ describe('alight record --serve', () => {
         const before = [...t.calls[i - 1].prompt_token_ids!, ...t.calls[i - 1].completion_token_ids!];
         const next = t.calls[i].prompt_token_ids!;
         const text = (ids: number[]): string => vocab.detokenize(ids as Token[], true);
-        expect(text(next).startsWith(text(before))).toBe(true);
+        if (!text(next).startsWith(text(before))) {
+          // Gemma's chat template trims each message: an answer sampled with whitespace at an edge comes back without it.
+          const answer = text(t.calls[i - 1].completion_token_ids!).replace(/^\s+/, '').replace(/\s+(?=(<end_of_turn>)?$)/, '');
+          expect(text(next).startsWith(text(t.calls[i - 1].prompt_token_ids!) + answer), `turn ${i} of ${t.rollout_id}`).toBe(true);
+          trimmed++;
+          continue;
+        }
         const exact = next.slice(0, before.length).every((id, k) => id === before[k]);
         if (!exact) console.log(`rollout ${t.rollout_id} turn ${i}: retokenized (same text, different ids)`);
         if (!exact) retokenized++;
@@ -51,7 +58,7 @@ describe('alight record --serve', () => {
     const diag = await alight(['samples', 'diagnose', '--run', 'real', '--db', db, '--tokenizer', model, '--json']);
     expect(diag.code, diag.stderr).toBe(0);
     const result = JSON.parse(diag.stdout);
-    expect(result.merge.breaks).toBe(retokenized);
+    expect(result.merge.breaks).toBe(retokenized + trimmed);
     expect(result.kinds.retokenization).toBe(retokenized);
   });
 
