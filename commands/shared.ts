@@ -61,7 +61,9 @@ export interface ServeFlags { serve?: string; serveVllm?: string }
 export async function withUpstream<T>(config: Config, flags: ServeFlags, work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>): Promise<T> {
   if (flags.serve && flags.serveVllm) throw new AlightError('pass --serve or --serve-vllm, not both', ExitCode.usage);
   const served: (ManagedServe & { apiKey?: string }) | null = flags.serve ? await startManagedServe(flags.serve)
-    : flags.serveVllm ? await startVllm({ python: verlPython(), model: flags.serveVllm, logFile: join(dirname(config.db), 'vllm.log') }) : null;
+    // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
+    : flags.serveVllm ? await withInterrupt((signal) => startVllm({ python: verlPython(), model: flags.serveVllm!, logFile: join(dirname(config.db), 'vllm.log'), signal }))
+      : null;
   try {
     const c = served ? withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model, apiKeyEnv: undefined } }) : config;
     if (!c.upstream.url) throw new AlightError('no upstream: pass --upstream http://HOST:PORT/v1 (or --serve MODEL), or set upstream.url in alight.config.yaml', ExitCode.usage);

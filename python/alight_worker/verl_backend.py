@@ -114,6 +114,8 @@ class VerlBackend:
         tokenizer = self.trainer.tokenizer
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         data = to_dataproto(load_file(batch_path), pad, meta={"temperature": 1.0})
+        # verl's workers read the tokens per row for their throughput metric (mfu), as its own trainer passes them.
+        data.meta_info["global_token_num"] = data.batch["attention_mask"].sum(-1).tolist()
         rows = len(data)
         metrics = {"rows": rows, "loss_tokens": int(data.batch["response_mask"].sum())}
         self.call("sleep", self.trainer.checkpoint_manager.sleep_replicas)  # colocated: the servers' memory to the update
@@ -133,13 +135,13 @@ class VerlBackend:
             data = data.union(self.call("reference log-probs", lambda: self.trainer._compute_ref_log_prob(data)))
         batch = left_right_2_no_padding(data.to_tensordict())
         # One optimizer step per epoch over the whole batch: the weights already sum the step's objective.
-        tu.assign_non_tensor(batch, calculate_entropy=True, distillation_use_topk=False, distillation_only=False, global_batch_size=rows,
+        tu.assign_non_tensor(batch, calculate_entropy=False, distillation_use_topk=False, distillation_only=False, global_batch_size=rows,
                              mini_batch_size=rows, epochs=int(actor.ppo_epochs), seed=int(p.get("seed", 0)), dataloader_kwargs={"shuffle": False},
                              compute_loss=True)
         output = self.call("the update", lambda: self.trainer.actor_rollout_wg.update_actor(batch))
         metrics.update(flatten_metrics(tu.get(output, "metrics")))
         # The names the torch worker reports, for the same dashboard and plots.
-        for ours, theirs in [("loss", "actor_pg_loss"), ("grad_norm", "actor_grad_norm"), ("entropy", "actor_entropy"), ("clip_fraction", "actor_pg_clipfrac")]:
+        for ours, theirs in [("loss", "actor_pg_loss"), ("grad_norm", "actor_grad_norm"), ("clip_fraction", "actor_pg_clipfrac")]:
             if theirs in metrics:
                 metrics[ours] = metrics[theirs]
         metrics["update_s"] = time.perf_counter() - started
@@ -161,6 +163,8 @@ class VerlBackend:
     def load(self, path):
         with open(os.path.join(path, "alight_state.json")) as f:
             version = int(json.load(f)["version"])
+        # As verl does: the servers asleep while the actor loads, then woken with the loaded weights.
+        self.call("sleep", self.trainer.checkpoint_manager.sleep_replicas)
         self.call("load", lambda: self.trainer.actor_rollout_wg.load_checkpoint(path))
         self.sync_weights(version)
         return {"path": path, "version": self.version}

@@ -5,6 +5,7 @@ import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody } f
 import { handleModelCall } from './model-call.js';
 import { protocolFor } from './protocols/index.js';
 import type { GatewayState } from './server.js';
+import type { RolloutRow } from '../store/store.js';
 
 const rewardBody = z.object({ value: z.number().finite(), reason: z.string().optional() });
 const eventBody = z.object({ type: z.string().min(1), data: z.record(z.string(), z.unknown()).default({}) });
@@ -13,17 +14,19 @@ const eventBody = z.object({ type: z.string().min(1), data: z.record(z.string(),
 export async function handleAgent(state: GatewayState, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const match = /^\/r\/([^/]+)\/(.*)$/.exec(path);
   if (!match) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
-  const rollout = state.rollouts.resolve(decodePathPart(match[1]));
-  if (!rollout) throw new HttpError(401, 'unknown rollout token', 'authentication_error');
-  if (isTerminal(rollout.state)) {
-    throw new HttpError(403, `rollout ${rollout.id} has ended (${rollout.state}); its token no longer works`, 'permission_error');
-  }
+  const token = decodePathPart(match[1]);
+  let rollout = live(state, token);
   const rest = match[2];
   const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocolFor(rest.slice(3)) : undefined;
 
   if (protocol) {
-    if (state.paused && !(await heldUntilResumed(state))) {
-      throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', { 'retry-after': '1' });
+    if (state.paused) {
+      if (!(await heldUntilResumed(state))) {
+        throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', { 'retry-after': '1' });
+      }
+      // While held, the harness may have gone (killed, timed out) and its rollout ended: look again.
+      if (res.destroyed || req.socket.destroyed) return;
+      rollout = live(state, token);
     }
     if (rollout.state === 'queued') state.rollouts.transition(rollout.id, 'running');
     const abort = new AbortController();
@@ -65,4 +68,14 @@ async function heldUntilResumed(state: GatewayState): Promise<boolean> {
   clearTimeout(timer);
   state.held.delete(wake);
   return !state.paused;
+}
+
+/** The token's rollout, if it may still call: an unknown token is 401, an ended rollout 403. */
+function live(state: GatewayState, token: string): RolloutRow {
+  const rollout = state.rollouts.resolve(token);
+  if (!rollout) throw new HttpError(401, 'unknown rollout token', 'authentication_error');
+  if (isTerminal(rollout.state)) {
+    throw new HttpError(403, `rollout ${rollout.id} has ended (${rollout.state}); its token no longer works`, 'permission_error');
+  }
+  return rollout;
 }

@@ -67,6 +67,7 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
     }
   }
   const micro = p.microBatch;
+  const tokenBudget = (c.maxPromptTokens ?? 8192) + c.maxResponseTokens;
   const overrides = [
     `actor_rollout_ref.model.path=${c.model}`, 'actor_rollout_ref.model.use_remove_padding=true',
     `trainer.n_gpus_per_node=${c.gpus}`, `trainer.nnodes=${c.nodes}`, 'trainer.device=cuda', 'trainer.logger=[console]', 'trainer.use_v1=false',
@@ -79,6 +80,11 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
     'actor_rollout_ref.rollout.free_cache_engine=true', `actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=${p.logprobMicroBatch}`,
     `actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=${p.logprobMicroBatch}`,
     `actor_rollout_ref.actor.ppo_mini_batch_size=${c.batchSize}`, `actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=${micro}`,
+    // Rows per GPU vary step to step (drops, multi-row rollouts): micro-batches by tokens, not by a fixed row count
+    // that would have to divide them. The budget holds at least one longest row.
+    'actor_rollout_ref.actor.use_dynamic_bsz=true', `actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${Math.max(16384, tokenBudget)}`,
+    // Checkpoints carry a Hugging Face model folder too (<checkpoint>/huggingface), for vLLM or eval to load.
+    'actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]',
     `actor_rollout_ref.actor.ppo_epochs=${c.ppoEpochs}`, `actor_rollout_ref.actor.optim.lr=${c.lr}`, `actor_rollout_ref.actor.optim.weight_decay=${c.weightDecay}`,
     `actor_rollout_ref.actor.grad_clip=${c.maxGradNorm}`, `actor_rollout_ref.actor.clip_ratio_low=${c.clipLow}`, `actor_rollout_ref.actor.clip_ratio_high=${c.clipHigh}`,
     'actor_rollout_ref.actor.policy_loss.loss_mode=alight', 'actor_rollout_ref.actor.loss_agg_mode=token-sum', 'actor_rollout_ref.actor.entropy_coeff=0',

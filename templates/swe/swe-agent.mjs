@@ -30,11 +30,17 @@ if (!container && spawnSync('git', ['rev-parse', '--git-dir'], { cwd: workspace 
     'git -c user.name=agent -c user.email=agent@localhost commit -qm base', 'sh', source, task.base_commit, workspace]);
 }
 
+// The model's commands see a plain environment: not this process's, which holds the task row (in training, with the
+// fix and its tests), the rollout's token and the reward URL.
+const plainEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG ?? 'C.UTF-8' };
+// SWE-bench images keep the repository's Python in a conda env named testbed.
+const activate = '[ -f /opt/miniconda3/bin/activate ] && . /opt/miniconda3/bin/activate testbed; ';
+
 function run(command) {
   const argv = container
-    ? [process.env.ALIGHT_CONTAINER_RUNTIME, ['exec', '-w', process.env.ALIGHT_WORKDIR, container, 'bash', '-lc', command]]
-    : ['bash', ['-lc', command]];
-  const res = spawnSync(argv[0], argv[1], { cwd: workspace, encoding: 'utf8', timeout: 120_000, maxBuffer: 16 << 20 });
+    ? [process.env.ALIGHT_CONTAINER_RUNTIME, ['exec', '-w', process.env.ALIGHT_WORKDIR, container, 'bash', '-c', activate + command]]
+    : ['bash', ['-c', command]];
+  const res = spawnSync(argv[0], argv[1], { cwd: workspace, env: container ? process.env : plainEnv, encoding: 'utf8', timeout: 120_000, maxBuffer: 16 << 20 });
   const out = `${res.stdout ?? ''}${res.stderr ?? ''}`;
   return `exit ${res.status ?? 'killed (timeout)'}\n${out.length > 8000 ? `${out.slice(0, 4000)}\n…\n${out.slice(-4000)}` : out}`;
 }
@@ -64,6 +70,7 @@ try {
   if (process.env.ALIGHT_MODE !== 'val' && own) {
     // The reward: alight's grader on this workspace's diff (tests, guards), 1 or 0.
     const graded = spawnSync(process.env.ALIGHT_CLI ?? 'alight', ['eval', 'reward', '--repos', REPOS, '--workspace', workspace], { encoding: 'utf8' });
+    if (graded.error) throw new Error(`cannot run ${process.env.ALIGHT_CLI ?? 'alight'} for the reward: ${graded.error.message} (set ALIGHT_CLI)`);
     const value = Number(graded.stdout.trim() || 0);
     await fetch(process.env.ALIGHT_REWARD_URL, { method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ value, reason: graded.stderr.trim().split('\n').at(-1) }) });
