@@ -123,7 +123,8 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
   const apply = hasPatch ? [
     'applied=',
     ...tries.map((t, i) => `[ -n "$applied" ] || { ${i ? 'git checkout -- . ; git clean -fdq; ' : ''}${t} /alight/pred.diff && applied=1; }`),
-    '[ -n "$applied" ] || { git checkout -- . ; git clean -fdq; git apply --check --reverse /alight/pred.diff 2>/dev/null && git apply /alight/pred.diff 2>/dev/null; }',
+    // As the official harness: the chain can leave the patch wholly applied while each try still failed.
+    '[ -n "$applied" ] || { git apply --check --reverse /alight/pred.diff 2>/dev/null && applied=1; }',
     `[ -n "$applied" ] || { echo '${applyFailed}'; exit 97; }`,
   ] : [];
   const script = ['cd /testbed', ...apply, 'exec bash /alight/eval.sh', ''].join('\n');
@@ -137,7 +138,7 @@ function applyPrediction(ws: string, diff: string): boolean {
 }
 
 /** The paths git reads in a patch (both sides of renames and copies). */
-function patchPaths(ws: string, diff: string): string[] {
+export function patchPaths(ws: string, diff: string): string[] {
   const res = spawnSync('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws), encoding: 'utf8' });
   return res.status === 0 ? res.stdout.split('\0').map((f) => f.replace(/^\d+\t\d+\t|^-\t-\t/, '')).filter(Boolean) : [];
 }

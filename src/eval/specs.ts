@@ -83,12 +83,13 @@ export function evalScriptLines(task: EvalScriptTask): string[] {
   const spec = repoSpec(task.repo, task.version);
   const testFiles = [...new Set(fileSections(task.test_patch).flatMap((s) => s.paths))];
   // Each file the test patch touches as the base has it; one it adds, absent (`git checkout` alone fails on those).
-  const reset = testFiles.map((f) => `{ git checkout ${task.base_commit} -- ${shellQuote(f)} 2>/dev/null || rm -f ${shellQuote(f)}; }`).join('; ');
+  const base = shellQuote(task.base_commit);
+  const reset = testFiles.map((f) => `{ git checkout ${base} -- ${shellQuote(f)} 2>/dev/null || rm -f ${shellQuote(f)}; }`).join('; ');
   const conda = ['if [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate; conda activate testbed; fi'];
   const testCmd = task.test_cmd ?? spec?.test_cmd ?? 'python3 -m pytest -rA --tb=no -p no:cacheprovider';
   return [
     ...conda, 'cd /testbed', ...(spec?.eval_commands ?? []), 'git config --global --add safe.directory /testbed', 'cd /testbed',
-    `git -c core.fileMode=false diff ${task.base_commit}`, ...(spec ? [spec.install] : []),
+    `git -c core.fileMode=false diff ${base}`, ...(spec ? [spec.install] : []),
     reset, `git apply -v - <<'EOF_114329324912'\n${task.test_patch}\nEOF_114329324912`,
     `: '${markers.start}'`, [testCmd, ...testDirectives(task.repo, task.test_patch).map(shellQuote)].join(' '), `: '${markers.end}'`, reset,
   ];

@@ -1,9 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Prediction } from './grade-run.js';
 import type { GradeTask, InstanceReport } from './grader.js';
-import { guardPatch } from './guards.js';
+import { patchPaths } from './grader.js';
+import { guardPatch, protectedReason } from './guards.js';
 import { officialParserName, parserForRepo } from './log-parsers.js';
 import { evalScriptLines } from './specs.js';
 
@@ -28,12 +30,23 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
       eval_type: 'pass_and_fail' });
   }).join('\n') + '\n');
   const model = 'alight';
-  writeFileSync(join(dir, 'predictions.jsonl'), guarded.filter(({ g }) => g?.patch.trim()).map(({ p, g }) =>
+  // git's own reading of each guarded patch, as alight's grader does: a protected path the guard did not separate is an error.
+  const slipped = new Map(guarded.flatMap(({ p, g }) => {
+    if (!g?.patch.trim() || o.allowTestEdits) return [];
+    writeFileSync(join(dir, 'check.diff'), g.patch);
+    const paths = patchPaths(dir, join(dir, 'check.diff')).filter((f) => protectedReason(f) !== null);
+    return paths.length ? [[p.instance_id, paths] as const] : [];
+  }));
+  writeFileSync(join(dir, 'predictions.jsonl'), guarded.filter(({ p, g }) => g?.patch.trim() && !slipped.has(p.instance_id)).map(({ p, g }) =>
     JSON.stringify({ instance_id: p.instance_id, model_name_or_path: model, model_patch: g!.patch })).join('\n') + '\n');
-  const engine = await dockerEngine(dir);
-  const ran = await runOfficial(o.python ?? process.env.ALIGHT_SWEBENCH_PYTHON ?? 'python3', ['-m', 'swebench.harness.run_evaluation',
-    '--dataset_name', join(dir, 'dataset.jsonl'), '--predictions_path', join(dir, 'predictions.jsonl'), '--run_id', o.runId,
-    '--max_workers', String(o.workers), '--timeout', String(Math.ceil(o.timeoutMs / 1000)), '--report_dir', dir], dir, engine.env)
+  // The official harness answers from an earlier report.json of the same run id: a redone grade must not see one.
+  rmSync(join(dir, 'logs', 'run_evaluation', o.runId), { recursive: true, force: true });
+  const toGrade = guarded.filter(({ p, g }) => byId.has(p.instance_id) && g?.patch.trim() && !slipped.has(p.instance_id)).length;
+  const engine = toGrade ? await dockerEngine() : null;
+  const ran = engine === null ? { output: 'nothing to grade with the official harness\n', reason: null } : await runOfficial(
+    o.python ?? process.env.ALIGHT_SWEBENCH_PYTHON ?? 'python3', ['-m', 'swebench.harness.run_evaluation',
+      '--dataset_name', join(dir, 'dataset.jsonl'), '--predictions_path', join(dir, 'predictions.jsonl'), '--run_id', o.runId,
+      '--max_workers', String(o.workers), '--timeout', String(Math.ceil(o.timeoutMs / 1000)), '--report_dir', dir], dir, engine.env)
     .finally(engine.stop);
   writeFileSync(join(dir, 'run_evaluation.log'), ran.output);
   return guarded.map(({ p, g }) => {
@@ -43,6 +56,7 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
     if (!base.patch_exists) return { ...base, status: 'empty_patch' };
     // Every hunk was a protected file's and is gone: the base tree, which fails FAIL_TO_PASS by the task's definition.
     if (!g!.patch.trim()) return { ...base, status: 'unresolved', patch_successfully_applied: true };
+    if (slipped.has(p.instance_id)) return { ...base, error: `the patch touches ${slipped.get(p.instance_id)!.join(', ')} in a form the guard could not separate` };
     const path = join(dir, 'logs', 'run_evaluation', o.runId, model, p.instance_id, 'report.json');
     if (!existsSync(path)) return { ...base, error: `the official harness wrote no report (${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})` };
     const official = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Omit<InstanceReport, 'instance_id' | 'status' | 'error' | 'guard' | 'test_seconds'>>)[p.instance_id];
@@ -55,16 +69,18 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
  * podman is installed, podman's Docker-compatible service on a private socket for the length of the run (with the
  * runtime flags alight's podman runs use), stopped afterwards.
  */
-async function dockerEngine(dir: string): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
+async function dockerEngine(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
   const none = { env: {}, stop: () => {} };
   if (process.env.DOCKER_HOST || existsSync('/var/run/docker.sock') || spawnSync('podman', ['--version'], { stdio: 'ignore' }).error) return none;
+  // A short private folder: a Unix socket's path has a limit of about 107 bytes.
+  const dir = mkdtempSync(join(tmpdir(), 'alight-podman-'));
   const conf = join(dir, 'containers.conf');
   writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n');
   const socket = join(dir, 'podman.sock');
   rmSync(socket, { force: true });
   const service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { env: { ...process.env, CONTAINERS_CONF: conf }, stdio: 'ignore' });
   for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 100));
-  return { env: { DOCKER_HOST: `unix://${socket}` }, stop: () => { service.kill(); } };
+  return { env: { DOCKER_HOST: `unix://${socket}` }, stop: () => { service.kill(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
 /** Runs the official harness; its output kept, its failure (a missing package, no Docker) as one line. */

@@ -85,6 +85,8 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
       const graded = ran.length ? await gradePredictions(o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade), ran.map((a) => a.prediction),
         { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers,
           container: o.container, official: o.official ? { runId: `${run}-${attempt}` } : undefined }) : { reports: [] };
+      // Ctrl-C during grading kills the tests too: those verdicts are not kept, the next run grades again.
+      if (o.signal.aborted) break;
       for (const a of these) {
         const report: InstanceReport = a.rollout.state === 'succeeded' ? graded.reports.find((r) => r.instance_id === a.job.task.id)! : {
           instance_id: a.job.task.id, status: 'error', patch_is_None: a.prediction.model_patch === null, patch_exists: Boolean(a.prediction.model_patch?.trim()),

@@ -7,6 +7,7 @@ import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
 import { runProcess, type ProcessOutput } from './process.js';
 import { runRewardCommand } from './reward.js';
+import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
 
 /**
@@ -28,6 +29,8 @@ export interface RolloutsOptions {
   timeoutMs: number | null;
   rewardCmd?: string;
   concurrency: number;
+  /** A limit shared with other runs of rollouts going on at the same time (async groups), besides `concurrency`. */
+  slots?: Slots;
   /** Per-rollout stdout/stderr files go here; null: the terminal. */
   logDir: string | null;
   /** Env vars the harness must not see (the admin and upstream keys). */
@@ -50,7 +53,12 @@ export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]):
   const ids: string[] = [];
   try {
     await inPool(jobs.map((job, i) => ({ job, i })), options.concurrency, async ({ job, i }) => {
-      ids[i] = await runRollout({ ...options, signal: stop.signal }, job);
+      await options.slots?.acquire();
+      try {
+        ids[i] = await runRollout({ ...options, signal: stop.signal }, job);
+      } finally {
+        options.slots?.release();
+      }
     }, stopAll);
   } finally {
     options.signal.removeEventListener('abort', stopAll);

@@ -6,6 +6,7 @@ import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
 import { runRollouts, type RolloutJob, type RolloutsOptions } from '../runner/rollouts.js';
 import type { Task } from '../runner/tasks.js';
+import { Slots } from '../runner/slots.js';
 import { substitute } from '../runner/template.js';
 import { buildStepBatch } from '../samples/run-samples.js';
 import type { RolloutSummary, Store } from '../store/store.js';
@@ -46,8 +47,8 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   const timer = phaseTimer(ctx, step);
 
   timer.start('rollouts');
-  const groups = ctx.pool ? await ctx.pool.take(c.batchSize, ctx.signal) : null;
-  const ids = groups ? groups.flatMap((g) => g.ids) : await runRollouts(rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
+  const fresh = ctx.pool ? await freshGroups(ctx, ctx.pool, step) : null;
+  const ids = fresh ? fresh.ids : await runRollouts(rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
     tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) => jobs(ctx, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`)));
   if (ctx.signal.aborted) throw new Error('interrupted');
   // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way finish.
@@ -57,8 +58,7 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   await gateway.drain(30_000);
 
   timer.start('batch');
-  const fresh = groups ? freshGroups(store, groups, step, c.maxStaleness) : null;
-  const { rollouts, rewards, built } = prepareBatch(store, fresh?.ids ?? ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
+  const { rollouts, rewards, built } = prepareBatch(store, ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
 
   timer.start('update');
   const update = await worker.call('train_step', { batch_path: built.out, step }, c.workerTimeoutS * 1000);
@@ -124,9 +124,11 @@ function jobs(ctx: Pick<StepContext, 'args'>, task: Task, n: number, groupId: st
 /** The pool of async rollouts for a run from `fromStep` on, its harnesses stopped by `signal`. */
 export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSignal): GroupPool {
   const c = ctx.config;
+  const slots = new Slots(c.concurrency);
   const pool = new GroupPool({
     tasks: ctx.tasks, batchSize: c.batchSize, n: c.n, seed: c.seed, inFlight: c.asyncGroups, start: fromStep * c.batchSize,
-    options: () => ({ ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')), concurrency: c.n, signal }),
+    // Groups run side by side: one limit of train.concurrency harnesses across them.
+    options: () => ({ ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')), concurrency: c.n, slots, signal }),
     jobs: (task, n, groupId) => jobs(ctx, task, n, groupId), groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
   });
   pool.fill();
@@ -134,18 +136,26 @@ export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSigna
 }
 
 /**
- * The groups fresh enough to train on: a group's staleness is how many versions its oldest served call is behind the
- * weights being updated (`step`); past `maxStaleness` the group is dropped (counted).
+ * The first B groups to complete that are fresh enough: a group's staleness is how many versions its oldest served
+ * call is behind the weights being updated (`step`). A group past `maxStaleness` is dropped (counted) and the pool
+ * started again for another (new groups are served by the current weights, so this ends).
  */
-function freshGroups(store: Store, groups: DoneGroup[], step: number, maxStaleness: number) {
-  const versions = new Map(store.rolloutSummaries({ ids: groups.flatMap((g) => g.ids) }).map((r) => [r.id, r.min_version]));
-  const staleness = groups.map((g) => step - Math.min(step, ...g.ids.map((id) => versions.get(id) ?? step)));
-  const kept = groups.filter((_, i) => staleness[i] <= maxStaleness);
-  if (kept.length === 0) {
-    throw new AlightError(`every group of step ${step} is more than ${maxStaleness} versions stale: raise train.maxStaleness or lower train.asyncGroups`, ExitCode.failure);
+async function freshGroups(ctx: StepContext, pool: GroupPool, step: number) {
+  const c = ctx.config;
+  const kept: DoneGroup[] = [];
+  const staleness: number[] = [];
+  let dropped = 0;
+  while (kept.length < c.batchSize) {
+    const groups = await pool.take(c.batchSize - kept.length, ctx.signal);
+    const versions = new Map(ctx.store.rolloutSummaries({ ids: groups.flatMap((g) => g.ids) }).map((r) => [r.id, r.min_version]));
+    for (const g of groups) {
+      const s = step - Math.min(step, ...g.ids.map((id) => versions.get(id) ?? step));
+      if (s > c.maxStaleness) dropped++;
+      else { kept.push(g); staleness.push(s); }
+    }
+    if (kept.length < c.batchSize) pool.fill();
   }
-  const keptStaleness = staleness.filter((s) => s <= maxStaleness);
-  return { ids: kept.flatMap((g) => g.ids), dropped: groups.length - kept.length, stalenessMean: mean(keptStaleness), stalenessMax: Math.max(...keptStaleness) };
+  return { ids: kept.flatMap((g) => g.ids), dropped, stalenessMean: mean(staleness), stalenessMax: Math.max(...staleness) };
 }
 
 function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string): RolloutsOptions {

@@ -87,7 +87,7 @@ describe('instance images, eval scripts, parser names', () => {
     expect(lines.slice(0, 2)).toEqual(['#!/bin/bash', 'set -uxo pipefail']);
     expect(script).toContain("sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen");
     expect(script).toContain('python -m pip install -e .');
-    expect(script).toContain("{ git checkout abc123 -- 'tests/model_fields/test_jsonfield.py' 2>/dev/null || rm -f 'tests/model_fields/test_jsonfield.py'; }");
+    expect(script).toContain("{ git checkout 'abc123' -- 'tests/model_fields/test_jsonfield.py' 2>/dev/null || rm -f 'tests/model_fields/test_jsonfield.py'; }");
     expect(script).toContain("./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 'model_fields.test_jsonfield'");
     const end = lines.findIndex((l) => l.includes('>>>>> End Test Output'));
     expect(lines[end - 1]).toBe('ALIGHT_TEST_EXIT=$?');
