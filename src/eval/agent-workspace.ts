@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { engine, runtimes, type Runtime } from './container.js';
+import { engine, ensureImage, runtimes, type Runtime } from './container.js';
 import { freshWorkspace, repoSource, workspaceDiff } from './workspace.js';
 
 /**
@@ -13,17 +13,17 @@ export interface AgentWorkspace {
   cwd: string;
   /** What the harness is told besides the usual variables (the container to work in). */
   env: Record<string, string>;
-  prepare(): void;
-  diff(): string;
-  dispose(): void;
+  prepare(): Promise<void>;
+  diff(): Promise<string>;
+  dispose(): Promise<void>;
 }
 
 export function hostWorkspace(reposDir: string, repo: string, commit: string, dir: string): AgentWorkspace {
   return {
     cwd: dir, env: {},
-    prepare: () => { rmSync(dir, { recursive: true, force: true }); freshWorkspace(repoSource(reposDir, repo), commit, dir); },
-    diff: () => workspaceDiff(dir),
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
+    prepare: async () => { rmSync(dir, { recursive: true, force: true }); freshWorkspace(repoSource(reposDir, repo), commit, dir); },
+    diff: async () => workspaceDiff(dir),
+    dispose: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
@@ -40,17 +40,18 @@ const diffSinceBase = 'cd /testbed && git add -A && git diff --cached --binary "
 export function containerWorkspace(runtime: Runtime, image: string, name: string, dir: string): AgentWorkspace {
   return {
     cwd: dir, env: { ALIGHT_CONTAINER: name, ALIGHT_CONTAINER_RUNTIME: runtime, ALIGHT_WORKDIR: '/testbed' },
-    prepare: () => {
+    prepare: async () => {
       mkdirSync(dir, { recursive: true });
-      engine(runtime, ['rm', '-f', name]);
-      engine(runtime, ['run', '-d', ...runtimes[runtime].runFlags, '--name', name, image, 'sleep', 'infinity']);
-      engine(runtime, ['exec', name, 'bash', '-c', freshHistory]);
+      await ensureImage(runtime, image);
+      await engine(runtime, ['rm', '-f', name]);
+      await engine(runtime, ['run', '-d', ...runtimes[runtime].runFlags, '--name', name, image, 'sleep', 'infinity']);
+      await engine(runtime, ['exec', name, 'bash', '-c', freshHistory]);
     },
     diff: () => engine(runtime, ['exec', name, 'bash', '-c', diffSinceBase]),
-    dispose: () => {
+    dispose: async () => {
       // `sleep` as the container's first process ignores SIGTERM: kill, then remove.
-      try { engine(runtime, ['kill', name]); } catch { /* never started, or stopped */ }
-      try { engine(runtime, ['rm', '-f', name]); } catch { /* never started */ }
+      await engine(runtime, ['kill', name]).catch(() => { /* never started, or stopped */ });
+      await engine(runtime, ['rm', '-f', name]).catch(() => { /* never started */ });
       rmSync(dir, { recursive: true, force: true });
     },
   };

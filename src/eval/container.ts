@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,12 +35,20 @@ export function imageExists(image: string, runtime: Runtime = 'podman'): boolean
   return spawnSync(runtime, ['image', 'inspect', image], { stdio: 'ignore' }).status === 0;
 }
 
-/** Runs the engine's CLI; its error output becomes the error. */
-export function engine(runtime: Runtime, args: string[], input?: string): string {
-  const res = spawnSync(runtime, args, { encoding: 'utf8', input, maxBuffer: 256 << 20 });
-  if (res.error) throw new Error(`${runtime} could not start: ${res.error.message} (is it installed?)`);
-  if (res.status !== 0) throw new Error(`${runtime} ${args[0]} failed: ${(res.stderr || res.stdout).trim().split('\n').slice(-3).join(' ')}`);
-  return res.stdout;
+/** Runs the engine's CLI without blocking (pulls and `git add -A` in a container take a while); its error output becomes the error. */
+export function engine(runtime: Runtime, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(runtime, args, { encoding: 'utf8', maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout);
+      const code = (err as NodeJS.ErrnoException).code;
+      reject(new Error(code === 'ENOENT' ? `${runtime} is not installed` : `${runtime} ${args[0]} failed: ${(stderr || stdout || err.message).trim().split('\n').slice(-3).join(' ')}`));
+    });
+  });
+}
+
+/** Pulls the image unless the engine has it (before a timed grade or a harness, which should not pay for it). */
+export async function ensureImage(runtime: Runtime, image: string): Promise<void> {
+  await engine(runtime, ['image', 'inspect', image]).catch(() => engine(runtime, ['pull', image]));
 }
 
 /** Builds the grading image from a debootstrap rootfs (about a minute; needs a Debian mirror); returns its name. */

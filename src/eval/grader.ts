@@ -6,7 +6,7 @@ import { errorMessage } from '../errors.js';
 import { markers, resolution, statusesFromLog, testsReport, type TestsReport } from './grading.js';
 import { fileSections, guardPatch, protectedReason, type GuardResult } from './guards.js';
 import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
-import { runtimes, type Runtime } from './container.js';
+import { ensureImage, runtimes, type Runtime } from './container.js';
 import { evalScript, shellQuote } from './specs.js';
 import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.js';
 
@@ -128,6 +128,7 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
     `[ -n "$applied" ] || { echo '${applyFailed}'; exit 97; }`,
   ] : [];
   const script = ['cd /testbed', ...apply, 'exec bash /alight/eval.sh', ''].join('\n');
+  await ensureImage(o.container!.runtime, task.image!); // a pull is not the tests' time
   return { log: await runScript(dir, script, o.timeoutMs, { runtime: o.container!.runtime, image: task.image!, mounts: [`${dir}:/alight:ro`] }) };
 }
 

@@ -55,9 +55,9 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
       : hostWorkspace(o.reposDir!, t.grade.repo, t.grade.base_commit, dir);
     return { attempt, key, task: { id: t.grade.instance_id, data: withoutAnswers(t.row) }, args: o.args, groupId: `${run}/${t.grade.instance_id}`,
       cwd: ws.cwd, env: ws.env, prepare: ws.prepare,
-      finish: () => {
-        try { patches.set(key, ws.diff()); } catch { /* never prepared, or the agent broke it: no prediction */ }
-        ws.dispose();
+      finish: async () => {
+        try { patches.set(key, await ws.diff()); } catch { /* never prepared, or the agent broke it: no prediction */ }
+        await ws.dispose();
       } };
   });
   if (jobs.length) {
@@ -82,11 +82,13 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
       // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff: not graded.
       const ran = these.filter((a) => a.rollout.state === 'succeeded');
       const batch = new Set(ran.map((a) => a.job.task.id));
+      const stoppedBefore = o.signal.aborted;
       const graded = ran.length ? await gradePredictions(o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade), ran.map((a) => a.prediction),
         { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers,
           container: o.container, official: o.official ? { runId: `${run}-${attempt}` } : undefined }) : { reports: [] };
-      // Ctrl-C during grading kills the tests too: those verdicts are not kept, the next run grades again.
-      if (o.signal.aborted) break;
+      // Ctrl-C during grading kills the tests too: those verdicts are not kept, the next run grades again. (Stopped
+      // before, the harnesses that had finished are graded in peace and kept.)
+      if (o.signal.aborted && !stoppedBefore) break;
       for (const a of these) {
         const report: InstanceReport = a.rollout.state === 'succeeded' ? graded.reports.find((r) => r.instance_id === a.job.task.id)! : {
           instance_id: a.job.task.id, status: 'error', patch_is_None: a.prediction.model_patch === null, patch_exists: Boolean(a.prediction.model_patch?.trim()),

@@ -16,7 +16,8 @@ import type { Task } from './tasks.js';
  * there fails the rollout with the reason) and one that runs once the harness (and reward) ended, however it ended.
  */
 export interface RolloutJob {
-  task: Task | null; args: string[]; groupId: string | null; cwd?: string; env?: Record<string, string>; prepare?: () => void; finish?: () => void;
+  task: Task | null; args: string[]; groupId: string | null; cwd?: string; env?: Record<string, string>;
+  prepare?: () => void | Promise<void>; finish?: () => void | Promise<void>;
 }
 
 export interface RolloutsOptions {
@@ -82,7 +83,7 @@ async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<st
   try {
     return await runPrepared(options, job, rollout.id, token, end);
   } finally {
-    job.finish?.();
+    await job.finish?.();
   }
 }
 
@@ -90,7 +91,7 @@ async function runPrepared(options: RolloutsOptions, job: RolloutJob, rolloutId:
   end: (state: 'succeeded' | 'failed', error: string | null, exitCode?: number | null) => string): Promise<string> {
   const { store, gateway, run, mode, signal, logDir } = options;
   try {
-    job.prepare?.();
+    await job.prepare?.();
   } catch (err) {
     return end('failed', `could not prepare the workspace: ${(err as Error).message}`);
   }
