@@ -109,7 +109,7 @@ describe('harnesses that misbehave', () => {
     const calls = rows.flatMap((r) => store.calls.list(r.id));
     expect(calls.filter((c) => c.status === 'ok').length).toBeGreaterThan(0);
     // b's call was waiting on the upstream when Ctrl-C came: it is recorded, as failed.
-    const stalled = store.calls.list(rows[1].id);
+    const stalled = store.calls.list(rows.find((r) => r.task_id === 'b')!.id);
     expect(stalled).toHaveLength(1);
     expect(stalled[0].status).toBe('error');
     expect(stalled[0].error).toMatch(/interrupted|disconnected/);
