@@ -83,7 +83,8 @@ describe('alight train', () => {
 
   it('async: groups in flight across steps, the first to complete trained, staleness bounded, truncated IS applied', async () => {
     const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }, { id: 'abc', prompt: 'Say abc.' }]);
-    const res = await alight([...common(p, 5), '-n', '4', '--async-groups', '5', '--max-staleness', '1', '--is-correction', 'token', '--run', 'async',
+    // Concurrency for all five groups at once: the three not taken have made their calls before the update.
+    const res = await alight([...common(p, 5), '-n', '4', '--concurrency', '20', '--async-groups', '5', '--max-staleness', '1', '--is-correction', 'token', '--run', 'async',
       '--json', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
     expect(res.code, res.stderr).toBe(0);
     const steps = stepsOf(p.db, 'async');
