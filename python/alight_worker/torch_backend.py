@@ -113,24 +113,23 @@ class TorchBackend:
                   "is_weight_sum": 0.0, "is_capped_tokens": 0.0}
         grad_norm = 0.0
         with self.lock:
-            # Truncated IS: the policy as the update starts, per micro-batch, before any of it changes the weights.
-            old = {}
-            if token_is:
-                with torch.no_grad():
-                    for start in range(0, rows, micro):
-                        part = {k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
-                        old[start] = token_logprobs(self.model, part["input_ids"], part["attention_mask"])[0]
+            parts = [{k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
+                     for start in range(0, rows, micro)]
+            # What stays fixed through the epochs, once per micro-batch before any weight changes: the reference's
+            # log-probs (KL) and, for truncated IS, the policy's as the update starts.
+            fixed = [{"ref": None, "old": None} for _ in parts]
+            with torch.no_grad():
+                for part, f in zip(parts, fixed):
+                    if self.reference is not None:
+                        f["ref"] = token_logprobs(self.reference, part["input_ids"], part["attention_mask"])[0]
+                    if token_is:
+                        f["old"] = token_logprobs(self.model, part["input_ids"], part["attention_mask"])[0]
             self.model.train()
             for _ in range(epochs):
                 self.optimizer.zero_grad(set_to_none=True)
-                for start in range(0, rows, micro):
-                    part = {k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
+                for part, f in zip(parts, fixed):
                     logp, entropy = token_logprobs(self.model, part["input_ids"], part["attention_mask"])
-                    ref_logp = None
-                    if self.reference is not None:
-                        with torch.no_grad():
-                            ref_logp, _ = token_logprobs(self.reference, part["input_ids"], part["attention_mask"])
-                    loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, ref_logp, kl_coef, old.get(start), is_cap)
+                    loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, f["ref"], kl_coef, f["old"], is_cap)
                     # The weights already sum the step's objective: micro-batch losses add up, nothing is re-averaged.
                     loss.backward()
                     totals["loss"] += float(loss)

@@ -60,11 +60,11 @@ def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and
 
 
 class Worker:
-    def __init__(self, model):
+    def __init__(self, model, **init):
         self.proc = subprocess.Popen([sys.executable, "-m", "alight_worker"], cwd=PYTHON_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
         self.next = 0
-        self.url = self.call("init", model=model, lr=0.01, seed=0)["endpoints"][0]["url"]
+        self.url = self.call("init", model=model, lr=0.01, seed=0, **init)["endpoints"][0]["url"]
 
     def call(self, method, **params):
         self.next += 1
@@ -139,3 +139,30 @@ def worker_model(worker, tmp_path):
     from transformers import AutoModelForCausalLM
     path = worker.call("save", path=str(tmp_path / "peek"))["path"]
     return AutoModelForCausalLM.from_pretrained(path)
+
+
+def test_kl_to_the_initial_policy_and_truncated_is_over_several_epochs(tiny, tmp_path):
+    """With a reference (kl_coef > 0) and token-level IS over three PPO epochs: the reference and the update-start
+    log-probs are fixed through the epochs (the KL shows once the weights have moved); the IS weights are 1 when the
+    rollout logprobs are the policy's own, and above 1 on the next step for the tokens the update made likelier."""
+    worker = Worker(tiny, kl_coef=0.5, ppo_epochs=3, is_correction="token", is_cap=2.0)
+    try:
+        _, answer = worker.chat("Reply with the letter a.", seed=3)
+        prompt, ids = answer["prompt_token_ids"], answer["choices"][0]["token_ids"]
+        served = [c["logprob"] for c in answer["choices"][0]["logprobs"]["content"]]
+        tokens, mask = prompt + ids, [0] * len(prompt) + [1] * len(ids)
+        batch = {"input_ids": np.array(tokens, dtype=np.int32), "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
+                 "prompt_lengths": np.array([len(prompt)], dtype=np.int32), "loss_mask": np.array(mask, dtype=np.uint8),
+                 "rollout_logprobs": np.array([0.0] * len(prompt) + served, dtype=np.float32),
+                 "advantages": np.array(mask, dtype=np.float32), "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
+                 "rollout_index": np.array([0], dtype=np.int32)}
+        save_file(batch, str(tmp_path / "batch.safetensors"))
+        m = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=0)["metrics"]
+        assert m["is_weight_mean"] == pytest.approx(1.0, abs=1e-3) and m["is_capped_fraction"] == 0
+        assert m["kl_ref"] > 0  # epochs 2 and 3 ran on moved weights, against the fixed reference
+        again = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=1)["metrics"]
+        # The policy now gives these tokens more probability than the rollout did; it is still away from the reference.
+        assert again["is_weight_mean"] > 1.0 and again["kl_ref"] > 0
+    finally:
+        worker.call("shutdown")
+        worker.proc.wait(timeout=30)
