@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import { gradeInstance, type GradeOptions, type GradeTask, type InstanceReport } from './grader.js';
+import { gradeInstance, ungraded, type GradeOptions, type GradeTask, type InstanceReport } from './grader.js';
 import { gradeWithSwebench } from './swebench-grader.js';
 
 export interface Prediction { instance_id: string; model_name_or_path: string; model_patch: string | null }
@@ -38,20 +38,16 @@ export async function gradePredictions(tasks: GradeTask[], predictions: Predicti
     writeFileSync(join(o.out, report.instance_id, 'report.json'), `${JSON.stringify({ [report.instance_id]: report }, null, 2)}\n`);
     return report;
   };
-  const reports: InstanceReport[] = [];
-  if (o.official) {
-    reports.push(...(await gradeWithSwebench(tasks, predictions, { ...o, runId: o.official.runId })).map(save));
-  }
-  let next = o.official ? predictions.length : 0;
+  const known = predictions.filter((p) => byId.has(p.instance_id));
+  const reports = predictions.filter((p) => !byId.has(p.instance_id))
+    .map((p) => save(ungraded(p.instance_id, p.model_patch, 'unknown instance id (not in the tasks)')));
+  if (o.official) reports.push(...(await gradeWithSwebench(tasks, known, { ...o, runId: o.official.runId })).map(save));
+  let next = o.official ? known.length : 0;
   const work = async (): Promise<void> => {
-    while (next < predictions.length) {
-      const p = predictions[next++];
-      const task = byId.get(p.instance_id);
+    while (next < known.length) {
+      const p = known[next++];
       mkdirSync(join(o.out, p.instance_id), { recursive: true });
-      reports.push(save(task
-        ? await gradeInstance(task, p.model_patch, { ...o, logFile: join(o.out, p.instance_id, 'test_output.txt') })
-        : { instance_id: p.instance_id, status: 'error', patch_is_None: p.model_patch === null, patch_exists: Boolean(p.model_patch?.trim()),
-          patch_successfully_applied: false, resolved: false, tests_status: null, error: 'unknown instance id (not in the tasks)', guard: [], test_seconds: null }));
+      reports.push(save(await gradeInstance(byId.get(p.instance_id)!, p.model_patch, { ...o, logFile: join(o.out, p.instance_id, 'test_output.txt') })));
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));

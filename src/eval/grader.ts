@@ -52,17 +52,15 @@ const defaultTestCmd = 'python3 -m pytest -rA --tb=no -p no:cacheprovider';
  * the log parsed with the repo's parser and judged by SWE-bench's rule. Protected files are guarded first.
  */
 export async function gradeInstance(task: GradeTask, prediction: string | null, o: GradeOptions): Promise<InstanceReport> {
-  const report: InstanceReport = { instance_id: task.instance_id, status: 'error', patch_is_None: prediction === null,
-    patch_exists: Boolean(prediction?.trim()), patch_successfully_applied: false, resolved: false, tests_status: null, error: null, guard: [], test_seconds: null };
+  const report = ungraded(task.instance_id, prediction);
   if (!report.patch_exists) return { ...report, status: 'empty_patch' };
   const guarded = guardPatch(prediction!, o.allowTestEdits);
   report.guard = guarded.flags;
   const dir = mkdtempSync(join(tmpdir(), 'alight-grade-'));
   try {
     writeFileSync(join(dir, 'pred.diff'), guarded.patch);
-    // git's own reading of the patch, against the guard's: a protected path the guard did not separate fails the grade.
-    const slipped = o.allowTestEdits ? [] : patchPaths(dir, join(dir, 'pred.diff')).filter((p) => protectedReason(p) !== null);
-    if (slipped.length) return { ...report, error: `the patch touches ${slipped.join(', ')} in a form the guard could not separate` };
+    const slipped = o.allowTestEdits ? null : slippedPastGuard(dir, join(dir, 'pred.diff'));
+    if (slipped) return { ...report, error: slipped };
     const started = performance.now();
     const ran = o.container && !o.container.image
       ? await testInImage(task, dir, guarded.patch.trim() !== '', o)
@@ -86,7 +84,22 @@ export async function gradeInstance(task: GradeTask, prediction: string | null, 
   }
 }
 
+/** A prediction's report before it is graded: an error until shown otherwise. */
+export function ungraded(instanceId: string, prediction: string | null, error: string | null = null): InstanceReport {
+  return { instance_id: instanceId, status: 'error', patch_is_None: prediction === null, patch_exists: Boolean(prediction?.trim()),
+    patch_successfully_applied: false, resolved: false, tests_status: null, error, guard: [], test_seconds: null };
+}
+
+/** git's own reading of a guarded patch, against the guard's: why it fails the grade if a protected path slipped past. */
+export function slippedPastGuard(dir: string, diff: string): string | null {
+  const slipped = patchPaths(dir, diff).filter((p) => protectedReason(p) !== null);
+  return slipped.length ? `the patch touches ${slipped.join(', ')} in a form the guard could not separate` : null;
+}
+
 const applyFailed = '>>>>> Patch Apply Failed';
+
+/** The official harness's ways to apply a prediction, in order. */
+const applyTries = [['git', 'apply', '--verbose'], ['git', 'apply', '--verbose', '--reject'], ['patch', '--batch', '--fuzz=5', '-p1', '-i']];
 
 /** A workspace from --repos, the prediction and the test patch applied here; the tests here or in the image named. */
 async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<{ log: string } | { error: string }> {
@@ -119,10 +132,9 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
  */
 async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<{ log: string }> {
   writeFileSync(join(dir, 'eval.sh'), evalScript(task));
-  const tries = ['git apply --verbose', 'git apply --verbose --reject', 'patch --batch --fuzz=5 -p1 -i'];
   const apply = hasPatch ? [
     'applied=',
-    ...tries.map((t, i) => `[ -n "$applied" ] || { ${i ? 'git checkout -- . ; git clean -fdq; ' : ''}${t} /alight/pred.diff && applied=1; }`),
+    ...applyTries.map((t, i) => `[ -n "$applied" ] || { ${i ? 'git checkout -- . ; git clean -fdq; ' : ''}${t.join(' ')} /alight/pred.diff && applied=1; }`),
     // As the official harness: the chain can leave the patch wholly applied while each try still failed.
     '[ -n "$applied" ] || { git apply --check --reverse /alight/pred.diff 2>/dev/null && applied=1; }',
     `[ -n "$applied" ] || { echo '${applyFailed}'; exit 97; }`,
@@ -133,13 +145,11 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
 }
 
 function applyPrediction(ws: string, diff: string): boolean {
-  const attempts: [string, string[]][] = [['git', ['apply', '--verbose', diff]], ['git', ['apply', '--verbose', '--reject', diff]],
-    ['patch', ['--batch', '--fuzz=5', '-p1', '-i', diff]]];
-  return attempts.some(([cmd, args]) => spawnSync(cmd, args, { cwd: ws, env: gitEnvFor(ws), stdio: 'ignore' }).status === 0);
+  return applyTries.some(([cmd, ...args]) => spawnSync(cmd, [...args, diff], { cwd: ws, env: gitEnvFor(ws), stdio: 'ignore' }).status === 0);
 }
 
 /** The paths git reads in a patch (both sides of renames and copies). */
-export function patchPaths(ws: string, diff: string): string[] {
+function patchPaths(ws: string, diff: string): string[] {
   const res = spawnSync('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws), encoding: 'utf8' });
   return res.status === 0 ? res.stdout.split('\0').map((f) => f.replace(/^\d+\t\d+\t|^-\t-\t/, '')).filter(Boolean) : [];
 }

@@ -3,9 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Prediction } from './grade-run.js';
-import type { GradeTask, InstanceReport } from './grader.js';
-import { patchPaths } from './grader.js';
-import { guardPatch, protectedReason } from './guards.js';
+import { slippedPastGuard, ungraded, type GradeTask, type InstanceReport } from './grader.js';
+import { guardPatch } from './guards.js';
 import { officialParserName, parserForRepo } from './log-parsers.js';
 import { evalScriptLines } from './specs.js';
 
@@ -14,15 +13,22 @@ export interface SwebenchGraderOptions { out: string; workers: number; timeoutMs
 /**
  * The `swebench` grader: the official package's `run_evaluation` as a managed subprocess (it needs a Docker engine, or
  * podman, and the instance images), on a dataset file alight writes in SWE-bench v5's shape (each row's image, eval script, log
- * parser), with the guarded predictions. Its per-instance report.json files become alight's reports; an instance
- * without one is an error with the harness's reason.
+ * parser), with the guarded predictions of known instances (the caller reports unknown ones). Its per-instance
+ * report.json files become alight's reports; an instance without one is an error with the harness's reason.
  */
 export async function gradeWithSwebench(tasks: GradeTask[], predictions: Prediction[], o: SwebenchGraderOptions): Promise<InstanceReport[]> {
   const dir = join(o.out, 'swebench');
   mkdirSync(dir, { recursive: true });
   const byId = new Map(tasks.map((t) => [t.instance_id, t]));
-  const guarded = predictions.map((p) => ({ p, g: p.model_patch?.trim() ? guardPatch(p.model_patch, o.allowTestEdits) : null }));
-  writeFileSync(join(dir, 'dataset.jsonl'), predictions.filter((p) => byId.has(p.instance_id)).map((p) => {
+  // Each prediction as alight's grader would take it: guarded, and git's reading of it checked against the guard's.
+  const checked = predictions.map((p) => {
+    const g = p.model_patch?.trim() ? guardPatch(p.model_patch, o.allowTestEdits) : null;
+    if (!g?.patch.trim() || o.allowTestEdits) return { p, g, slipped: null };
+    writeFileSync(join(dir, 'check.diff'), g.patch);
+    return { p, g, slipped: slippedPastGuard(dir, join(dir, 'check.diff')) };
+  });
+  const toGrade = checked.filter(({ g, slipped }) => g?.patch.trim() && !slipped);
+  writeFileSync(join(dir, 'dataset.jsonl'), toGrade.map(({ p }) => {
     const t = byId.get(p.instance_id)!;
     return JSON.stringify({ instance_id: t.instance_id, repo: t.repo, version: t.version ?? '', base_commit: t.base_commit, patch: '', test_patch: t.test_patch,
       FAIL_TO_PASS: JSON.stringify(t.FAIL_TO_PASS), PASS_TO_PASS: JSON.stringify(t.PASS_TO_PASS), image: t.image,
@@ -30,33 +36,23 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
       eval_type: 'pass_and_fail' });
   }).join('\n') + '\n');
   const model = 'alight';
-  // git's own reading of each guarded patch, as alight's grader does: a protected path the guard did not separate is an error.
-  const slipped = new Map(guarded.flatMap(({ p, g }) => {
-    if (!g?.patch.trim() || o.allowTestEdits) return [];
-    writeFileSync(join(dir, 'check.diff'), g.patch);
-    const paths = patchPaths(dir, join(dir, 'check.diff')).filter((f) => protectedReason(f) !== null);
-    return paths.length ? [[p.instance_id, paths] as const] : [];
-  }));
-  writeFileSync(join(dir, 'predictions.jsonl'), guarded.filter(({ p, g }) => g?.patch.trim() && !slipped.has(p.instance_id)).map(({ p, g }) =>
+  writeFileSync(join(dir, 'predictions.jsonl'), toGrade.map(({ p, g }) =>
     JSON.stringify({ instance_id: p.instance_id, model_name_or_path: model, model_patch: g!.patch })).join('\n') + '\n');
   // The official harness answers from an earlier report.json of the same run id: a redone grade must not see one.
   rmSync(join(dir, 'logs', 'run_evaluation', o.runId), { recursive: true, force: true });
-  const toGrade = guarded.filter(({ p, g }) => byId.has(p.instance_id) && g?.patch.trim() && !slipped.has(p.instance_id)).length;
-  const engine = toGrade ? await dockerEngine() : null;
+  const engine = toGrade.length ? await dockerEngine() : null;
   const ran = engine === null ? { output: 'nothing to grade with the official harness\n', reason: null } : await runOfficial(
     o.python ?? process.env.ALIGHT_SWEBENCH_PYTHON ?? 'python3', ['-m', 'swebench.harness.run_evaluation',
       '--dataset_name', join(dir, 'dataset.jsonl'), '--predictions_path', join(dir, 'predictions.jsonl'), '--run_id', o.runId,
       '--max_workers', String(o.workers), '--timeout', String(Math.ceil(o.timeoutMs / 1000)), '--report_dir', dir], dir, engine.env)
     .finally(engine.stop);
   writeFileSync(join(dir, 'run_evaluation.log'), ran.output);
-  return guarded.map(({ p, g }) => {
-    const base: InstanceReport = { instance_id: p.instance_id, status: 'error', patch_is_None: p.model_patch === null, patch_exists: Boolean(p.model_patch?.trim()),
-      patch_successfully_applied: false, resolved: false, tests_status: null, error: null, guard: g?.flags ?? [], test_seconds: null };
-    if (!byId.has(p.instance_id)) return { ...base, error: 'unknown instance id (not in the tasks)' };
+  return checked.map(({ p, g, slipped }) => {
+    const base = { ...ungraded(p.instance_id, p.model_patch, slipped), guard: g?.flags ?? [] };
     if (!base.patch_exists) return { ...base, status: 'empty_patch' };
     // Every hunk was a protected file's and is gone: the base tree, which fails FAIL_TO_PASS by the task's definition.
     if (!g!.patch.trim()) return { ...base, status: 'unresolved', patch_successfully_applied: true };
-    if (slipped.has(p.instance_id)) return { ...base, error: `the patch touches ${slipped.get(p.instance_id)!.join(', ')} in a form the guard could not separate` };
+    if (slipped) return base;
     const path = join(dir, 'logs', 'run_evaluation', o.runId, model, p.instance_id, 'report.json');
     if (!existsSync(path)) return { ...base, error: `the official harness wrote no report (${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})` };
     const official = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Omit<InstanceReport, 'instance_id' | 'status' | 'error' | 'guard' | 'test_seconds'>>)[p.instance_id];

@@ -8,7 +8,7 @@ import { withheldVars } from '../runner/env.js';
 import { runRollouts } from '../runner/rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { checkIds, gradePredictions, summarise, type Prediction, type RunSummary } from './grade-run.js';
-import type { GradeOptions, GradeTask, InstanceReport } from './grader.js';
+import { ungraded, type GradeOptions, type GradeTask, type InstanceReport } from './grader.js';
 import { containerWorkspace, hostWorkspace } from './agent-workspace.js';
 import type { Runtime } from './container.js';
 
@@ -90,9 +90,8 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
       // before, the harnesses that had finished are graded in peace and kept.)
       if (o.signal.aborted && !stoppedBefore) break;
       for (const a of these) {
-        const report: InstanceReport = a.rollout.state === 'succeeded' ? graded.reports.find((r) => r.instance_id === a.job.task.id)! : {
-          instance_id: a.job.task.id, status: 'error', patch_is_None: a.prediction.model_patch === null, patch_exists: Boolean(a.prediction.model_patch?.trim()),
-          patch_successfully_applied: false, resolved: false, tests_status: null, error: `the harness ${a.rollout.error ?? 'failed'}`, guard: [], test_seconds: null };
+        const report: InstanceReport = a.rollout.state === 'succeeded' ? graded.reports.find((r) => r.instance_id === a.job.task.id)!
+          : ungraded(a.job.task.id, a.prediction.model_patch, `the harness ${a.rollout.error ?? 'failed'}`);
         const seconds = a.rollout.started_at && a.rollout.ended_at ? (a.rollout.ended_at - a.rollout.started_at) / 1000 : null;
         writeFileSync(savedPath(a.job.task.id, attempt), JSON.stringify({ instance_id: a.job.task.id, attempt, rollout_id: a.rollout.id,
           prediction: a.prediction, report, seconds }));
