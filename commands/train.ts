@@ -11,7 +11,7 @@ import type { TrainListener } from '../src/train/events.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import { verlPlan } from '../src/train/verl-config.js';
 import { PYTHON_DIR } from '../src/worker/python-env.js';
-import { gpuMemoryGb, inspectVerlEnv } from '../src/worker/verl-env.js';
+import { gpuMemoryGb, verlPython } from '../src/worker/verl-env.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore } from './shared.js';
 
 export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'fromDb' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |
@@ -66,7 +66,7 @@ interface DryRun { train: TrainConfig; verl: { preset: string; worldSize: number
  */
 function dryRunOf(train: TrainConfig, json: boolean): DryRun {
   const plan = train.backend === 'verl' ? verlPlan(train, gpuMemoryGb()) : null;
-  const { python } = inspectVerlEnv();
+  const python = plan && verlPython();
   let composed: string | null = null;
   if (plan && python) {
     const res = spawnSync(python, ['-m', 'alight_worker.verl_config', ...plan.overrides], { cwd: PYTHON_DIR, encoding: 'utf8', maxBuffer: 64 << 20 });

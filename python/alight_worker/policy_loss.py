@@ -34,6 +34,12 @@ def token_logprobs(model, input_ids, attention_mask):
     return torch.cat([pad, picked], dim=1), torch.cat([pad, entropy], dim=1)
 
 
+def truncated_is_weights(old_logp, rollout_logp, mask, cap):
+    """min(π_old / π_rollout, cap) per token (1 where the mask is 0), and how many loss tokens hit the cap."""
+    raw = torch.exp(torch.clamp((old_logp - rollout_logp) * mask, -20.0, 20.0))
+    return torch.clamp(raw, max=cap), int(((raw > cap) * mask).sum())
+
+
 def k3(log_ratio, mask):
     """Σ of the k3 estimate of KL(rollout policy ‖ current policy) from the rollout's samples: r − 1 − log r."""
     return ((torch.exp(log_ratio) - 1 - log_ratio) * mask).sum()
@@ -56,11 +62,10 @@ def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coe
     sums = {"clipped_tokens": float(((clipped > unclipped) * mask).sum()),
             "kl_rollout_sum": float(k3(torch.clamp((logp.detach() - rows["rollout_logprobs"]) * mask, -20.0, 20.0), mask))}
     if old_logp is not None:
-        raw = torch.exp(torch.clamp((old_logp - rows["rollout_logprobs"]) * mask, -20.0, 20.0)).detach()
-        is_weight = torch.clamp(raw, max=is_cap)
+        is_weight, capped = truncated_is_weights(old_logp.detach(), rows["rollout_logprobs"], mask, is_cap)
         per_token = per_token * is_weight
         sums["is_weight_sum"] = float((is_weight * mask).sum())
-        sums["is_capped_tokens"] = float(((raw > is_cap) * mask).sum())
+        sums["is_capped_tokens"] = float(capped)
     if ref_logp is not None and kl_coef > 0:
         delta = (ref_logp - logp) * mask
         kl = torch.exp(delta) - delta - 1

@@ -17,7 +17,8 @@ from functools import partial
 import torch
 from safetensors.torch import load_file
 
-from .verl_batch import to_dataproto, truncated_is_weights
+from .policy_loss import truncated_is_weights
+from .verl_batch import to_dataproto
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -41,9 +41,3 @@ def to_dataproto(batch, pad_token_id, meta=None):
                "attention_mask": attention_mask, "position_ids": position_ids, **response_tensors}
     non_tensors = {"rollout_index": np.array(batch["rollout_index"].tolist(), dtype=object)}
     return DataProto.from_dict(tensors=tensors, non_tensors=non_tensors, meta_info=dict(meta or {}))
-
-
-def truncated_is_weights(old_log_probs, rollout_log_probs, response_mask, cap):
-    """min(π_old / π_rollout, cap) per response token (1 where the mask is 0), and how many tokens hit the cap."""
-    raw = torch.exp(torch.clamp((old_log_probs - rollout_log_probs) * response_mask, -20.0, 20.0))
-    return torch.clamp(raw, max=cap), int(((raw > cap) * response_mask).sum())

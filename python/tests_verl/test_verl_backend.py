@@ -10,7 +10,8 @@ import pytest
 import torch
 from conftest import REPO, node
 
-from alight_worker.verl_batch import to_dataproto, truncated_is_weights
+from alight_worker.policy_loss import truncated_is_weights
+from alight_worker.verl_batch import to_dataproto
 
 
 def test_the_batch_becomes_a_dataproto_with_left_padded_prompts_right_padded_responses_and_the_loss_mask_as_response_mask(packed):

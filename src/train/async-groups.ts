@@ -18,8 +18,8 @@ export class GroupPool {
 
   constructor(
     private readonly o: {
-      tasks: Task[]; batchSize: number; n: number; seed: number; inFlight: number; start: number;
-      options: () => RolloutsOptions; jobs: (task: Task, n: number, groupId: string) => RolloutJob[]; groupId: (position: number, task: Task) => string;
+      tasks: Task[]; n: number; seed: number; inFlight: number; start: number;
+      options: RolloutsOptions; jobs: (task: Task, groupId: string) => RolloutJob[]; groupId: (position: number, task: Task) => string;
     },
     private next = o.start,
   ) {}
@@ -34,7 +34,7 @@ export class GroupPool {
     while (this.running.size + this.done.length < this.o.inFlight) {
       const position = this.next++;
       const task = tasksForStep(this.o.tasks, 1, position, this.o.seed)[0];
-      const group = runRollouts(this.o.options(), this.o.jobs(task, this.o.n, this.o.groupId(position, task)))
+      const group = runRollouts(this.o.options, this.o.jobs(task, this.o.groupId(position, task)))
         .then((ids) => { this.done.push({ position, task, ids }); }, (err: unknown) => { this.failure ??= err; })
         .finally(() => { this.running.delete(group); this.wake(); });
       this.running.add(group);

@@ -67,7 +67,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   let pool: { pool: GroupPool; abort: AbortController } | null = null;
   let restarts = 0;
   try {
-    let worker = await startWorker(python, workerLog, options, workers);
+    let worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
     gateway = await startGateway({
       store, adminKey: options.adminKey, gateway: config.gateway,
       upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
@@ -111,15 +111,13 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         if (pool) await stopPool(pool);
         pool = null;
         gateway.resume();
-        worker = await startWorker(python, workerLog, options, workers);
+        worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
         gateway.endpoints.replaceAll(worker.endpoints.map((e) => ({ ...e, kind: 'vllm', version: 0 })));
         step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
       } finally {
         signal.removeEventListener('abort', abortStep);
       }
     }
-    if (pool) await stopPool(pool);
-    pool = null;
     return { run, runDir, workerLog, steps: store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics })) };
   } catch (err) {
     if (signal.aborted && !(err instanceof AlightError && err.exitCode === ExitCode.interrupted)) {
@@ -134,15 +132,16 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   }
 }
 
-/** The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl). */
-async function startWorker(python: string, logFile: string, options: TrainOptions, started: Worker[]): Promise<{ worker: Worker; endpoints: { url: string; model: string }[] }> {
+/** The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl, given its overrides). */
+async function startWorker(python: string, logFile: string, options: TrainOptions, started: Worker[], verlOverrides?: string[]):
+Promise<{ worker: Worker; endpoints: { url: string; model: string }[] }> {
   const c = options.config.train;
   const worker = Worker.start({ python, logFile });
   started.push(worker);
   if (options.signal.aborted) worker.kill('SIGTERM');
   const common = { backend: c.backend, model: c.model, seed: c.seed, kl_coef: c.klCoef, is_correction: c.isCorrection, is_cap: c.isCap };
   const init = await worker.call('init', c.backend === 'verl'
-    ? { ...common, gpus: c.gpus, nodes: c.nodes, ray_address: c.rayAddress ?? null, old_logprobs: c.oldLogprobs, overrides: verlPlan(c, gpuMemoryGb()).overrides }
+    ? { ...common, gpus: c.gpus, nodes: c.nodes, ray_address: c.rayAddress ?? null, old_logprobs: c.oldLogprobs, overrides: verlOverrides }
     : { ...common, lr: c.lr, weight_decay: c.weightDecay, max_grad_norm: c.maxGradNorm, clip_low: c.clipLow, clip_high: c.clipHigh, ppo_epochs: c.ppoEpochs,
       micro_batch_rows: c.microBatchRows, threads: c.threads ?? null }, c.workerTimeoutS * 1000);
   return { worker, endpoints: init.endpoints };

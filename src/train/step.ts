@@ -124,12 +124,11 @@ function jobs(ctx: Pick<StepContext, 'args'>, task: Task, n: number, groupId: st
 /** The pool of async rollouts for a run from `fromStep` on, its harnesses stopped by `signal`. */
 export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSignal): GroupPool {
   const c = ctx.config;
-  const slots = new Slots(c.concurrency);
   const pool = new GroupPool({
-    tasks: ctx.tasks, batchSize: c.batchSize, n: c.n, seed: c.seed, inFlight: c.asyncGroups, start: fromStep * c.batchSize,
+    tasks: ctx.tasks, n: c.n, seed: c.seed, inFlight: c.asyncGroups, start: fromStep * c.batchSize,
     // Groups run side by side: one limit of train.concurrency harnesses across them.
-    options: () => ({ ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')), concurrency: c.n, slots, signal }),
-    jobs: (task, n, groupId) => jobs(ctx, task, n, groupId), groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
+    options: { ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')), concurrency: c.n, slots: new Slots(c.concurrency), signal },
+    jobs: (task, groupId) => jobs(ctx, task, c.n, groupId), groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
   });
   pool.fill();
   return pool;

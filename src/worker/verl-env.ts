@@ -12,6 +12,12 @@ export function verlEnvDir(): string {
   return process.env.ALIGHT_VERL_ENV ?? join(homedir(), '.cache', 'alight', 'verl');
 }
 
+/** The verl virtualenv's python if the virtualenv has been made (what is installed in it is inspectVerlEnv's to say). */
+export function verlPython(): string | null {
+  const python = join(verlEnvDir(), 'bin', 'python');
+  return existsSync(python) ? python : null;
+}
+
 /** GPUs nvidia-smi lists here (0 without a driver). */
 export function cudaGpus(): number {
   const res = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' });
@@ -32,20 +38,19 @@ const verlPackages = ['torch', 'verl', 'vllm', 'ray', 'transformers', 'tensordic
 /** What the verl backend needs here and what is missing, with the fix for each gap. Installs nothing. */
 export function inspectVerlEnv(): VerlEnvReport {
   const venv = verlEnvDir();
-  const python = join(venv, 'bin', 'python');
-  const present = existsSync(python);
-  const packages = versions(present ? python : null, verlPackages);
+  const python = verlPython();
+  const packages = versions(python, verlPackages);
   const gpus = cudaGpus();
   const version = (name: string) => packages.find((p) => p.name === name)?.version ?? null;
   const fixes: string[] = [];
   if (gpus === 0) fixes.push('no CUDA GPU (nvidia-smi lists none): the verl backend trains on NVIDIA GPUs; install the driver, or use --backend torch');
-  if (!present || !version('verl') || !version('vllm')) {
+  if (!python || !version('verl') || !version('vllm')) {
     fixes.push(`alight doctor --setup --backend verl (makes ${venv}: torch ${verlStack.torch}, verl ${verlStack.verl}, vllm ${verlStack.vllm})`);
   } else if (version('verl') !== verlStack.verl || version('vllm') !== verlStack.vllm) {
     fixes.push(`verl ${version('verl')} / vLLM ${version('vllm')} are installed; alight is built against ${verlStack.verl} / ${verlStack.vllm}: ` +
       `${python} -m pip install "verl[vllm]==${verlStack.verl}"`);
   }
-  return { venv, python: present ? python : null, gpus, packages, fixes };
+  return { venv, python, gpus, packages, fixes };
 }
 
 /**
