@@ -188,24 +188,25 @@ print("ray still up:", ray.is_initialized())
 
 
 def test_a_ray_worker_that_dies_takes_the_worker_process_down_with_exit_3_and_ray_with_it():
-    """A real Ray actor killed under a call (as a crashed FSDP or vLLM worker would be): the backend logs it, stops
+    """A real Ray actor that dies in the middle of a call (as a crashed FSDP or vLLM worker would be): the backend logs it, stops
     Ray and exits 3, which alight's restart policy turns into a fresh worker from the last checkpoint."""
     script = f"""
-import sys, ray
+import os, sys, ray
 sys.path.insert(0, {str(REPO / 'python')!r})
 from alight_worker.verl_backend import VerlBackend
 ray.init(num_cpus=1, include_dashboard=False)
 
-@ray.remote
+@ray.remote(max_restarts=0)
 class Part:
     def ping(self):
         return 1
+    def crash(self):
+        os._exit(1)  # dies in the middle of the call, as a segfaulting worker would (ray.kill is asynchronous)
 
 part = Part.remote()
 ray.get(part.ping.remote())
-ray.kill(part)
 backend = object.__new__(VerlBackend)  # only its call guard: no GPU here to build the rest
-backend.call("the update", lambda: ray.get(part.ping.remote()))
+backend.call("the update", lambda: ray.get(part.crash.remote()))
 print("not reached")
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
