@@ -10,7 +10,10 @@ export interface PatchStats {
   sourceLines: number;
 }
 
-const testPath = /(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*$|_tests?\.py$|(^|\/)conftest\.py$/;
+/** Test files as SWE-bench repos lay them out (a tests/ or testing/ folder, test_*.py, *_test(s).py); shared with the eval guards. */
+export const testFile = /(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*\.py$|_tests?\.py$/;
+export const conftestFile = /(^|\/)conftest\.py$/;
+const isTest = (path: string): boolean => testFile.test(path) || conftestFile.test(path);
 
 /** Counts of a unified diff: its files, hunks and changed lines, with test files told apart. */
 export function patchStats(patch: string): PatchStats {
@@ -23,7 +26,7 @@ export function patchStats(patch: string): PatchStats {
     if (line.startsWith('diff --git ')) {
       const file = /^diff --git a\/(.*?) b\//.exec(line)?.[1] ?? line.slice(11);
       files.push(file);
-      inTest = testPath.test(file);
+      inTest = isTest(file);
     } else if (line.startsWith('@@')) {
       hunks++;
     } else if ((line.startsWith('+') && !line.startsWith('+++')) || (line.startsWith('-') && !line.startsWith('---'))) {
@@ -31,7 +34,7 @@ export function patchStats(patch: string): PatchStats {
       if (!inTest) sourceLines++;
     }
   }
-  return { files, sourceFiles: files.filter((f) => !testPath.test(f)), hunks, lines, sourceLines };
+  return { files, sourceFiles: files.filter((f) => !isTest(f)), hunks, lines, sourceLines };
 }
 
 /** The same change written twice hashes the same: `index` lines and trailing whitespace do not count. */

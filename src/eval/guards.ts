@@ -1,14 +1,16 @@
+import { conftestFile, testFile } from '../data/patch.js';
+
 /**
  * Reward-hacking guards (research notes §3.6): a prediction's edits to tests, test configuration or interpreter
  * start-up hooks are flagged and, unless allowed, removed before grading; binary hunks are removed too (they cannot be
  * reviewed or applied as text).
  */
 const protectedPaths: [RegExp, string][] = [
-  [/(^|\/)conftest\.py$/, 'conftest.py (pytest hooks can rewrite outcomes)'],
+  [conftestFile, 'conftest.py (pytest hooks can rewrite outcomes)'],
   [/(^|\/)(\.?pytest\.ini|\.?pytest\.toml|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py)$/, 'test runner configuration'],
   [/(^|\/)(site|user)customize\.py$|\.pth$/, 'interpreter start-up hook'],
   [/\.(dist|egg)-info(\/|$)/, 'package metadata (entry points load pytest plugins)'],
-  [/(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*\.py$|_tests?\.py$/, 'test file'],
+  [testFile, 'test file'],
 ];
 
 /** Why a path is protected, or null. */

@@ -5,10 +5,9 @@ import { startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
 import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
-import { runRollouts, type RolloutJob } from './rollouts.js';
+import { groupJobs, runRollouts, type RolloutJob } from './rollouts.js';
 import { summariseRun, type RunSummary } from './summary.js';
 import type { Task } from './tasks.js';
-import { substitute } from './template.js';
 
 export interface RecordOptions {
   store: Store;
@@ -31,10 +30,7 @@ export async function record(options: RecordOptions): Promise<RunSummary> {
   const { store, config, run, signal, onEvent } = options;
   const started = performance.now();
   const jobs: RolloutJob[] = options.tasks
-    ? options.tasks.flatMap((task) => {
-      const args = options.args.map((a) => substitute(a, task.data));
-      return Array.from({ length: config.record.n }, () => ({ task, args, groupId: `${run}/${task.id}` }));
-    })
+    ? options.tasks.flatMap((task) => groupJobs(options.args, task, config.record.n, `${run}/${task.id}`))
     : [{ task: null, args: options.args, groupId: null }];
   const logDir = options.tasks ? join(dirname(store.path), 'runs', run, 'rollouts') : null;
   if (logDir) mkdirSync(logDir, { recursive: true });

@@ -9,6 +9,7 @@ import { runProcess, type ProcessOutput } from './process.js';
 import { runRewardCommand } from './reward.js';
 import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
+import { substitute } from './template.js';
 
 /**
  * One harness run: its task (null: no task file), its arguments, the group its rollout belongs to, and optionally the
@@ -18,6 +19,12 @@ import type { Task } from './tasks.js';
 export interface RolloutJob {
   task: Task | null; args: string[]; groupId: string | null; cwd?: string; env?: Record<string, string>;
   prepare?: () => void | Promise<void>; finish?: () => void | Promise<void>;
+}
+
+/** A group: `n` rollouts of one task, the command's `{{field}}`s filled from the task. */
+export function groupJobs(args: string[], task: Task, n: number, groupId: string): RolloutJob[] {
+  const filled = args.map((a) => substitute(a, task.data));
+  return Array.from({ length: n }, () => ({ task, args: filled, groupId }));
 }
 
 export interface RolloutsOptions {

@@ -4,10 +4,9 @@ import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
-import { runRollouts, type RolloutJob, type RolloutsOptions } from '../runner/rollouts.js';
+import { groupJobs, runRollouts, type RolloutsOptions } from '../runner/rollouts.js';
 import type { Task } from '../runner/tasks.js';
 import { Slots } from '../runner/slots.js';
-import { substitute } from '../runner/template.js';
 import { buildStepBatch } from '../samples/run-samples.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import type { Worker } from '../worker/client.js';
@@ -49,7 +48,7 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   timer.start('rollouts');
   const fresh = ctx.pool ? await freshGroups(ctx, ctx.pool, step) : null;
   const ids = fresh ? fresh.ids : await runRollouts(rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
-    tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) => jobs(ctx, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`)));
+    tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) => groupJobs(ctx.args, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`)));
   if (ctx.signal.aborted) throw new Error('interrupted');
   // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way finish.
   timer.start('drain');
@@ -74,7 +73,7 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   if (ctx.valTasks && c.valEvery > 0 && (step + 1) % c.valEvery === 0) {
     timer.start('validation');
     const valIds = await runRollouts(rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
-      ctx.valTasks.flatMap((t) => jobs(ctx, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)));
+      ctx.valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)));
     valReward = mean(store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
   }
 
@@ -116,11 +115,6 @@ export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: s
   return { rollouts, rewards, built: buildStepBatch(store, trained, { ...c, out }, `step ${step}`) };
 }
 
-function jobs(ctx: Pick<StepContext, 'args'>, task: Task, n: number, groupId: string): RolloutJob[] {
-  const args = ctx.args.map((a) => substitute(a, task.data));
-  return Array.from({ length: n }, () => ({ task, args, groupId }));
-}
-
 /** The pool of async rollouts for a run from `fromStep` on, its harnesses stopped by `signal`. */
 export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSignal): GroupPool {
   const c = ctx.config;
@@ -128,7 +122,7 @@ export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSigna
     tasks: ctx.tasks, n: c.n, seed: c.seed, inFlight: c.asyncGroups, start: fromStep * c.batchSize,
     // Groups run side by side: one limit of train.concurrency harnesses across them.
     options: { ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')), concurrency: c.n, slots: new Slots(c.concurrency), signal },
-    jobs: (task, groupId) => jobs(ctx, task, c.n, groupId), groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
+    jobs: (task, groupId) => groupJobs(ctx.args, task, c.n, groupId), groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
   });
   pool.fill();
   return pool;
