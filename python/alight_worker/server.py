@@ -8,6 +8,8 @@ import traceback
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .stream_text import StreamText
+
 
 class BadRequest(Exception):
     pass
@@ -124,16 +126,10 @@ class Handler(BaseHTTPRequestHandler):
         if chat and want_ids:
             first["prompt_token_ids"] = prompt
         send(first)
-        sent = {"ids": [], "text": ""}
+        text = StreamText(self.backend.decode)
 
         def on_token(token, logprob):
-            sent["ids"].append(token)
-            # Text is whatever the decoded whole has grown by; a token ending inside a multi-byte character decodes
-            # to U+FFFD, so that tail waits for the token that completes it.
-            whole = self.backend.decode(sent["ids"])
-            if whole.endswith("\ufffd"):
-                whole = sent["text"]
-            delta, sent["text"] = whole[len(sent["text"]):], whole
+            delta = text.push(token)
             choice = {"index": 0, "finish_reason": None}
             if chat:
                 choice["delta"] = {"content": delta}
@@ -153,7 +149,7 @@ class Handler(BaseHTTPRequestHandler):
             traceback.print_exc()
             send({"error": {"message": f"{type(err).__name__}: {err}", "type": "InternalServerError", "code": 500}})
             return
-        rest = self.backend.decode(ids)[len(sent["text"]):]
+        rest = text.rest()
         last = {"index": 0, "finish_reason": finish, **({"delta": {"content": rest} if rest else {}} if chat else {"text": rest})}
         send({**head, "object": kind, "choices": [last]})
         if (body.get("stream_options") or {}).get("include_usage"):

@@ -166,3 +166,30 @@ def test_kl_to_the_initial_policy_and_truncated_is_over_several_epochs(tiny, tmp
     finally:
         worker.call("shutdown")
         worker.proc.wait(timeout=30)
+
+
+def test_a_streamed_answer_is_the_same_answer_as_a_whole(tiny):
+    """SSE chunks, as the gateway records them: their text, ids and logprobs add up to the unstreamed answer's (same seed)."""
+    worker = Worker(tiny)
+    try:
+        _, whole = worker.chat("Say something.", seed=11, max_tokens=40)
+        body = {"messages": [{"role": "user", "content": "Say something."}], "max_tokens": 40, "return_token_ids": True,
+                "logprobs": True, "seed": 11, "stream": True, "stream_options": {"include_usage": True}}
+        request = urllib.request.Request(f"{worker.url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"})
+        with urllib.request.urlopen(request) as res:
+            events = [line[6:] for line in res.read().decode().split("\n") if line.startswith("data: ")]
+        assert events[-1] == "[DONE]"
+        chunks = [json.loads(e) for e in events[:-1]]
+        choices = [c["choices"][0] for c in chunks if c["choices"]]
+        text = "".join((c.get("delta") or {}).get("content", "") for c in choices)
+        ids = [t for c in choices for t in c.get("token_ids", [])]
+        logprobs = [x["logprob"] for c in choices for x in ((c.get("logprobs") or {}).get("content") or [])]
+        answer = whole["choices"][0]
+        assert len(answer["token_ids"]) > 10
+        assert (text, ids) == (answer["message"]["content"], answer["token_ids"])
+        assert logprobs == pytest.approx([x["logprob"] for x in answer["logprobs"]["content"]], abs=1e-5)
+        assert chunks[0]["prompt_token_ids"] == whole["prompt_token_ids"] and choices[-1]["finish_reason"] == answer["finish_reason"]
+        assert chunks[-1]["usage"]["completion_tokens"] == len(ids)
+    finally:
+        worker.call("shutdown")
+        worker.proc.wait(timeout=30)
