@@ -68,7 +68,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       killTimer = setTimeout(() => signal(child.pid, group, 'SIGKILL'), killGraceMs);
     };
     const timer = spec.timeoutMs === null ? undefined : setTimeout(() => stop('timeout'), spec.timeoutMs);
-    const onAbort = (): void => stop('interrupted');
+    const onAbort = (): void => stop(abortReason(spec.signal));
     spec.signal.addEventListener('abort', onAbort, { once: true });
     if (spec.signal.aborted) onAbort();
 
@@ -96,4 +96,9 @@ function signal(pid: number | undefined, group: boolean, sig: NodeJS.Signals): v
   } catch {
     // Already gone.
   }
+}
+
+/** Why a run of harnesses was stopped: the reason its controller gave (`abort('…')`), else Ctrl-C's `interrupted`. */
+export function abortReason(signal: AbortSignal): string {
+  return typeof signal.reason === 'string' ? signal.reason : 'interrupted';
 }

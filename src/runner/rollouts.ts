@@ -5,7 +5,7 @@ import type { RolloutMode } from '../rollouts/state.js';
 import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
-import { runProcess, type ProcessOutput } from './process.js';
+import { abortReason, runProcess, type ProcessOutput } from './process.js';
 import { runRewardCommand } from './reward.js';
 import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
@@ -56,7 +56,7 @@ export interface RolloutsOptions {
  */
 export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]): Promise<string[]> {
   const stop = new AbortController();
-  const stopAll = (): void => stop.abort();
+  const stopAll = (): void => stop.abort(options.signal.reason);
   options.signal.addEventListener('abort', stopAll, { once: true });
   const ids: string[] = [];
   try {
@@ -83,7 +83,7 @@ async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<st
     onEvent({ type: 'rollout-end', rolloutId: rollout.id, taskId, state, error, reward: store.lastReward(rollout.id)?.value ?? null });
     return rollout.id;
   };
-  if (signal.aborted) return end('failed', 'interrupted');
+  if (signal.aborted) return end('failed', abortReason(signal));
 
   gateway.rollouts.transition(rollout.id, 'running');
   onEvent({ type: 'rollout-start', rolloutId: rollout.id, taskId });

@@ -84,7 +84,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       const stepAbort = new AbortController();
       const abortStep = (): void => stepAbort.abort();
       signal.addEventListener('abort', abortStep, { once: true });
-      void worker.worker.exit.then(abortStep);
+      void worker.worker.exit.then(() => stepAbort.abort(workerEnded));
       const ctx: StepContext = {
         store, gateway, worker: worker.worker, config: c, run, runDir, command: options.command, args: options.args, tasks: options.tasks,
         valTasks: options.valTasks, attempt: attemptTag(restarts), withhold: ['ALIGHT_ADMIN_KEY'], signal: stepAbort.signal, onEvent,
@@ -93,7 +93,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       if (c.asyncGroups > 0 && !pool) {
         const poolAbort = new AbortController();
         signal.addEventListener('abort', () => poolAbort.abort(), { once: true });
-        void worker.worker.exit.then(() => poolAbort.abort());
+        void worker.worker.exit.then(() => poolAbort.abort(workerEnded));
         pool = { pool: groupPool(ctx, step, poolAbort.signal), abort: poolAbort };
       }
       try {
@@ -108,7 +108,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         const why = `the Python worker ${ended} during step ${step} (log: ${workerLog})`;
         if (restarts++ >= c.restarts) throw new AlightError(`${why}; continue from the last checkpoint with: alight train --resume ${run} -- <harness>`, ExitCode.failure);
         onEvent({ type: 'worker-restart', reason: why, fromStep: step });
-        if (pool) await stopPool(pool);
+        if (pool) await stopPool(pool, workerEnded);
         pool = null;
         gateway.resume();
         worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
@@ -126,7 +126,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     throw err;
   } finally {
     signal.removeEventListener('abort', stopWorker);
-    if (pool) await stopPool(pool);
+    if (pool) await stopPool(pool, 'not trained: the run ended first');
     await gateway?.close();
     for (const w of workers) await w.stop();
   }
@@ -156,11 +156,14 @@ async function restore(store: Store, run: string, worker: Worker, gateway: Gatew
   return saved ? saved.step + 1 : 0;
 }
 
-/** Stops the async harnesses still running (the run ended, or their worker died) and waits for them. */
-async function stopPool(p: { pool: GroupPool; abort: AbortController }): Promise<void> {
-  p.abort.abort();
+/** Stops the async harnesses still running (the run ended, or their worker died) and waits for them; `why` becomes their rollouts' error. */
+async function stopPool(p: { pool: GroupPool; abort: AbortController }, why: string): Promise<void> {
+  p.abort.abort(why);
   await p.pool.settle();
 }
+
+/** The error of the rollouts a dying worker takes with it (they are redone by the step's next attempt). */
+const workerEnded = 'stopped: the worker serving it ended';
 
 /** A suffix that tells a step's groups from those of an earlier, interrupted attempt at the same step. */
 function attemptTag(restarts: number): string {

@@ -114,6 +114,9 @@ describe('alight train', () => {
     }
     // Every group that was started ended: none was left running when the run finished.
     expect(store.db.prepare(`SELECT count(*) AS n FROM rollouts WHERE run = 'async' AND state IN ('queued', 'running')`).get()).toEqual({ n: 0 });
+    // Those still running at the end say so, not "interrupted" (nobody pressed Ctrl-C).
+    const errors = store.db.prepare(`SELECT DISTINCT error FROM rollouts WHERE run = 'async' AND state = 'failed'`).all() as { error: string }[];
+    expect(errors.filter((e) => e.error !== 'not trained: the run ended first')).toEqual([]);
     store.close();
   }, 300_000);
 
