@@ -2,8 +2,8 @@
 
 Serving and training share the model under one lock, so a weight update never runs under a generation; the
 orchestrator pauses rollouts for the update anyway. The served version is what `sync_weights` last set."""
+import hashlib
 import os
-import random
 import sys
 import threading
 import time
@@ -24,7 +24,6 @@ class TorchBackend:
         self.params = params
         seed = int(params.get("seed", 0))
         torch.manual_seed(seed)
-        random.seed(seed)
         if params.get("threads"):
             torch.set_num_threads(int(params["threads"]))
         self.device = "cuda" if torch.cuda.is_available() and params.get("device", "auto") != "cpu" else "cpu"
@@ -40,6 +39,9 @@ class TorchBackend:
                                            weight_decay=float(params.get("weight_decay", 0.0)), betas=(0.9, 0.999))
         self.lock = threading.Lock()
         self.version = 0
+        self.seed = seed
+        self.asked, self.asked_version = {}, 0  # prompt digest → requests so far at this version, for `sample_seed`
+        self.asked_lock = threading.Lock()
         self.max_context = int(getattr(self.model.config, "max_position_embeddings", 4096))
         eos = self.model.generation_config.eos_token_id
         self.stop_ids = {i for i in [self.tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])] if i is not None}
@@ -66,7 +68,7 @@ class TorchBackend:
         """Samples up to max_tokens ids after `prompt`. The logprob of each is the model's own (temperature 1, no
         truncation), as vLLM reports by default and as the update recomputes it. Returns (ids, logprobs, finish, version)."""
         self.check_length(len(prompt), max_tokens)
-        generator = torch.Generator().manual_seed(seed if seed is not None else random.getrandbits(63))
+        generator = torch.Generator().manual_seed(seed if seed is not None else self.sample_seed(prompt))
         ids, logprobs, finish = [], [], "length"
         with self.lock, torch.no_grad():
             version = self.version
@@ -96,6 +98,17 @@ class TorchBackend:
                     break
                 step_input = torch.tensor([[token]], device=self.device)
         return ids, logprobs, finish, version
+
+    def sample_seed(self, prompt):
+        """A request without a seed gets one from the run's seed, the served version, the prompt and how many times that
+        prompt was asked at that version: a seeded run draws the same samples whatever order its harnesses' calls
+        arrive in (only identical prompts, interchangeable, share a sequence)."""
+        digest = hashlib.sha256(repr((self.seed, self.version, prompt)).encode()).digest()
+        with self.asked_lock:
+            if self.asked_version != self.version:
+                self.asked, self.asked_version = {}, self.version
+            k = self.asked[digest] = self.asked.get(digest, 0) + 1
+        return int.from_bytes(hashlib.sha256(digest + k.to_bytes(8, "little")).digest()[:8], "little") >> 1
 
     # --- training --------------------------------------------------------------------------------------------------
     def train_step(self, batch_path, step):
@@ -162,8 +175,8 @@ class TorchBackend:
             os.makedirs(path, exist_ok=True)
             self.model.save_pretrained(path, safe_serialization=True)
             self.tokenizer.save_pretrained(path)
-            torch.save({"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state(),
-                        "python_rng": random.getstate()}, os.path.join(path, "trainer_state.pt"))
+            torch.save({"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state()},
+                       os.path.join(path, "trainer_state.pt"))
         return {"path": path}
 
     def load(self, path):
@@ -175,6 +188,5 @@ class TorchBackend:
             self.optimizer.load_state_dict(state["optimizer"])
             self.version = int(state["version"])
             torch.set_rng_state(state["torch_rng"])
-            random.setstate(state["python_rng"])
             self.model.eval()
         return {"path": path, "version": self.version}

@@ -88,7 +88,7 @@ class VerlBackend:
             self.trainer.checkpoint_manager.update_weights(0)
             addresses = self.trainer.llm_server_manager.get_addresses()
         except BaseException:
-            ray.shutdown()
+            ray.shutdown(wait_for_processes=True)
             raise
         self.version = 0
         self.endpoints = [{"url": f"http://{a}/v1", "model": served_model(a)} for a in addresses]
@@ -173,7 +173,7 @@ class VerlBackend:
     def shutdown(self):
         import ray
         if ray.is_initialized():
-            ray.shutdown()
+            ray.shutdown(wait_for_processes=True)  # raylet and GCS gone before this process is
 
 
 def build_trainer(config):

@@ -64,7 +64,7 @@ class Worker:
         self.proc = subprocess.Popen([sys.executable, "-m", "alight_worker"], cwd=PYTHON_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
         self.next = 0
-        self.url = self.call("init", model=model, lr=0.01, seed=0, **init)["endpoints"][0]["url"]
+        self.url = self.call("init", model=model, **{"lr": 0.01, "seed": 0, **init})["endpoints"][0]["url"]
 
     def call(self, method, **params):
         self.next += 1
@@ -193,3 +193,24 @@ def test_a_streamed_answer_is_the_same_answer_as_a_whole(tiny):
     finally:
         worker.call("shutdown")
         worker.proc.wait(timeout=30)
+
+
+def test_unseeded_samples_depend_on_the_run_seed_and_the_prompt_not_on_the_order_calls_arrive_in(tiny):
+    """What makes a seeded run reproducible with harnesses racing each other: two workers of the same seed, asked the
+    same prompts in opposite orders, answer each prompt alike; asking a prompt again draws a new sample; another seed,
+    other samples."""
+    prompts = ["Say a.", "Say b.", "Say a."]
+    answers = []
+    for seed, order in [(0, prompts), (0, prompts[::-1]), (1, prompts)]:
+        worker = Worker(tiny, seed=seed)
+        try:
+            got = {}
+            for p in order:
+                got.setdefault(p, []).append(worker.chat(p, max_tokens=12)[1]["choices"][0]["token_ids"])
+            answers.append(got)
+        finally:
+            worker.call("shutdown")
+            worker.proc.wait(timeout=30)
+    assert answers[0] == answers[1]
+    assert answers[0]["Say a."][0] != answers[0]["Say a."][1]
+    assert answers[2] != answers[0]

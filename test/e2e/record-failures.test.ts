@@ -37,8 +37,8 @@ describe('harnesses that misbehave', () => {
     const tasks = taskFile('mixed', [{ id: 'ok' }, { id: 'crash', behaviour: 'crash' }, { id: 'hang', behaviour: 'hang' }]);
     const started = Date.now();
     const res = await alight(['record', '--upstream', upstream.url, '--db', db, '--run', 'mixed', '--tasks', tasks,
-      '--timeout', '2', '--concurrency', '3', '--json', '--', process.execPath, harness]);
-    expect(Date.now() - started).toBeLessThan(20_000);
+      '--timeout', '8', '--concurrency', '3', '--json', '--', process.execPath, harness]);
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(res.code).toBe(0);
     const summary = JSON.parse(res.stdout);
     expect(summary).toMatchObject({ rollouts: 3, succeeded: 1, failed: 2 });
@@ -89,13 +89,14 @@ describe('harnesses that misbehave', () => {
     const own = join(FIXTURES, `sdk-harness-${process.pid}-interrupt.mjs`);
     copyFileSync(harness, own);
     onTestFinished(() => rmSync(own, { force: true }));
+    const answered = upstream.log.length; // the upstream's log holds the earlier tests' calls too
     const child = spawn(process.execPath, [BIN, 'record', '--upstream', upstream.url, '--db', db, '--run', 'int', '--tasks', tasks,
       '--concurrency', '3', '--json', '--', process.execPath, own], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
-    // Ctrl-C once b's call is waiting on the upstream and a's calls are being answered.
-    await expect.poll(() => stalledRequests > 0 && upstream.log.length > 0, { timeout: 30_000, interval: 20 }).toBe(true);
-    await new Promise((r) => setTimeout(r, 200));
+    // Ctrl-C once b's call is waiting on the upstream and a has sent its second call, so its first is stored (the
+    // gateway stores a call before it answers, and a asks again only once answered).
+    await expect.poll(() => stalledRequests > 0 && upstream.log.length >= answered + 2, { timeout: 30_000, interval: 20 }).toBe(true);
     child.kill('SIGINT');
     const [code] = await once(child, 'close');
     expect(code).toBe(130);

@@ -60,7 +60,7 @@ describe('alight record --serve', () => {
     const result = JSON.parse(diag.stdout);
     expect(result.merge.breaks).toBe(retokenized + trimmed);
     expect(result.kinds.retokenization).toBe(retokenized);
-  });
+  }, 180_000);
 
   it('says clearly when the model file is missing', async () => {
     const res = await alight(['record', '--serve', '/nowhere/model.gguf', '--db', join(tempDir(), 'x.db'), '--', 'true']);

@@ -10,7 +10,7 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripte
 let upstream: ScriptedUpstream;
 let dir: string;
 beforeAll(async () => {
-  upstream = await startScriptedUpstream({ reply: (i) => `step ${i} done`, tokensPerChunk: 3, lastChunkDelayMs: 150 });
+  upstream = await startScriptedUpstream({ reply: (i) => `step ${i} done`, tokensPerChunk: 3, lastChunkDelayMs: 1000 });
   dir = tempDir();
 });
 afterAll(async () => upstream.close());

@@ -80,7 +80,7 @@ describe('merging recorded traces', () => {
       hung.add(key);
       return 'hang';
     };
-    const r = await record({ script }, { retries: 1, timeout_ms: 1500 });
+    const r = await record({ script }, { retries: 1, timeout_ms: 5000 });
     expect(hung.size).toBe(4);
     const result = await build(r);
     expect(result.metrics).toMatchObject({ rollouts: 4, rows: 4 });

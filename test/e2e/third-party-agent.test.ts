@@ -55,5 +55,5 @@ describe('a real third-party agent CLI', () => {
       expect((call.request.tools as unknown[]).length).toBeGreaterThan(5);
     }
     expect(JSON.stringify(trace)).not.toContain('alt_');
-  });
+  }, 150_000);
 });

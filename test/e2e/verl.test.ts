@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureVerlEnv } from '../../src/worker/verl-env.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
+import { processMark } from '../helpers/processes.js';
 import { pytestSuite } from '../helpers/pytest-suite.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 
@@ -22,8 +22,9 @@ describe('alight train --backend verl, refusals', () => {
     writeFileSync(join(dir, 'tasks.jsonl'), JSON.stringify({ id: 't', prompt: 'Count.' }));
   }, 120_000);
   const train = (...flags: string[]) => alight(['train', '--backend', 'verl', '--tasks', join(dir, 'tasks.jsonl'), '--run', `r${Math.random().toString(36).slice(2, 8)}`,
-    ...flags, '--', process.execPath, join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 180_000, env: { RAY_AUTH_MODE: 'disabled' } });
-  const workersLeft = () => { try { return execFileSync('pgrep', ['-f', 'alight_worker|raylet|vllm.entrypoints'], { encoding: 'utf8' }).trim(); } catch { return ''; } };
+    ...flags, '--', process.execPath, join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 180_000, env: { RAY_AUTH_MODE: 'disabled', ...mark.env } });
+  // Every process these runs start (worker, Ray, vLLM) carries the mark; none may be left once the CLI has exited.
+  const mark = processMark();
 
   it('refuses several nodes without a Ray cluster and a tensor-parallel size that does not divide the GPUs, before starting anything', async () => {
     const nodes = await train('--model', model, '--gpus', '8', '--nodes', '2');
@@ -39,7 +40,7 @@ describe('alight train --backend verl, refusals', () => {
     const cpu = await train('--model', model, '--gpus', '1');
     expect(cpu.code).toBe(1);
     expect(cpu.stderr).toMatch(/the verl backend trains on CUDA GPUs and torch 2\.11\.0\S* sees none here/);
-    expect(workersLeft()).toBe('');
+    expect(await mark.left()).toEqual([]);
   }, 180_000);
 
   it('--dry-run prints the composed verl config with alight\'s loss', async () => {
@@ -62,13 +63,13 @@ describe('alight train --backend verl, refusals', () => {
   });
 
   it('a vLLM that fails to start (real vLLM, no GPU here): serve-vllm and record --serve-vllm say so with its log, and leave no process', async () => {
-    const served = await alight(['serve-vllm', model, '--db', join(dir, 'v.db')], { cwd: dir, timeoutMs: 300_000 });
+    const served = await alight(['serve-vllm', model, '--db', join(dir, 'v.db')], { cwd: dir, timeoutMs: 300_000, env: mark.env });
     expect(served.code).toBe(1);
     expect(served.stderr).toMatch(/vLLM exited \(1\) before it was ready \(it found no GPU it can use\); the end of .*vllm\.log:\n[\s\S]*Failed to infer device type/);
     const rec = await alight(['record', '--serve-vllm', model, '--tasks', join(dir, 'tasks.jsonl'), '--db', join(dir, 'v.db'), '--', process.execPath,
-      join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 300_000 });
+      join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 300_000, env: mark.env });
     expect(rec.code).toBe(1);
     expect(rec.stderr).toMatch(/vLLM exited \(1\) before it was ready/);
-    expect(workersLeft()).toBe('');
+    expect(await mark.left()).toEqual([]);
   }, 600_000);
 });

@@ -124,13 +124,14 @@ describe('upstream failures', () => {
   });
 
   it('records a call the harness abandons', async () => {
-    const { rollout, url } = await setup(() => 'hang');
+    let reached = 0;
+    const { rollout, url } = await setup(() => (reached++, 'hang'));
     const abort = new AbortController();
     const pending = fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"messages":[]}', signal: abort.signal });
-    await new Promise((r) => setTimeout(r, 200));
+    await expect.poll(() => reached, { timeout: 10_000 }).toBe(1); // the gateway has forwarded it
     abort.abort();
     await expect(pending).rejects.toThrow();
-    await expect.poll(() => rig.store.calls.count(rollout.id)).toBe(1);
+    await expect.poll(() => rig.store.calls.count(rollout.id), { timeout: 10_000 }).toBe(1);
     expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/harness disconnected/);
   });
 });

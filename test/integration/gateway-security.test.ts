@@ -91,7 +91,7 @@ describe('gateway start-up', () => {
 
 describe('gateway control', () => {
   it('answers 429 with Retry-After while paused, lets calls in flight finish, and stamps endpoint versions', async () => {
-    rig = await startRig({ lastChunkDelayMs: 300 });
+    rig = await startRig({ lastChunkDelayMs: 2000 });
     const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
     const openai = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
     const inflight = openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'slow' }], stream: true });

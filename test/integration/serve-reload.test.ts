@@ -24,7 +24,8 @@ describe('alight serve reload', () => {
     const gateway = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY });
     const { rollout, token } = gateway.rollouts.create({ run: 'reload' });
     const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
-    const ask = (content: string, max_tokens: number) => openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content }], max_tokens, stream: true });
+    const ask = (content: string, max_tokens: number) =>
+      openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content }], max_tokens, stream: true, seed: 1 });
 
     expect((await reload({ path: await testModel(), version: 1 }, null)).status).toBe(401);
     const before = (await ask('tell a long story', 200))[Symbol.asyncIterator]();
@@ -35,8 +36,13 @@ describe('alight serve reload', () => {
     expect(await answer.json()).toMatchObject({ version: 1 });
     expect(store.calls.count(rollout.id)).toBe(0);
     // … and the stream goes on, on the old weights.
-    for (let c = await before.next(); !c.done; c = await before.next()) text += c.value.choices[0]?.delta?.content ?? '';
-    expect(text.length).toBeGreaterThan(0);
+    let finish: string | null | undefined;
+    for (let c = await before.next(); !c.done; c = await before.next()) {
+      text += c.value.choices[0]?.delta?.content ?? '';
+      finish = c.value.choices[0]?.finish_reason ?? finish;
+    }
+    // (Seeded, so the model does not end its story before the reload is done.)
+    expect([text.length > 0, finish]).toEqual([true, 'length']);
     for await (const c of await ask('and now?', 4)) void c;
 
     expect(store.calls.list(rollout.id).map((c) => [c.status, c.modelVersion])).toEqual([['ok', 0], ['ok', 1]]);
