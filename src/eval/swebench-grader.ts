@@ -1,7 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dockerEngine } from './container.js';
 import type { Prediction } from './grade-run.js';
 import { slippedPastGuard, ungraded, type GradeTask, type InstanceReport } from './grader.js';
 import { guardPatch } from './guards.js';
@@ -58,25 +58,6 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
     const official = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Omit<InstanceReport, 'instance_id' | 'status' | 'error' | 'guard' | 'test_seconds'>>)[p.instance_id];
     return { ...base, ...official, tests_status: official.tests_status ?? null, status: official.resolved ? 'resolved' : 'unresolved' };
   });
-}
-
-/**
- * The Docker engine the official harness talks to: DOCKER_HOST or Docker's socket when there is one; else, where
- * podman is installed, podman's Docker-compatible service on a private socket for the length of the run (with the
- * runtime flags alight's podman runs use), stopped afterwards.
- */
-async function dockerEngine(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
-  const none = { env: {}, stop: () => {} };
-  if (process.env.DOCKER_HOST || existsSync('/var/run/docker.sock') || spawnSync('podman', ['--version'], { stdio: 'ignore' }).error) return none;
-  // A short private folder: a Unix socket's path has a limit of about 107 bytes.
-  const dir = mkdtempSync(join(tmpdir(), 'alight-podman-'));
-  const conf = join(dir, 'containers.conf');
-  writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n');
-  const socket = join(dir, 'podman.sock');
-  rmSync(socket, { force: true });
-  const service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { env: { ...process.env, CONTAINERS_CONF: conf }, stdio: 'ignore' });
-  for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 100));
-  return { env: { DOCKER_HOST: `unix://${socket}` }, stop: () => { service.kill(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
 /** Runs the official harness; its output kept, its failure (a missing package, no Docker) as one line. */

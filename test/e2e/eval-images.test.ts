@@ -1,17 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
+import { dockerCli } from '../helpers/docker-cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { makeInstanceImage } from '../helpers/instance-image.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
 
 // SWE-bench's own layout: each instance an image with its repository at /testbed. Agents work in a container of it
-// (no --repos), predictions are graded in a fresh one, network off, by podman on this machine.
-describe('eval with instance images (podman)', () => {
+// (no --repos), predictions are graded in a fresh one, network off, by podman (and the docker CLI) on this machine.
+describe('eval with instance images', () => {
   const root = tempDir();
   const fx = makeSweRepo(root);
   const image = makeInstanceImage(join(fx.repos, 'acme__calc'), fx.base, `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`);
@@ -26,43 +27,21 @@ describe('eval with instance images (podman)', () => {
     const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
     writeFileSync(preds, Object.entries(patches).map(([id, p]) => JSON.stringify({ instance_id: id, model_name_or_path: 't', model_patch: p })).join('\n'));
     const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
-    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', tasks(rows), '--grader', 'podman', '--out', out, '--workers', '2', '--json', ...extra],
+    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', tasks(rows), '--out', out, '--workers', '2', '--json', ...extra],
       { timeoutMs: 300_000, env });
     expect(res.code, res.stderr).toBe(0);
     const reports = Object.fromEntries(Object.keys(patches).map((id) => [id, JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id]]));
     return { summary: JSON.parse(res.stdout), reports, out };
   };
 
-  it('grades every prediction in the instance image as the local grader does (guards included)', async () => {
-    const cases = Object.entries(fx.predictions);
-    const { reports } = await grade(cases.map(([name]) => ({ instance_id: `acme__calc-${name}` })),
-      Object.fromEntries(cases.map(([name, p]) => [`acme__calc-${name}`, p.patch])));
-    for (const [name, p] of cases) {
-      const r = reports[`acme__calc-${name}`];
-      expect([name, r.status, r.guard.length > 0], JSON.stringify(r)).toEqual([name, p.status, Boolean(p.flagged)]);
-    }
-    expect(reports['acme__calc-malformed'].error).toBe('patch apply failed');
-  }, 300_000);
-
-  it('runs a row\'s own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script\'s', async () => {
-    const script = ['#!/bin/bash', 'set -uxo pipefail', 'cd /testbed', `git checkout ${fx.base} tests/test_calc.py`,
-      `git apply -v - <<'EOF_1'\n${fx.instance.test_patch}\nEOF_1`, ": '>>>>> Start Test Output'", 'python3 -m pytest -rA tests/test_calc.py',
-      ": '>>>>> End Test Output'", `git checkout ${fx.base} tests/test_calc.py`].join('\n');
-    const rows = [{ instance_id: 'v5-gold', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined },
-      { instance_id: 'v5-wrong', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined }];
-    const { reports, out } = await grade(rows, { 'v5-gold': fx.instance.patch, 'v5-wrong': fx.predictions.wrong.patch });
-    expect(reports['v5-gold'].status, JSON.stringify(reports['v5-gold'])).toBe('resolved');
-    expect(reports['v5-wrong'].status).toBe('unresolved');
-    expect(readFileSync(join(out, 'v5-wrong', 'test_output.txt'), 'utf8')).toMatch(/>>>>> Test Exit Code: 1\n$/);
-  }, 300_000);
-
-  it('eval swebench --runtime podman: the harness works in a container with no future history; diffs graded in fresh containers', async () => {
+  /** `eval swebench --runtime R` on three instances whose harness (working through `R exec`) fixes, breaks or leaves the code. */
+  const evalInContainers = async (runtime: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
     const actions = ['fix', 'wrong', 'nothing'];
     const file = tasks(actions.map((action, i) => ({ instance_id: `acme__calc-${i + 1}`, harness_action: action })));
-    const db = join(root, 'alight.db');
-    const out = join(root, 'eval-images');
-    const res = await alight(['eval', 'swebench', '--tasks', file, '--runtime', 'podman', '--serve', 'gemma3-270m', '--run-id', 'evi', '--db', db,
-      '--out', out, '--workers', '2', '--json', '--', process.execPath, join(FIXTURES, 'swe-container-harness.mjs')], { timeoutMs: 300_000 });
+    const db = join(root, `${runtime}.db`);
+    const out = join(root, `eval-${runtime}`);
+    const res = await alight(['eval', 'swebench', '--tasks', file, '--runtime', runtime, '--serve', 'gemma3-270m', '--run-id', `evi-${runtime}`, '--db', db,
+      '--out', out, '--workers', '2', '--json', '--', process.execPath, join(FIXTURES, 'swe-container-harness.mjs')], { timeoutMs: 300_000, env });
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ total_instances: 3, resolved_ids: ['acme__calc-1'], unresolved_ids: ['acme__calc-2', 'acme__calc-3'],
       empty_patch_ids: [], error_ids: [] });
@@ -71,12 +50,42 @@ describe('eval with instance images (podman)', () => {
     expect(fixed).toContain('+    return a + b');
     expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /); // the model's words, through the gateway
     const store = Store.open(db);
-    const rollouts = store.rolloutSummaries({ run: 'evi' });
+    const rollouts = store.rolloutSummaries({ run: `evi-${runtime}` });
     store.close();
     expect(rollouts.map((r) => [r.task_id, r.state, r.calls]).sort()).toEqual([['acme__calc-1', 'succeeded', 1], ['acme__calc-2', 'succeeded', 1],
       ['acme__calc-3', 'succeeded', 1]]);
-    const left = execFileSync('podman', ['ps', '-a', '--format', '{{.Names}}'], { encoding: 'utf8' });
-    expect(left).not.toMatch(/alight-agent-evi/); // every agent container removed
+    const left = execFileSync(runtime, ['ps', '-a', '--format', '{{.Names}}'], { encoding: 'utf8', env: { ...process.env, ...env } });
+    expect(left).not.toMatch(new RegExp(`alight-agent-evi-${runtime}`)); // every agent container removed
+  };
+
+  /** The seven prediction cases, graded with `grader` in the instance image: the same statuses as the local grader. */
+  const gradeAllCases = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
+    const cases = Object.entries(fx.predictions);
+    const { reports } = await grade(cases.map(([name]) => ({ instance_id: `acme__calc-${name}` })),
+      Object.fromEntries(cases.map(([name, p]) => [`acme__calc-${name}`, p.patch])), ['--grader', grader], env);
+    for (const [name, p] of cases) {
+      const r = reports[`acme__calc-${name}`];
+      expect([name, r.status, r.guard.length > 0], JSON.stringify(r)).toEqual([name, p.status, Boolean(p.flagged)]);
+    }
+    expect(reports['acme__calc-malformed'].error).toBe('patch apply failed');
+  };
+
+  it('grades every prediction in the instance image as the local grader does (guards included)', () => gradeAllCases('podman'), 300_000);
+
+  it('runs a row\'s own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script\'s', async () => {
+    const script = ['#!/bin/bash', 'set -uxo pipefail', 'cd /testbed', `git checkout ${fx.base} tests/test_calc.py`,
+      `git apply -v - <<'EOF_1'\n${fx.instance.test_patch}\nEOF_1`, ": '>>>>> Start Test Output'", 'python3 -m pytest -rA tests/test_calc.py',
+      ": '>>>>> End Test Output'", `git checkout ${fx.base} tests/test_calc.py`].join('\n');
+    const rows = [{ instance_id: 'v5-gold', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined },
+      { instance_id: 'v5-wrong', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined }];
+    const { reports, out } = await grade(rows, { 'v5-gold': fx.instance.patch, 'v5-wrong': fx.predictions.wrong.patch }, ['--grader', 'podman']);
+    expect(reports['v5-gold'].status, JSON.stringify(reports['v5-gold'])).toBe('resolved');
+    expect(reports['v5-wrong'].status).toBe('unresolved');
+    expect(readFileSync(join(out, 'v5-wrong', 'test_output.txt'), 'utf8')).toMatch(/>>>>> Test Exit Code: 1\n$/);
+  }, 300_000);
+
+  it('eval swebench --runtime podman: the harness works in a container with no future history; diffs graded in fresh containers', async () => {
+    await evalInContainers('podman');
   }, 300_000);
 
   it('the swebench grader: the official package grades the guarded predictions in the instance images (podman standing in for Docker)', async () => {
@@ -89,4 +98,14 @@ describe('eval with instance images (podman)', () => {
     const row = JSON.parse(readFileSync(join(out, 'swebench', 'dataset.jsonl'), 'utf8').split('\n')[0]);
     expect(row).toMatchObject({ image, log_parser: 'parse_log_pytest', eval_type: 'pass_and_fail' });
   }, 300_000);
+
+  // The docker runtime and grader as a Docker user runs them: the real docker CLI (Debian's), here against podman's
+  // Docker-compatible API, as no Docker engine runs on this machine.
+  describe('the docker CLI', () => {
+    let docker: Awaited<ReturnType<typeof dockerCli>>;
+    beforeAll(async () => { docker = await dockerCli(); }, 300_000);
+    afterAll(() => docker?.stop());
+    it('grades every prediction in the instance image (--grader docker)', () => gradeAllCases('docker', docker.env), 300_000);
+    it('eval swebench --runtime docker: agents in docker containers, graded in fresh ones', () => evalInContainers('docker', docker.env), 300_000);
+  });
 });
