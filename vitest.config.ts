@@ -7,6 +7,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One file at a time on every machine (the default on two cores): the end-to-end files train models, start vLLM,
+    // Ray and containers, share ~/.cache/alight's virtualenvs, and time harnesses; side by side they would race.
+    fileParallelism: false,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });
