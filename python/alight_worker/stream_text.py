@@ -5,7 +5,8 @@ class StreamText:
     """Each new token is decoded with the tokens since the last text sent (at least one before it, so tokenizers whose
     pieces depend on their neighbour, like SentencePiece's leading spaces, decode as in the whole): a token costs that
     window, not the answer so far (vLLM and TGI detokenize the same way). A token ending inside a multi-byte character
-    decodes to U+FFFD; its text waits for the token that completes it, or for `rest`."""
+    decodes to U+FFFD; its text waits for the token that completes it, or for `rest` (the window grows only while no
+    text comes). `decode` must not clean up spaces, or a window's text would not be a prefix of the whole's."""
 
     def __init__(self, decode):
         self.decode = decode

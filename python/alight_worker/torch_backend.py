@@ -41,7 +41,6 @@ class TorchBackend:
         self.version = 0
         self.seed = seed
         self.asked, self.asked_version = {}, 0  # prompt digest → requests so far at this version, for `sample_seed`
-        self.asked_lock = threading.Lock()
         self.max_context = int(getattr(self.model.config, "max_position_embeddings", 4096))
         eos = self.model.generation_config.eos_token_id
         self.stop_ids = {i for i in [self.tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])] if i is not None}
@@ -57,7 +56,9 @@ class TorchBackend:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
     def decode(self, ids):
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+        # No clean-up of spaces (" ." → "."): it would make a window's text differ from the same tokens' in the whole
+        # answer, and streamed text would lose characters (vLLM decodes without it too).
+        return self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
 
     def check_length(self, prompt_tokens, max_tokens):
         if prompt_tokens + max_tokens > self.max_context:
@@ -68,10 +69,10 @@ class TorchBackend:
         """Samples up to max_tokens ids after `prompt`. The logprob of each is the model's own (temperature 1, no
         truncation), as vLLM reports by default and as the update recomputes it. Returns (ids, logprobs, finish, version)."""
         self.check_length(len(prompt), max_tokens)
-        generator = torch.Generator().manual_seed(seed if seed is not None else self.sample_seed(prompt))
         ids, logprobs, finish = [], [], "length"
         with self.lock, torch.no_grad():
             version = self.version
+            generator = torch.Generator().manual_seed(seed if seed is not None else self.sample_seed(prompt))
             past = None
             step_input = torch.tensor([prompt], device=self.device)
             for _ in range(max_tokens):
@@ -102,12 +103,12 @@ class TorchBackend:
     def sample_seed(self, prompt):
         """A request without a seed gets one from the run's seed, the served version, the prompt and how many times that
         prompt was asked at that version: a seeded run draws the same samples whatever order its harnesses' calls
-        arrive in (only identical prompts, interchangeable, share a sequence)."""
+        arrive in (only identical prompts, interchangeable, share a sequence). Called under `self.lock`, so the version
+        is the one that samples."""
         digest = hashlib.sha256(repr((self.seed, self.version, prompt)).encode()).digest()
-        with self.asked_lock:
-            if self.asked_version != self.version:
-                self.asked, self.asked_version = {}, self.version
-            k = self.asked[digest] = self.asked.get(digest, 0) + 1
+        if self.asked_version != self.version:
+            self.asked, self.asked_version = {}, self.version
+        k = self.asked[digest] = self.asked.get(digest, 0) + 1
         return int.from_bytes(hashlib.sha256(digest + k.to_bytes(8, "little")).digest()[:8], "little") >> 1
 
     # --- training --------------------------------------------------------------------------------------------------

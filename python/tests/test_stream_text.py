@@ -54,3 +54,27 @@ def test_a_token_costs_a_short_window_not_the_answer_so_far():
     for t in tok.encode(CORPUS[0] * 4).ids:
         stream.push(t)
     assert max(lengths) <= 8
+
+
+def test_the_backends_decode_streams_exactly_where_transformers_would_clean_up_spaces():
+    """transformers' default clean-up turns " ." into "." in a window but not always in the whole (or the reverse),
+    so the worker decodes without it; with it, this text streams wrong."""
+    from types import SimpleNamespace
+
+    from transformers import PreTrainedTokenizerFast
+
+    from alight_worker.torch_backend import TorchBackend
+
+    fast = PreTrainedTokenizerFast(tokenizer_object=byte_level(), clean_up_tokenization_spaces=True)
+    backend = SimpleNamespace(tokenizer=fast)
+    decode = lambda ids: TorchBackend.decode(backend, ids)
+    cleaned = lambda ids: fast.decode(ids, skip_special_tokens=True)
+    text = "Grüße , naïve café . It is n't so ! 東京 ? ok 's"
+    ids = fast.encode(text)
+
+    def streamed(dec):
+        stream = StreamText(dec)
+        return "".join(stream.push(t) for t in ids) + stream.rest()
+
+    assert streamed(decode) == decode(ids) == text
+    assert streamed(cleaned) != cleaned(ids)

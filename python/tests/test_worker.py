@@ -199,7 +199,7 @@ def test_unseeded_samples_depend_on_the_run_seed_and_the_prompt_not_on_the_order
     """What makes a seeded run reproducible with harnesses racing each other: two workers of the same seed, asked the
     same prompts in opposite orders, answer each prompt alike; asking a prompt again draws a new sample; another seed,
     other samples."""
-    prompts = ["Say a.", "Say b.", "Say a."]
+    prompts = ["Say b.", "Say a.", "Say a."]  # reversed, "Say b." comes last
     answers = []
     for seed, order in [(0, prompts), (0, prompts[::-1]), (1, prompts)]:
         worker = Worker(tiny, seed=seed)

@@ -13,7 +13,8 @@ export interface PatchStats {
 /** Test files as SWE-bench repos lay them out (a tests/ or testing/ folder, test_*.py, *_test(s).py); shared with the eval guards. */
 export const testFile = /(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*\.py$|_tests?\.py$/;
 export const conftestFile = /(^|\/)conftest\.py$/;
-const isTest = (path: string): boolean => testFile.test(path) || conftestFile.test(path);
+// A dataset's stats also count test_* data files (fixtures) as test-side; the eval guards strip only test code.
+const isTest = (path: string): boolean => testFile.test(path) || conftestFile.test(path) || /(^|\/)test_[^/]*$/.test(path);
 
 /** Counts of a unified diff: its files, hunks and changed lines, with test files told apart. */
 export function patchStats(patch: string): PatchStats {

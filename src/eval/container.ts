@@ -72,18 +72,22 @@ export function buildImage(runtime: Runtime, image = defaultImage, mirror = 'htt
 
 /**
  * A Docker engine for what speaks Docker's API (the official harness; the docker CLI): DOCKER_HOST or Docker's socket
- * when there is one; else, where podman is installed, podman's Docker-compatible service on a private socket (with the
- * runtime flags alight's podman runs use) until `stop`.
+ * when there is one; else, where podman is installed, podman's Docker-compatible service until `stop`.
  */
 export async function dockerEngine(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
-  const none = { env: {}, stop: () => {} };
-  if (process.env.DOCKER_HOST || existsSync('/var/run/docker.sock') || spawnSync('podman', ['--version'], { stdio: 'ignore' }).error) return none;
+  if (process.env.DOCKER_HOST || existsSync('/var/run/docker.sock') || spawnSync('podman', ['--version'], { stdio: 'ignore' }).error) {
+    return { env: {}, stop: () => {} };
+  }
+  return podmanDockerService();
+}
+
+/** Podman's Docker-compatible service on a private socket, with the runtime flags alight's podman runs use. */
+export async function podmanDockerService(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
   // A short private folder: a Unix socket's path has a limit of about 107 bytes.
   const dir = mkdtempSync(join(tmpdir(), 'alight-podman-'));
   const conf = join(dir, 'containers.conf');
   writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n');
   const socket = join(dir, 'podman.sock');
-  rmSync(socket, { force: true });
   const service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { env: { ...process.env, CONTAINERS_CONF: conf }, stdio: 'ignore' });
   for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 100));
   return { env: { DOCKER_HOST: `unix://${socket}` }, stop: () => { service.kill(); rmSync(dir, { recursive: true, force: true }); } };

@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import { startGateway } from '../gateway/server.js';
 import type { RunListener } from '../runner/events.js';
 import { withheldVars } from '../runner/env.js';
+import { abortReason } from '../runner/process.js';
 import { runRollouts } from '../runner/rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { checkIds, gradePredictions, summarise, type Prediction, type RunSummary } from './grade-run.js';
@@ -74,7 +75,7 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
     }
     const rollouts = new Map(store.rolloutSummaries({ ids }).map((r) => [r.id, r]));
     // An interrupted attempt is not saved: the next run with this run id does it again.
-    const finished = jobs.map((job, i) => ({ job, rollout: rollouts.get(ids[i])! })).filter(({ rollout }) => rollout.error !== 'interrupted');
+    const finished = jobs.map((job, i) => ({ job, rollout: rollouts.get(ids[i])! })).filter(({ rollout }) => !(o.signal.aborted && rollout.error === abortReason(o.signal)));
     for (let attempt = 0; attempt < o.k; attempt++) {
       const these = finished.filter(({ job }) => job.attempt === attempt).map(({ job, rollout }) =>
         ({ job, rollout, prediction: { instance_id: job.task.id, model_name_or_path: run, model_patch: patches.get(job.key) ?? null } as Prediction }));

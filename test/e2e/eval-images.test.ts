@@ -88,24 +88,24 @@ describe('eval with instance images', () => {
     await evalInContainers('podman');
   }, 300_000);
 
-  it('the swebench grader: the official package grades the guarded predictions in the instance images (podman standing in for Docker)', async () => {
-    const cases = ['gold', 'wrong', 'conftest'] as const;
-    const { reports, out } = await grade(cases.map((name) => ({ instance_id: `official-${name}` })),
-      Object.fromEntries(cases.map((name) => [`official-${name}`, fx.predictions[name].patch])), ['--grader', 'swebench'],
-      { ALIGHT_SWEBENCH_PYTHON: swebenchPython() });
-    expect(cases.map((name) => [reports[`official-${name}`].status, reports[`official-${name}`].guard.length])).toEqual([['resolved', 0], ['unresolved', 0], ['unresolved', 1]]);
-    expect(readFileSync(join(out, 'swebench', 'run_evaluation.log'), 'utf8')).toMatch(/Instances resolved: 1\b/);
-    const row = JSON.parse(readFileSync(join(out, 'swebench', 'dataset.jsonl'), 'utf8').split('\n')[0]);
-    expect(row).toMatchObject({ image, log_parser: 'parse_log_pytest', eval_type: 'pass_and_fail' });
-  }, 300_000);
-
-  // The docker runtime and grader as a Docker user runs them: the real docker CLI (Debian's), here against podman's
-  // Docker-compatible API, as no Docker engine runs on this machine.
-  describe('the docker CLI', () => {
+  // What speaks Docker's API as a Docker user runs it: the real docker CLI and the official harness, against podman's
+  // Docker-compatible service (always: the images are in podman's storage, whatever engine the machine has).
+  describe("through Docker's API", () => {
     let docker: Awaited<ReturnType<typeof dockerCli>>;
     beforeAll(async () => { docker = await dockerCli(); }, 300_000);
     afterAll(() => docker?.stop());
-    it('grades every prediction in the instance image (--grader docker)', () => gradeAllCases('docker', docker.env), 300_000);
-    it('eval swebench --runtime docker: agents in docker containers, graded in fresh ones', () => evalInContainers('docker', docker.env), 300_000);
+    it('grades every prediction in the instance image (the docker CLI, --grader docker)', () => gradeAllCases('docker', docker.env), 300_000);
+    it('eval swebench --runtime docker (the docker CLI): agents in docker containers, graded in fresh ones', () => evalInContainers('docker', docker.env), 300_000);
+
+    it('the swebench grader: the official package grades the guarded predictions in the instance images', async () => {
+      const cases = ['gold', 'wrong', 'conftest'] as const;
+      const { reports, out } = await grade(cases.map((name) => ({ instance_id: `official-${name}` })),
+        Object.fromEntries(cases.map((name) => [`official-${name}`, fx.predictions[name].patch])), ['--grader', 'swebench'],
+        { ALIGHT_SWEBENCH_PYTHON: swebenchPython(), ...docker.env });
+      expect(cases.map((name) => [reports[`official-${name}`].status, reports[`official-${name}`].guard.length])).toEqual([['resolved', 0], ['unresolved', 0], ['unresolved', 1]]);
+      expect(readFileSync(join(out, 'swebench', 'run_evaluation.log'), 'utf8')).toMatch(/Instances resolved: 1\b/);
+      const row = JSON.parse(readFileSync(join(out, 'swebench', 'dataset.jsonl'), 'utf8').split('\n')[0]);
+      expect(row).toMatchObject({ image, log_parser: 'parse_log_pytest', eval_type: 'pass_and_fail' });
+    }, 300_000);
   });
 });

@@ -2,15 +2,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { dockerEngine } from '../../src/eval/container.js';
+import { podmanDockerService } from '../../src/eval/container.js';
 
 /**
- * The real docker CLI against a Docker API: Docker's own where there is one, else podman's Docker-compatible service
- * (no Docker engine runs here). The CLI is Debian's (docker.io, the binary alone, cached); returns the environment that
+ * The real docker CLI against podman's Docker-compatible service, always (not a Docker engine the machine may have):
+ * the tests' images are in podman's storage. The CLI is Debian's (docker.io, the binary alone, cached); returns the environment that
  * puts it first on PATH and points it at the engine, and `stop` for the service.
  */
 export async function dockerCli(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
-  const engine = await dockerEngine();
+  const engine = await podmanDockerService();
   const dir = cliDir();
   return { env: { ...engine.env, ...(dir && { PATH: `${dir}${delimiter}${process.env.PATH}` }) }, stop: engine.stop };
 }
