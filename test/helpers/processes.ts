@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 
 /**
  * A mark for the processes one CLI run starts: pass `env` to it, then `left()` lists those of its processes (children
- * inherit the variable: workers, Ray, vLLM) still running after `withinMs` to exit. Unlike a pgrep by name, other test
+ * inherit the variable: workers, Ray, vLLM) still running after 10 s to exit. Unlike a pgrep by name, other test
  * files running at the same time cannot show up in it.
  */
-export function processMark(): { env: Record<string, string>; left: (withinMs?: number) => Promise<string[]> } {
+export function processMark(): { env: Record<string, string>; left: () => Promise<string[]> } {
   const entry = `ALIGHT_TEST_MARK=${randomUUID()}`;
   const marked = (): string[] => readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && pid !== String(process.pid)).flatMap((pid) => {
     try {
@@ -18,8 +18,8 @@ export function processMark(): { env: Record<string, string>; left: (withinMs?: 
   });
   return {
     env: { ALIGHT_TEST_MARK: entry.split('=')[1] },
-    async left(withinMs = 10_000) {
-      const deadline = Date.now() + withinMs;
+    async left() {
+      const deadline = Date.now() + 10_000;
       for (;;) {
         const found = marked();
         if (found.length === 0 || Date.now() > deadline) return found;
