@@ -26,7 +26,8 @@ export interface Diagnosis {
  *   conversation, not a fault;
  * - retry: the whole prompt is already in the row — the same request sent again (an SDK retry, a resampled turn);
  * - retokenization: the same text, other ids (BPE is not one-to-one; the harness re-sent text);
- * - template: the last answer was rewritten or partly removed (e.g. thinking stripped), and the rest follows on;
+ * - template: the last answer was rewritten or partly removed (e.g. thinking stripped), and the rest follows on, or
+ *   only its end differs (a stop token the template writes as its own end-of-turn token, whitespace trimmed);
  * - compaction: the history before it was cut or summarised (or the prompt is shorter and does not follow on);
  * - other: anything else.
  */
@@ -38,6 +39,7 @@ export function diagnose(context: readonly number[], prompt: readonly number[], 
   if (position === prompt.length) {
     return { kind: 'retry', reason: 'the whole prompt is already in the row: the same request was sent again (an SDK retry or a resampled turn), so its answer starts a branch' };
   }
+  const shape = { late: position >= answers.last, contextLength: context.length, promptLength: prompt.length };
   if (detokenize) {
     const contextText = detokenize(context);
     const promptText = detokenize(prompt);
@@ -45,26 +47,43 @@ export function diagnose(context: readonly number[], prompt: readonly number[], 
     if (promptText.startsWith(contextText)) {
       return { kind: 'retokenization', reason: 'the prompt repeats the row\'s text with other token ids (the text was re-tokenized)', ...texts };
     }
-    const edited = resumes(contextText, promptText, at);
-    return { ...classify(edited, position >= answers.last, prompt.length < context.length, context.length, prompt.length), ...texts };
+    const endOnly = /^\s*$/.test(detokenize(context.slice(position, -1)));
+    return { ...classify({ resumed: [contextText, detokenize(context.slice(0, -1))].some((body) => resumes(body, promptText, at)), endOnly, ...shape }), ...texts };
   }
-  const d = classify(resumes(context, prompt, position), position >= answers.last, prompt.length < context.length, context.length, prompt.length);
+  const d = classify({ resumed: [context, context.slice(0, -1)].some((body) => resumes(body, prompt, position)), endOnly: position === context.length - 1, ...shape });
   return d.kind === 'other' ? { ...d, reason: `${d.reason} (pass --tokenizer to see the text)` } : d;
 }
 
-function classify(resumed: boolean, late: boolean, shorter: boolean, contextLength: number, promptLength: number): Diagnosis {
+interface BreakShape {
+  /** The row's tail reappears in the prompt after the part it drops. */
+  resumed: boolean;
+  /** What the prompt drops of the row is its last token, perhaps after whitespace. */
+  endOnly: boolean;
+  /** They part within the row's last answer. */
+  late: boolean;
+  contextLength: number;
+  promptLength: number;
+}
+
+function classify({ resumed, endOnly, late, contextLength, promptLength }: BreakShape): Diagnosis {
+  if (endOnly && late) {
+    return { kind: 'template', reason: 'the last answer ends otherwise in the history: the chat template closes answers with its own end-of-turn token (the model stopped on another) or trims their whitespace' };
+  }
   if (resumed && late) {
     return { kind: 'template', reason: 'the last answer was rewritten or partly removed in the history (e.g. reasoning stripped by the chat template), then the prompt goes on as before' };
   }
-  if (resumed || shorter) {
+  if (resumed || promptLength < contextLength) {
     return { kind: 'compaction', reason: `the history (${contextLength} tokens) was cut or summarised (the prompt has ${promptLength})` };
   }
   return { kind: 'other', reason: 'the prompt rewrites the history' };
 }
 
-/** Whether `prompt` picks up `context` again after dropping part of it at `at`: the context's tail reappears. */
-function resumes<T extends string | readonly number[]>(context: T, prompt: T, at: number): boolean {
-  const tail = context.slice(Math.max(at, context.length - 16));
+/**
+ * Whether `prompt` picks up `body` again after dropping part of it at `at`: the body's tail reappears. The body is the
+ * row, or the row without its last token, a stop token that the template may write its own way.
+ */
+function resumes<T extends string | readonly number[]>(body: T, prompt: T, at: number): boolean {
+  const tail = body.slice(Math.max(at, body.length - 16));
   if (tail.length === 0) return false;
   const rest = prompt.slice(at);
   if (typeof rest === 'string') return rest.includes(tail as string);

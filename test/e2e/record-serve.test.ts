@@ -43,9 +43,10 @@ describe('alight record --serve', () => {
         const next = t.calls[i].prompt_token_ids!;
         const text = (ids: number[]): string => vocab.detokenize(ids as Token[], true);
         if (!text(next).startsWith(text(before))) {
-          // Gemma's chat template trims each message: an answer sampled with whitespace at an edge comes back without it.
-          const answer = text(t.calls[i - 1].completion_token_ids!).replace(/^\s+/, '').replace(/\s+(?=(<end_of_turn>)?$)/, '');
-          expect(text(next).startsWith(text(t.calls[i - 1].prompt_token_ids!) + answer), `turn ${i} of ${t.rollout_id}`).toBe(true);
+          // Gemma's chat template trims each message and closes it with <end_of_turn>: an answer sampled with
+          // whitespace at an edge, or ended on <eos>, comes back otherwise.
+          const answer = text(t.calls[i - 1].completion_token_ids!).replace(/^\s+/, '').replace(/\s*(<end_of_turn>|<eos>)?$/, '');
+          expect(text(next).startsWith(text(t.calls[i - 1].prompt_token_ids!) + answer + '<end_of_turn>'), `turn ${i} of ${t.rollout_id}`).toBe(true);
           trimmed++;
           continue;
         }
@@ -60,6 +61,7 @@ describe('alight record --serve', () => {
     const result = JSON.parse(diag.stdout);
     expect(result.merge.breaks).toBe(retokenized + trimmed);
     expect(result.kinds.retokenization).toBe(retokenized);
+    expect(result.kinds.template).toBe(trimmed);
   }, 180_000);
 
   it('says clearly when the model file is missing', async () => {

@@ -29,6 +29,27 @@ describe('merge-break diagnosis', () => {
     expect(diagnose(context, prompt, H, at(H + 30), detokenize).kind).toBe('compaction');
   });
 
+  it('calls an answer whose end the template writes its own way a template change', () => {
+    // The model stopped on "<eos>" (token 1); the template closes the turn with "<end>" when the harness re-sends it.
+    const spell = (t: number): string => (t === 1 ? '<eos>' : t === 1000 ? 'cd' : String.fromCharCode(t));
+    const text = (tokens: readonly number[]): string => tokens.map(spell).join('');
+    const stopped = [...ids(`${history}The answer is 4.`), 1];
+    const closed = ids(`${history}The answer is 4.<end> user: thanks`);
+    for (const d of [diagnose(stopped, closed, stopped.length - 1, at(H), text), diagnose(stopped, closed, stopped.length - 1, at(H))]) {
+      expect(d.kind).toBe('template');
+      expect(d.reason).toMatch(/its own end-of-turn token/);
+    }
+    // Trailing whitespace trimmed before the turn is closed.
+    const spaced = ids(`${history}The answer is 4. \n`);
+    expect(diagnose(spaced, closed, spaced.length - 2, at(H), text).kind).toBe('template');
+    // Leading whitespace trimmed as well: the answer reappears.
+    const both = [...ids(`${history} The answer is 4.`), 1];
+    expect(diagnose(both, closed, H, at(H), text).kind).toBe('template');
+    expect(diagnose(both, closed, H, at(H)).kind).toBe('template');
+    // The same ending inside earlier history is not the template's doing.
+    expect(diagnose(stopped, closed, stopped.length - 1, at(stopped.length), text).kind).not.toBe('template');
+  });
+
   it('calls a shorter prompt a compaction, a prompt sharing nothing a new context, and the rest other', () => {
     const context = ids(`${history} and then a very long tool output that goes on and on`);
     expect(diagnose(context, ids(`${history} [summary]`), H, at(H), detokenize).kind).toBe('compaction');
