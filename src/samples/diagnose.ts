@@ -48,9 +48,9 @@ export function diagnose(context: readonly number[], prompt: readonly number[], 
       return { kind: 'retokenization', reason: 'the prompt repeats the row\'s text with other token ids (the text was re-tokenized)', ...texts };
     }
     const endOnly = /^\s*$/.test(detokenize(context.slice(position, -1)));
-    return { ...classify({ resumed: [contextText, detokenize(context.slice(0, -1))].some((body) => resumes(body, promptText, at)), endOnly, ...shape }), ...texts };
+    return { ...classify({ resumed: resumes([contextText, detokenize(context.slice(0, -1))], promptText, at), endOnly, ...shape }), ...texts };
   }
-  const d = classify({ resumed: [context, context.slice(0, -1)].some((body) => resumes(body, prompt, position)), endOnly: position === context.length - 1, ...shape });
+  const d = classify({ resumed: resumes([context, context.slice(0, -1)], prompt, position), endOnly: position === context.length - 1, ...shape });
   return d.kind === 'other' ? { ...d, reason: `${d.reason} (pass --tokenizer to see the text)` } : d;
 }
 
@@ -79,10 +79,14 @@ function classify({ resumed, endOnly, late, contextLength, promptLength }: Break
 }
 
 /**
- * Whether `prompt` picks up `body` again after dropping part of it at `at`: the body's tail reappears. The body is the
- * row, or the row without its last token, a stop token that the template may write its own way.
+ * Whether `prompt` picks up the row again after dropping part of it at `at`: the tail of one of `bodies` reappears. The
+ * bodies are the row and the row without its last token, a stop token that the template may write its own way.
  */
-function resumes<T extends string | readonly number[]>(body: T, prompt: T, at: number): boolean {
+function resumes<T extends string | readonly number[]>(bodies: readonly T[], prompt: T, at: number): boolean {
+  return bodies.some((body) => tailReappears(body, prompt, at));
+}
+
+function tailReappears<T extends string | readonly number[]>(body: T, prompt: T, at: number): boolean {
   const tail = body.slice(Math.max(at, body.length - 16));
   if (tail.length === 0) return false;
   const rest = prompt.slice(at);
