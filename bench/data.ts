@@ -16,7 +16,8 @@ import { dedupeTasks, cleanTasks, importFiles } from '../src/data/pipeline.js';
 import { nearDuplicatePairs } from '../src/data/dedupe.js';
 import { defaultMinHash, jaccard, shingles } from '../src/data/minhash.js';
 import { Store } from '../src/store/store.js';
-import { ensurePythonEnv } from '../src/worker/python-env.js';
+import { ensurePythonEnv } from '../src/setup/python-env.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
 import { tempDir } from '../test/helpers/gateway.js';
 
 const TASKS = Number(process.env.DATA_BENCH_TASKS ?? 100_000);
@@ -58,7 +59,7 @@ if (process.argv[2] === 'import-only') {
   const started = performance.now();
   const ours = nearDuplicatePairs(statements, defaultMinHash);
   const oursSeconds = (performance.now() - started) / 1000;
-  const python = ensurePythonEnv(() => {});
+  const python = await ensurePythonEnv(setupProgress());
   if (spawnSync(python, ['-c', 'import datasketch'], { stdio: 'ignore' }).status !== 0) {
     // numpy stays below 2: the virtualenv's torch (Debian's 1.13) needs numpy 1.x.
     execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'datasketch==2.0.0', 'numpy<2'], { stdio: 'inherit' });

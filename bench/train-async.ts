@@ -9,13 +9,14 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Store } from '../src/store/store.js';
-import { ensurePythonEnv, PYTHON_DIR } from '../src/worker/python-env.js';
+import { ensurePythonEnv, PYTHON_DIR } from '../src/setup/python-env.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
 import { tempDir } from '../test/helpers/gateway.js';
 
 const STEPS = Number(process.env.ASYNC_BENCH_STEPS ?? 8);
 const root = join(import.meta.dirname, '..');
 const dir = tempDir('alight-bench-async-');
-const python = ensurePythonEnv(() => {});
+const python = await ensurePythonEnv(setupProgress());
 execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--seed', '0'], { cwd: PYTHON_DIR, stdio: 'ignore' });
 
 function run(name: string, extra: string[]) {

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { configSchema } from '../src/config/schema.js';
 import { Store } from '../src/store/store.js';
 import { prepareBatch } from '../src/train/step.js';
-import { ensurePythonEnv, PYTHON_DIR } from '../src/worker/python-env.js';
+import { ensurePythonEnv, PYTHON_DIR } from '../src/setup/python-env.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
 import { tempDir } from '../test/helpers/gateway.js';
 import { recordAgentRun } from './recorded-run.js';
 
@@ -43,7 +44,7 @@ store.close();
 const best = Math.min(...times);
 
 // 2. a real run
-const python = ensurePythonEnv(() => {});
+const python = await ensurePythonEnv(setupProgress());
 execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model')], { cwd: PYTHON_DIR, stdio: 'ignore' });
 execFileSync(process.execPath, [join(root, 'bin', 'alight.js'), 'train', '--model', 'model', '--tasks', join(root, 'examples/vowels/tasks.jsonl'),
   '-n', String(N), '--batch-size', String(B), '--steps', String(STEPS), '--save-every', '0', '--run', 'bench', '--json',

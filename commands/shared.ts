@@ -4,7 +4,7 @@ import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { startManagedServe, type ManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
-import { verlPython } from '../src/worker/verl-env.js';
+import type { VllmDevice } from '../src/setup/vllm-env.js';
 import type { Config } from '../src/config/schema.js';
 import { Store } from '../src/store/store.js';
 
@@ -50,11 +50,11 @@ export async function withInterrupt<T>(work: (signal: AbortSignal) => Promise<T>
 }
 
 /** Where a run's engine comes from: a URL (config, --upstream), or one alight starts for the run. */
-export interface ServeFlags { serve?: string; serveVllm?: string }
+export interface ServeFlags { serve?: string; serveVllm?: string; device?: VllmDevice }
 
 /**
  * The upstream a run records against: with `serve`, `alight serve` started on that GGUF model for the duration of
- * `work`; with `serveVllm`, vLLM's server on that model (from the verl virtualenv), behind a fresh API key only the
+ * `work`; with `serveVllm`, vLLM's server on that model (GPU, or vLLM's CPU build), behind a fresh API key only the
  * gateway holds; else the config's URL. Checks the API key variable the config names, and hands the key to `work`
  * (never stored).
  */
@@ -62,7 +62,7 @@ export async function withUpstream<T>(config: Config, flags: ServeFlags, work: (
   if (flags.serve && flags.serveVllm) throw new AlightError('pass --serve or --serve-vllm, not both', ExitCode.usage);
   const served: (ManagedServe & { apiKey?: string }) | null = flags.serve ? await startManagedServe(flags.serve)
     // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
-    : flags.serveVllm ? await withInterrupt((signal) => startVllm({ python: vllmPython(), model: flags.serveVllm!, logFile: join(dirname(config.db), 'vllm.log'), signal }))
+    : flags.serveVllm ? await withInterrupt((signal) => startVllm({ model: flags.serveVllm!, device: flags.device, logFile: join(dirname(config.db), 'vllm.log'), signal }))
       : null;
   try {
     const c = served ? withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model, apiKeyEnv: undefined } }) : config;
@@ -76,9 +76,3 @@ export async function withUpstream<T>(config: Config, flags: ServeFlags, work: (
   }
 }
 
-/** The verl virtualenv's python (where vLLM is installed), or the reason it is not there. */
-export function vllmPython(): string {
-  const python = verlPython();
-  if (!python) throw new AlightError('no verl virtualenv (vLLM lives there): alight doctor --setup --backend verl', ExitCode.failure);
-  return python;
-}

@@ -10,8 +10,8 @@ import { train, type TrainResult } from '../src/train/loop.js';
 import type { TrainListener } from '../src/train/events.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import { verlPlan } from '../src/train/verl-config.js';
-import { PYTHON_DIR } from '../src/worker/python-env.js';
-import { gpuMemoryGb, verlPython } from '../src/worker/verl-env.js';
+import { PYTHON_DIR } from '../src/setup/python-env.js';
+import { gpuMemoryGb, verlPython } from '../src/setup/verl-env.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore } from './shared.js';
 
 export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'fromDb' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |

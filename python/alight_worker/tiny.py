@@ -26,7 +26,7 @@ def make_tokenizer():
                                    unk_token="<unk>", chat_template=CHAT_TEMPLATE)
 
 
-def make(out, seed=0, hidden=64, layers=2, heads=4):
+def make(out, seed=0, hidden=64, layers=2, heads=2):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(seed)

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -7,10 +7,25 @@ import { AlightError, ExitCode } from '../errors.js';
 import { listen } from '../http.js';
 import { createServer } from 'node:http';
 import type { ManagedServe } from './managed.js';
+import { asLines, type SetupListener } from '../setup/events.js';
+import { ensureVllm, vllmDevice, type VllmDevice } from '../setup/vllm-env.js';
 
 export interface VllmOptions {
-  python: string; model: string; logFile: string; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number; maxModelLen?: number;
-  startupTimeoutS?: number; signal?: AbortSignal;
+  model: string; logFile: string; device?: VllmDevice; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number;
+  maxModelLen?: number; toolCallParser?: string; startupTimeoutS?: number; signal?: AbortSignal; listener?: SetupListener;
+}
+
+/**
+ * vLLM's command line as alight runs it. Training needs the logprobs of the distribution the tokens were sampled from
+ * (after temperature, top-k, top-p): vLLM's default reports the raw model's. On CPU, --gpu-memory-utilization is the
+ * share of RAM vLLM reserves (KV cache included): alight asks for a fifth unless told, not vLLM's 92 %.
+ */
+export function vllmArgs(o: VllmOptions, device: VllmDevice, port: number): string[] {
+  const memory = o.gpuMemoryUtilization ?? (device === 'cpu' ? 0.2 : undefined);
+  return ['-m', 'vllm.entrypoints.openai.api_server', '--model', o.model, '--host', '127.0.0.1', '--port', String(port),
+    '--logprobs-mode', 'processed_logprobs', '--enable-auto-tool-choice', '--tool-call-parser', o.toolCallParser ?? 'hermes',
+    '--tensor-parallel-size', String(o.tensorParallel ?? 1), ...(memory ? ['--gpu-memory-utilization', String(memory)] : []),
+    ...(o.maxModelLen ? ['--max-model-len', String(o.maxModelLen)] : [])];
 }
 
 /** A free loopback port (vLLM needs a number, not 0). */
@@ -27,18 +42,15 @@ async function freePort(): Promise<number> {
  * error with its log's tail; `stop` ends the whole group (SIGTERM, then SIGKILL after 15 s).
  */
 export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey: string }> {
-  if (spawnSync(o.python, ['-c', 'import vllm'], { stdio: 'ignore' }).status !== 0) {
-    throw new AlightError(`vLLM is not installed for ${o.python}: on a CUDA machine, alight doctor --setup --backend verl installs it (verl[vllm]==0.9.1, vllm 0.24.0)`, ExitCode.failure);
-  }
+  const device = vllmDevice(o.device);
+  const python = await ensureVllm(device, o.listener ?? asLines((line) => process.stderr.write(`alight: ${line}\n`)));
   const port = o.port ?? await freePort();
   const apiKey = randomBytes(24).toString('base64url');
   mkdirSync(dirname(o.logFile), { recursive: true });
   const log = createWriteStream(o.logFile, { flags: 'a' });
-  const args = ['-m', 'vllm.entrypoints.openai.api_server', '--model', o.model, '--host', '127.0.0.1', '--port', String(port),
-    '--tensor-parallel-size', String(o.tensorParallel ?? 1), ...(o.gpuMemoryUtilization ? ['--gpu-memory-utilization', String(o.gpuMemoryUtilization)] : []),
-    ...(o.maxModelLen ? ['--max-model-len', String(o.maxModelLen)] : [])];
   // The key goes by environment (VLLM_API_KEY), not argv: other users' `ps` shows command lines.
-  const child = spawn(o.python, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, VLLM_API_KEY: apiKey } });
+  const env = { ...process.env, VLLM_API_KEY: apiKey, ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }) };
+  const child = spawn(python, vllmArgs(o, device, port), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const closed = once(child, 'close');
@@ -56,7 +68,8 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
       if (child.exitCode !== null || child.signalCode !== null) {
         await closed;
         const tail = readFileSync(o.logFile, 'utf8').trim().split('\n').slice(-8).join('\n');
-        const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail) ? ' (it found no GPU it can use)' : '';
+        const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail) ? ' (it found no GPU it can use; --device cpu runs vLLM\'s CPU build)'
+          : /less than desired CPU memory utilization/.test(tail) ? ' (not enough free memory: pass a smaller --gpu-memory-utilization)' : '';
         throw new AlightError(`vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready${hint}; the end of ${o.logFile}:\n${tail}`, ExitCode.failure);
       }
       if (o.signal?.aborted) throw new AlightError('interrupted while vLLM was starting', ExitCode.interrupted);

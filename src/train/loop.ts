@@ -6,8 +6,9 @@ import { startGateway, type Gateway } from '../gateway/server.js';
 import type { Task } from '../runner/tasks.js';
 import type { Store } from '../store/store.js';
 import { Worker } from '../worker/client.js';
-import { ensurePythonEnv } from '../worker/python-env.js';
-import { ensureVerlEnv, gpuMemoryGb } from '../worker/verl-env.js';
+import { ensurePythonEnv } from '../setup/python-env.js';
+import { ensureVerlEnv, gpuMemoryGb } from '../setup/verl-env.js';
+import { asLines } from '../setup/events.js';
 import { verlPlan } from './verl-config.js';
 import type { TrainListener } from './events.js';
 import type { GroupPool } from './async-groups.js';
@@ -57,7 +58,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   mkdirSync(runDir, { recursive: true });
   const workerLog = join(runDir, 'worker.log');
   const log = (message: string): void => onEvent({ type: 'log', message });
-  const python = c.backend === 'verl' ? ensureVerlEnv(log) : ensurePythonEnv(log);
+  const python = c.backend === 'verl' ? await ensureVerlEnv(asLines(log)) : await ensurePythonEnv(asLines(log));
 
   // Ctrl-C stops whichever worker is current, even while it is still loading the model.
   const workers: Worker[] = [];

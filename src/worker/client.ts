@@ -3,7 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { AlightError, ExitCode } from '../errors.js';
-import { PYTHON_DIR } from './python-env.js';
+import { PYTHON_DIR } from '../setup/python-env.js';
 
 export interface WorkerOptions {
   python: string;

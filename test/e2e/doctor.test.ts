@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ensurePythonEnv } from '../../src/worker/python-env.js';
+import { ensurePythonEnv } from '../../src/setup/python-env.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 

@@ -1,10 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { ensurePythonEnv } from '../../src/worker/python-env.js';
+import { envPython } from '../../src/setup/python-env.js';
 import { pytestSuite } from '../helpers/pytest-suite.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
 
 // python/tests (pytest) in the torch worker's virtualenv.
-const python = ensurePythonEnv((line) => process.stderr.write(`python tests: ${line}\n`), ['requirements-test.txt']);
+const python = envPython();
 if (spawnSync(python, ['-c', 'import verl'], { stdio: 'ignore' }).status !== 0) {
   // verl without its GPU stack (ray, vLLM, flash-attn): the cross-check needs only its advantage and loss functions.
   execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', 'verl==0.9.1'], { stdio: 'inherit' });

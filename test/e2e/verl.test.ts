@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureVerlEnv } from '../../src/worker/verl-env.js';
+import { verlPython } from '../../src/setup/verl-env.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { processMark } from '../helpers/processes.js';
@@ -10,7 +10,7 @@ import { tinyModel } from '../helpers/tiny-model.js';
 
 // python/tests_verl in the verl backend's own virtualenv (torch 2.11, verl 0.9.1 with its trainer's dependencies, Ray),
 // made on first use as `alight doctor --setup --backend verl` makes it (~3 GB from PyPI, about 2 min here).
-pytestSuite(ensureVerlEnv((line) => process.stderr.write(`verl tests: ${line}\n`)), 'python/tests_verl', { RAY_AUTH_MODE: 'disabled' });
+pytestSuite(verlPython()!, 'python/tests_verl', { RAY_AUTH_MODE: 'disabled' });
 
 // What a user without the right cluster sees: a clear error, and no process left behind.
 describe('alight train --backend verl, refusals', () => {

@@ -5,11 +5,11 @@ import { buildBatch } from '../../src/samples/batch.js';
 import { mergeCalls } from '../../src/samples/merge.js';
 import { writeSafetensors } from '../../src/samples/safetensors.js';
 import { tempDir } from '../helpers/gateway.js';
-import { ensurePythonEnv } from '../../src/worker/python-env.js';
+import { envPython } from '../../src/setup/python-env.js';
 
 describe('the batch file', () => {
   it('reads back in Python with the safetensors library: dtypes, shapes, values and metadata', () => {
-    const python = ensurePythonEnv(() => {});
+    const python = envPython();
     const calls = [
       { seq: 0, status: 'ok', promptIds: [5, 6, 7], completionIds: [8, 9], completionLogprobs: [-0.5, -0.25] },
       { seq: 1, status: 'ok', promptIds: [5, 6, 7, 8, 9, 10], completionIds: [11], completionLogprobs: [-0.125] },

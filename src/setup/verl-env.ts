@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { PYTHON_DIR, run, versions, type Package } from './python-env.js';
+import { ensureRequirements, pip, versions, type Package } from './python-env.js';
+import type { SetupListener } from './events.js';
 
 /** verl's pinned stack (its `vllm` extra): what the verl backend's virtualenv installs. */
 export const verlStack = { torch: '2.11.0', verl: '0.9.1', vllm: '0.24.0' };
@@ -57,18 +58,9 @@ export function inspectVerlEnv(): VerlEnvReport {
  * The verl virtualenv's python, made when needed: torch first (pinned; verl leaves it open), then verl with its vLLM
  * extra. About 5 GB from PyPI, 11 GB on disk (CUDA wheels: PyPI has no CPU-only torch for Linux).
  */
-export function ensureVerlEnv(log: (line: string) => void): string {
-  const venv = verlEnvDir();
-  const python = join(venv, 'bin', 'python');
-  if (spawnSync(python, ['-c', 'import verl, torch, ray, vllm, uvicorn, transfer_queue, safetensors'], { stdio: 'ignore' }).status === 0) return python;
-  if (!existsSync(python)) {
-    log(`making the verl virtualenv in ${venv}`);
-    run('python3', ['-m', 'venv', venv]);
-  }
-  const pip = (args: string[]) => run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...args]);
-  log(`installing torch ${verlStack.torch} into ${venv} (CUDA wheels, ~2.6 GB)`);
-  pip([`torch==${verlStack.torch}`]);
-  log(`installing python/requirements-verl.txt (verl ${verlStack.verl} with vLLM ${verlStack.vllm}, ~2.5 GB more)`);
-  pip(['-r', join(PYTHON_DIR, 'requirements-verl.txt')]);
-  return python;
+export function ensureVerlEnv(listener: SetupListener): Promise<string> {
+  return ensureRequirements(verlEnvDir(), 'verl', ['requirements-verl.txt'], listener, async (python) => {
+    listener({ type: 'step', message: `installing torch ${verlStack.torch} (~2.6 GB), then verl ${verlStack.verl} with vLLM ${verlStack.vllm} (~2.5 GB)` });
+    await pip(python, [`torch==${verlStack.torch}`], listener);
+  });
 }

@@ -1,0 +1,25 @@
+import { commandNeed, ensureSystemPackages } from '../../src/setup/system.js';
+import { ensurePythonEnv } from '../../src/setup/python-env.js';
+import { ensureVerlEnv } from '../../src/setup/verl-env.js';
+import { ensureVllm } from '../../src/setup/vllm-env.js';
+import { setupProgress } from '../../src/ui/setup-progress.js';
+import { swebenchPython } from '../helpers/swebench-python.js';
+
+/**
+ * vitest's global set-up: everything the suite needs, installed before any test runs, so a fresh machine needs only
+ * `npm ci && npm test` (cached under ~/.cache/alight; a second run only checks). On a machine where alight cannot
+ * install system packages (not root, no password-less sudo) it stops with the one command to run.
+ */
+export default async function prepare(): Promise<void> {
+  const listener = setupProgress();
+  const started = Date.now();
+  // The container graders and runtimes build their image from a debootstrap rootfs and run it with podman and runc.
+  await ensureSystemPackages([commandNeed('podman', 'podman'), commandNeed('runc', 'runc'), commandNeed('debootstrap', 'debootstrap')],
+    'the container tests', listener);
+  await ensurePythonEnv(listener, ['test']);
+  await ensureVllm('cpu', listener);
+  // The verl backend's own stack (CUDA wheels, ~5 GB): its CPU-side tests build verl's trainer and Ray for real.
+  await ensureVerlEnv(listener);
+  swebenchPython();
+  listener({ type: 'step', message: `test set-up ready (${Math.round((Date.now() - started) / 1000)} s)` });
+}
