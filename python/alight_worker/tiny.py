@@ -1,5 +1,6 @@
 """A tiny causal LM with a character tokenizer and a ChatML template, randomly initialised: small enough to learn a
-toy task by RL on a CPU in minutes, real enough to go through transformers, a tokenizer.json and a chat template.
+toy task by RL on a CPU in minutes, real enough to go through transformers, a tokenizer.json and a chat template, and
+shaped so that vLLM's CPU build serves it too (head size 32: its CPU attention takes 32, 64, 80, …, not 16).
 
     python -m alight_worker.tiny --out models/tiny --seed 0
 """
@@ -8,7 +9,9 @@ import json
 import os
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>"]
-CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:;!?'\"()-\n"
+# The JSON and markup characters come last, so earlier ids stay put: with them a tiny model can spell a hermes tool call
+# (<tool_call>{"name": …}</tool_call>) when a grammar guides it.
+CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:;!?'\"()-\n<>/{}[]_=+*#"
 CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
                  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
@@ -49,5 +52,6 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--heads", type=int, default=2, help="attention heads (head size = hidden / heads)")
     args = parser.parse_args()
-    print(json.dumps({"path": make(args.out, args.seed, args.hidden, args.layers)}))
+    print(json.dumps({"path": make(args.out, args.seed, args.hidden, args.layers, args.heads)}))

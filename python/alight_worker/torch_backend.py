@@ -30,11 +30,11 @@ class TorchBackend:
         path = params["model"]
         self.name = params.get("name") or os.path.basename(os.path.normpath(path))
         self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).to(self.device)
+        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(self.device)
         self.model.eval()
         self.reference = None
         if float(params.get("kl_coef", 0)) > 0:
-            self.reference = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).to(self.device).eval()
+            self.reference = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(self.device).eval()
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=float(params.get("lr", 1e-5)),
                                            weight_decay=float(params.get("weight_decay", 0.0)), betas=(0.9, 0.999))
         self.lock = threading.Lock()
@@ -50,7 +50,8 @@ class TorchBackend:
 
     # --- serving ---------------------------------------------------------------------------------------------------
     def chat_prompt(self, messages):
-        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True))
+        # return_dict=False: transformers 5 returns a BatchEncoding by default.
+        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False))
 
     def text_prompt(self, text):
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -183,7 +184,7 @@ class TorchBackend:
     def load(self, path):
         from transformers import AutoModelForCausalLM
         with self.lock:
-            loaded = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+            loaded = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
             self.model.load_state_dict(loaded.state_dict())
             state = torch.load(os.path.join(path, "trainer_state.pt"))
             self.optimizer.load_state_dict(state["optimizer"])

