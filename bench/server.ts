@@ -81,7 +81,9 @@ async function gateway(target: string, dir: string): Promise<Running> {
   const db = join(dir, 'alight.db');
   const store = Store.open(db);
   const config = configSchema.parse({ upstream: { url: target, kind: 'vllm' }, gateway: { host: '127.0.0.1' } });
-  const gw = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: randomBytes(24).toString('hex') });
+  // BENCH_UPSTREAM_KEY: the API key of an upstream that needs one (a vLLM alight started).
+  const gw = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: randomBytes(24).toString('hex'),
+    upstreamApiKey: process.env.BENCH_UPSTREAM_KEY });
   return {
     url: gw.url,
     tokens: (n) => Array.from({ length: n }, (_, i) => gw.rollouts.create({ run: 'bench', taskId: `client-${i}` }).token),

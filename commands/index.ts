@@ -182,6 +182,8 @@ export function buildProgram(): Command {
     .passThroughOptions()
     .addOption(new Option('--backend <backend>', 'torch: the PyTorch worker (CPU, one GPU); verl: FSDP + vLLM on Ray (CUDA GPUs)').choices(['torch', 'verl']))
     .option('--model <folder>', 'the policy: a Hugging Face model folder (verl: or a hub id)')
+    .option('--serve-vllm', 'torch: vLLM serves the policy (weights reloaded after each update) instead of the worker\'s own server')
+    .addOption(vllmDeviceOption())
     .option('--gpus <n>', 'verl: GPUs per node', int)
     .option('--nodes <m>', 'verl: nodes (with --ray-address)', int)
     .option('--ray-address <addr>', 'verl: join this Ray cluster')

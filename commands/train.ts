@@ -16,18 +16,18 @@ import { defaultRunName, newSecret, printJson, withInterrupt, withStore } from '
 
 export type TrainFlags = Partial<Pick<TrainConfig, 'backend' | 'model' | 'tasks' | 'fromDb' | 'n' | 'batchSize' | 'steps' | 'concurrency' | 'lr' |
   'advantage' | 'lossNorm' | 'valTasks' | 'valEvery' | 'saveEvery' | 'seed' | 'klCoef' | 'maxResponseTokens' | 'rewardCmd' | 'asyncGroups' |
-  'maxStaleness' | 'isCorrection' | 'isCap' | 'gpus' | 'nodes' | 'rayAddress' | 'tensorParallel' | 'gpuMemoryUtilization' | 'oldLogprobs' | 'verl'>> & {
-  run?: string; resume?: string; timeout?: number; port?: number; db?: string; config?: string; json?: boolean; dryRun?: boolean;
+  'maxStaleness' | 'isCorrection' | 'isCap' | 'gpus' | 'nodes' | 'rayAddress' | 'tensorParallel' | 'gpuMemoryUtilization' | 'oldLogprobs' | 'verl' | 'serveVllm'>> & {
+  device?: TrainConfig['vllmDevice']; run?: string; resume?: string; timeout?: number; port?: number; db?: string; config?: string; json?: boolean; dryRun?: boolean;
 };
 
 export async function trainCommand(cmd: string, args: string[], flags: TrainFlags): Promise<TrainResult | DryRun> {
   if (flags.resume && flags.run && flags.resume !== flags.run) throw new AlightError('--resume names the run; drop --run', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
-    const { run: _run, resume, timeout, port, db: _db, config: _config, json, dryRun, ...trainFlags } = flags;
+    const { run: _run, resume, timeout, port, db: _db, config: _config, json, dryRun, device, ...trainFlags } = flags;
     // A resumed run keeps its own settings (model, tasks, seed: the same data order); flags given now still win.
     const stored = resume ? (JSON.parse(store.getRun(resume)?.config ?? '{}') as { train?: TrainConfig }).train : undefined;
     const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
-    const given: Config = withOverrides(base, { train: { ...trainFlags, timeoutS: timeout }, gateway: { port } });
+    const given: Config = withOverrides(base, { train: { ...trainFlags, vllmDevice: device, timeoutS: timeout }, gateway: { port } });
     // Stored with the run, paths must not depend on where a later --resume is run from.
     const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
     // A hub id (owner/name, not here as a folder) stays as it is: verl loads it.

@@ -1,7 +1,7 @@
 // The example agent: a two-turn conversation on the official openai SDK, graded by a verifiable reward. It knows
 // nothing of alight beyond the environment the harness contract gives it (OPENAI_BASE_URL, ALIGHT_TASK_JSON, …).
-// The grader wants every answer written in lowercase vowels only; a freshly initialised model writes any of its 79
-// characters, so the reward starts near 5/79 and RL has to find the format.
+// The grader wants every answer written in lowercase vowels only; a freshly initialised model writes any of its 91
+// tokens, so the reward starts near 5/91 and RL has to find the format.
 import OpenAI from 'openai';
 
 const task = JSON.parse(process.env.ALIGHT_TASK_JSON);

@@ -40,6 +40,9 @@ const train = z.object({
   oldLogprobs: z.enum(['recompute', 'rollout']).default('recompute')
     .describe('verl: the PPO ratio\'s denominator: recomputed by the actor before the update, or the engine\'s rollout logprobs as recorded'),
   verl: z.array(z.string()).default([]).describe('verl: extra Hydra overrides (key=value), applied after alight\'s'),
+  serveVllm: z.boolean().default(false)
+    .describe('torch: vLLM serves the policy (reloaded after each update) instead of the worker\'s own server'),
+  vllmDevice: z.enum(['cpu', 'cuda']).optional().describe('with serveVllm: vLLM\'s build (default: cuda where nvidia-smi lists a GPU)'),
   model: z.string().optional().describe('the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template)'),
   tasks: z.string().optional().describe('training tasks, JSONL (id or instance_id names each)'),
   fromDb: z.boolean().default(false).describe('train on the tasks `alight data` kept in the store instead of a task file'),

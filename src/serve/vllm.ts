@@ -13,6 +13,8 @@ import { ensureVllm, vllmDevice, type VllmDevice } from '../setup/vllm-env.js';
 export interface VllmOptions {
   model: string; logFile: string; device?: VllmDevice; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number;
   maxModelLen?: number; toolCallParser?: string; startupTimeoutS?: number; signal?: AbortSignal; listener?: SetupListener;
+  /** Weights can be reloaded in place (reloadVllm): vLLM's dev-mode routes, which its API key does not guard. */
+  reloadable?: boolean;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
   mkdirSync(dirname(o.logFile), { recursive: true });
   const log = createWriteStream(o.logFile, { flags: 'a' });
   // The key goes by environment (VLLM_API_KEY), not argv: other users' `ps` shows command lines.
-  const env = { ...process.env, VLLM_API_KEY: apiKey, ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }) };
+  const env = { ...process.env, VLLM_API_KEY: apiKey, ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }), ...(o.reloadable && { VLLM_SERVER_DEV_MODE: '1' }) };
   const child = spawn(python, vllmArgs(o, device, port), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
@@ -83,4 +85,16 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
   }
   const models = await (await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { data: { id: string }[] };
   return { url: `${url}/v1`, model: models.data[0].id, apiKey, stop };
+}
+
+/**
+ * Loads the Hugging Face weights in `folder` into a running vLLM (started `reloadable`) in place, then drops its
+ * prefix cache: cached keys and values were computed with the old weights.
+ */
+export async function reloadVllm(url: string, folder: string): Promise<void> {
+  const root = url.replace(/\/v1\/?$/, '');
+  for (const [path, body] of [['/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: folder } }], ['/reset_prefix_cache', null]] as const) {
+    const res = await fetch(`${root}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    if (!res.ok) throw new AlightError(`vLLM refused ${path} (HTTP ${res.status}): ${(await res.text()).slice(0, 300)}`, ExitCode.failure);
+  }
 }

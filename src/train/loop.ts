@@ -12,6 +12,7 @@ import { asLines } from '../setup/events.js';
 import { verlPlan } from './verl-config.js';
 import type { TrainListener } from './events.js';
 import type { GroupPool } from './async-groups.js';
+import { vllmServing, workerServing, type Serving } from './serving.js';
 import { groupPool, runStep, type StepContext, type StepMetrics } from './step.js';
 
 export interface TrainOptions {
@@ -46,6 +47,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     throw new AlightError(`train.rowMultiple (${c.rowMultiple}) must be a multiple of the ${plan.worldSize} GPUs: each gets whole rows`, ExitCode.usage);
   }
   if (!c.model) throw new AlightError('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml', ExitCode.usage);
+  if (c.serveVllm && c.backend === 'verl') throw new AlightError('--serve-vllm is for the torch backend: verl serves the policy with vLLM already', ExitCode.usage);
   if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize) {
     throw new AlightError(`train.asyncGroups (${c.asyncGroups}) must be at least train.batchSize (${c.batchSize}): a step trains on batchSize groups`, ExitCode.usage);
   }
@@ -66,18 +68,20 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   signal.addEventListener('abort', stopWorker, { once: true });
   let gateway: Gateway | null = null;
   let pool: { pool: GroupPool; abort: AbortController } | null = null;
+  let serving: Serving = workerServing;
   let restarts = 0;
   try {
     let worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
+    if (c.serveVllm) serving = await vllmServing(c.model, runDir, c.vllmDevice, signal);
     gateway = await startGateway({
-      store, adminKey: options.adminKey, gateway: config.gateway,
+      store, adminKey: options.adminKey, gateway: config.gateway, upstreamApiKey: serving.apiKey,
       upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
       // Async harnesses keep calling through an update: their calls wait for it instead of being refused.
       holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
       onCall: (call) => onEvent({ type: 'call', ...call }),
     });
-    gateway.endpoints.replaceAll(worker.endpoints.map((e) => ({ ...e, kind: 'vllm', version: 0 })));
-    let step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
+    gateway.endpoints.replaceAll(serving.endpoints(worker.endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
+    let step = await restore(store, run, worker.worker, gateway, serving, c.workerTimeoutS);
     onEvent({ type: 'train-started', run, firstStep: step, steps: c.steps, gatewayUrl: gateway.url, workerLog });
     while (step < c.steps) {
       if (signal.aborted) throw new AlightError(`interrupted; continue with: alight train --resume ${run} …`, ExitCode.interrupted);
@@ -87,7 +91,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       signal.addEventListener('abort', abortStep, { once: true });
       void worker.worker.exit.then(() => stepAbort.abort(workerEnded));
       const ctx: StepContext = {
-        store, gateway, worker: worker.worker, config: c, run, runDir, command: options.command, args: options.args, tasks: options.tasks,
+        store, gateway, serving, worker: worker.worker, config: c, run, runDir, command: options.command, args: options.args, tasks: options.tasks,
         valTasks: options.valTasks, attempt: attemptTag(restarts), withhold: ['ALIGHT_ADMIN_KEY'], signal: stepAbort.signal, onEvent,
       };
       // Async groups outlive a step: they stop with the run or with the worker that serves them.
@@ -113,8 +117,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         pool = null;
         gateway.resume();
         worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
-        gateway.endpoints.replaceAll(worker.endpoints.map((e) => ({ ...e, kind: 'vllm', version: 0 })));
-        step = await restore(store, run, worker.worker, gateway, c.workerTimeoutS);
+        gateway.endpoints.replaceAll(serving.endpoints(worker.endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
+        step = await restore(store, run, worker.worker, gateway, serving, c.workerTimeoutS);
       } finally {
         signal.removeEventListener('abort', abortStep);
       }
@@ -130,6 +134,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     if (pool) await stopPool(pool, 'not trained: the run ended first');
     await gateway?.close();
     for (const w of workers) await w.stop();
+    await serving.stop();
   }
 }
 
@@ -148,11 +153,15 @@ Promise<{ worker: Worker; endpoints: { url: string; model: string }[] }> {
   return { worker, endpoints: init.endpoints };
 }
 
-/** Loads the run's last checkpoint into the worker (if any), forgets the steps after it, and returns the next step. */
-async function restore(store: Store, run: string, worker: Worker, gateway: Gateway, timeoutS: number): Promise<number> {
+/**
+ * Loads the run's last checkpoint into the worker (if any) and serves it, forgets the steps after it, and returns the
+ * next step.
+ */
+async function restore(store: Store, run: string, worker: Worker, gateway: Gateway, serving: Serving, timeoutS: number): Promise<number> {
   const saved = store.trainSteps(run).filter((s) => s.checkpoint !== null).at(-1);
   store.truncateTrainSteps(run, saved?.step ?? -1);
   const version = saved ? (await worker.call('load', { path: saved.checkpoint! }, timeoutS * 1000)).version : 0;
+  if (saved) await serving.publish(worker, version, timeoutS * 1000);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   return saved ? saved.step + 1 : 0;
 }

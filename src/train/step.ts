@@ -9,6 +9,7 @@ import type { Task } from '../runner/tasks.js';
 import { Slots } from '../runner/slots.js';
 import { buildStepBatch } from '../samples/run-samples.js';
 import type { RolloutSummary, Store } from '../store/store.js';
+import type { Serving } from './serving.js';
 import type { Worker } from '../worker/client.js';
 import { GroupPool, type DoneGroup } from './async-groups.js';
 import { tasksForStep } from './schedule.js';
@@ -17,6 +18,8 @@ import type { TrainListener } from './events.js';
 export interface StepContext {
   store: Store;
   gateway: Gateway;
+  /** Who serves the policy; publishes each update's weights. */
+  serving: Serving;
   worker: Worker;
   config: TrainConfig;
   run: string;
@@ -64,7 +67,7 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
 
   timer.start('sync');
   const version = step + 1;
-  await worker.call('sync_weights', { version }, c.workerTimeoutS * 1000);
+  await ctx.serving.publish(worker, version, c.workerTimeoutS * 1000);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   gateway.resume();
   ctx.pool?.fill();

@@ -229,3 +229,34 @@ describe('alight record --serve-vllm', () => {
     expect(result.metrics.rows).toBe(2 + result.merge.breaks);
   }, 600_000);
 });
+
+describe('alight train --serve-vllm', () => {
+  it('trains on the torch worker while vLLM serves, reloading the weights after each update', async () => {
+    const dir = tempDir();
+    const policy = tinyModel(4);
+    const db = join(dir, 'alight.db');
+    const root = join(FIXTURES, '..', '..');
+    const res = await alight(['train', '--model', policy, '--serve-vllm', '--device', 'cpu', '--tasks', join(root, 'examples/vowels/tasks.jsonl'),
+      '-n', '4', '--batch-size', '2', '--steps', '2', '--lr', '0.05', '--seed', '0', '--run', 'v', '--db', db, '--json',
+      '--', 'node', join(root, 'examples/vowels/harness.mjs')], { timeoutMs: 900_000 });
+    expect(res.code, res.stderr).toBe(0);
+    const s = Store.open(db);
+    const byVersion = new Map<number, CallTrace[]>();
+    try {
+      for (const r of s.rolloutSummaries({ run: 'v' })) {
+        for (const c of rolloutTrace(s, r.id).calls) byVersion.set(c.model_version!, [...(byVersion.get(c.model_version!) ?? []), c]);
+      }
+    } finally {
+      s.close();
+    }
+    expect([...byVersion.keys()].sort()).toEqual([0, 1]);
+    // What vLLM served at each version is the policy of that version: the initial model, then step 0's update.
+    const weights = { 0: policy, 1: join(dir, 'runs', 'v', 'checkpoints', 'step-0') } as Record<number, string>;
+    for (const [version, list] of byVersion) {
+      const call = list[0];
+      const input = JSON.stringify({ model: weights[version], prompt: call.prompt_token_ids, completion: call.completion_token_ids, temperature: 1 });
+      const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], { input, encoding: 'utf8' });
+      expectClose(call.completion_logprobs, JSON.parse(out) as number[], 1e-3, 1e-3);
+    }
+  }, 900_000);
+});

@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import { reloadVllm, startVllm } from '../serve/vllm.js';
+import type { VllmDevice } from '../setup/vllm-env.js';
+import type { Worker } from '../worker/client.js';
+
+/** Who serves the policy to the harnesses while it trains, and how each update's weights reach it. */
+export interface Serving {
+  /** The API key the gateway sends upstream (a vLLM alight started), if any. */
+  apiKey?: string;
+  /** The endpoints the gateway routes calls to, given the worker's own. */
+  endpoints(worker: { url: string; model: string }[]): { url: string; model: string }[];
+  /** Serves weights `version`, which the worker holds after its update (or a checkpoint load). */
+  publish(worker: Worker, version: number, timeoutMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The worker serves what it trains (the torch worker's server, verl's vLLM servers). */
+export const workerServing: Serving = {
+  endpoints: (worker) => worker,
+  publish: async (worker, version, timeoutMs) => { await worker.call('sync_weights', { version }, timeoutMs); },
+  stop: async () => {},
+};
+
+/**
+ * vLLM serves the torch worker's policy: started on the initial model; after each update the worker writes its
+ * weights to the run's `serving/` folder and vLLM reloads them in place (and drops its prefix cache, which holds the
+ * old weights' keys and values).
+ */
+export async function vllmServing(model: string, runDir: string, device: VllmDevice | undefined, signal: AbortSignal): Promise<Serving> {
+  const served = await startVllm({ model, device, logFile: join(runDir, 'vllm.log'), reloadable: true, signal });
+  const weights = join(runDir, 'serving');
+  return {
+    apiKey: served.apiKey,
+    endpoints: () => [{ url: served.url, model: served.model }],
+    async publish(worker, version, timeoutMs) {
+      await worker.call('sync_weights', { version }, timeoutMs);
+      await worker.call('save', { path: weights }, timeoutMs);
+      await reloadVllm(served.url, weights);
+    },
+    stop: () => served.stop(),
+  };
+}
