@@ -7,6 +7,7 @@ import { packageRoot } from '../package-root.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { runInstall } from './command.js';
 import type { SetupListener } from './events.js';
+import { withLock } from './lock.js';
 import { ensureSystemPackages } from './system.js';
 
 export const PYTHON_DIR = join(packageRoot, 'python');
@@ -74,15 +75,19 @@ function stampOf(files: string[]): string {
  */
 export async function ensureRequirements(venv: string, name: string, files: string[], listener: SetupListener,
   before: (python: string) => Promise<void> = async () => {}): Promise<string> {
-  const python = await ensureVenv(venv, listener);
   const stampFile = join(venv, `.alight-${name}`);
   const stamp = stampOf(files);
-  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return python;
-  listener({ type: 'step', message: `installing ${files.join(', ')} into ${venv}` });
-  await before(python);
-  await pip(python, files.flatMap((f) => ['-r', join(PYTHON_DIR, f)]), listener);
-  writeFileSync(stampFile, stamp);
-  return python;
+  const done = (): boolean => existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
+  if (done()) return envPython(venv);
+  return withLock(venv, listener, async () => {
+    const python = await ensureVenv(venv, listener);
+    if (done()) return python; // another alight installed it while this one waited
+    listener({ type: 'step', message: `installing ${files.join(', ')} into ${venv}` });
+    await before(python);
+    await pip(python, files.flatMap((f) => ['-r', join(PYTHON_DIR, f)]), listener);
+    writeFileSync(stampFile, stamp);
+    return python;
+  });
 }
 
 export type PythonExtra = 'test';

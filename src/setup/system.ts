@@ -42,7 +42,7 @@ export async function ensureSystemPackages(needs: SystemNeed[], why: string, lis
   const prefix = aptPrefix();
   if (!which('apt-get') || prefix === null) {
     const how = which('apt-get') ? `sudo ${command}` : `your system's package manager: ${pkgs.join(', ')} (Debian/Ubuntu names)`;
-    throw new AlightError(`${why} needs ${pkgs.join(', ')}, which are not installed and cannot be installed without a password; ` +
+    throw new AlightError(`${why} needs ${pkgs.join(', ')}, not installed, and alight cannot install system packages without a password; ` +
       `install them with: ${how}`, ExitCode.failure);
   }
   const [cmd, ...args] = [...prefix, 'apt-get'];

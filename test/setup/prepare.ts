@@ -1,3 +1,4 @@
+import { AlightError } from '../../src/errors.js';
 import { commandNeed, ensureSystemPackages } from '../../src/setup/system.js';
 import { ensurePythonEnv } from '../../src/setup/python-env.js';
 import { ensureVerlEnv } from '../../src/setup/verl-env.js';
@@ -11,6 +12,17 @@ import { swebenchPython } from '../helpers/swebench-python.js';
  * install system packages (not root, no password-less sudo) it stops with the one command to run.
  */
 export default async function prepare(): Promise<void> {
+  try {
+    await install();
+  } catch (err) {
+    if (!(err instanceof AlightError)) throw err;
+    // What the user must do, without vitest's stack around it.
+    process.stderr.write(`alight: ${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+}
+
+async function install(): Promise<void> {
   const listener = setupProgress();
   const started = Date.now();
   // The container graders and runtimes build their image from a debootstrap rootfs and run it with podman and runc.
