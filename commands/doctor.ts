@@ -14,6 +14,7 @@ export interface DoctorFlags { setup?: boolean; vllm?: boolean; json?: boolean; 
  * too). `--upstream URL` checks a vLLM the user runs: what training needs of it.
  */
 export async function doctor(flags: DoctorFlags): Promise<object> {
+  if (flags.vllm && !flags.setup) throw new AlightError('--vllm goes with --setup (alight doctor lists vLLM without it)', ExitCode.usage);
   if (flags.upstream) return doctorUpstream(flags.upstream, flags);
   const listener = setupProgress();
   if (flags.backend === 'verl') {

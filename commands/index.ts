@@ -182,7 +182,8 @@ export function buildProgram(): Command {
     .passThroughOptions()
     .addOption(new Option('--backend <backend>', 'torch: the PyTorch worker (CPU, one GPU); verl: FSDP + vLLM on Ray (CUDA GPUs)').choices(['torch', 'verl']))
     .option('--model <folder>', 'the policy: a Hugging Face model folder (verl: or a hub id)')
-    .option('--serve-vllm', 'torch: vLLM serves the policy (weights reloaded after each update) instead of the worker\'s own server')
+    .option('--serve-vllm', 'torch: vLLM serves the policy (weights reloaded after each update; its dev-mode routes, open to local '
+      + 'processes) instead of the worker\'s own server')
     .addOption(vllmDeviceOption())
     .option('--gpus <n>', 'verl: GPUs per node', int)
     .option('--nodes <m>', 'verl: nodes (with --ray-address)', int)
@@ -404,7 +405,7 @@ export async function main(argv: string[]): Promise<never> {
 }
 
 /**
- * The one place alight exits, for the CLI and for scripts (the demo, benchmarks): an AlightError prints its message
+ * The one place alight exits, for the CLI and for scripts that users run (the demo): an AlightError prints its message
  * and exits with its code, never a stack trace; anything else is a bug and shows its stack.
  */
 export async function runEntry(work: () => Promise<unknown>): Promise<never> {

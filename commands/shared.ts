@@ -60,6 +60,7 @@ export interface ServeFlags { serve?: string; serveVllm?: string; device?: VllmD
  */
 export async function withUpstream<T>(config: Config, flags: ServeFlags, work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>): Promise<T> {
   if (flags.serve && flags.serveVllm) throw new AlightError('pass --serve or --serve-vllm, not both', ExitCode.usage);
+  if (flags.device && !flags.serveVllm) throw new AlightError('--device chooses the vLLM of --serve-vllm: pass both, or neither', ExitCode.usage);
   const served: (ManagedServe & { apiKey?: string }) | null = flags.serve ? await startManagedServe(flags.serve)
     // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
     : flags.serveVllm ? await withInterrupt((signal) => startVllm({ model: flags.serveVllm!, device: flags.device, logFile: join(dirname(config.db), 'vllm.log'), signal }))

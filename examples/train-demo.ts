@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runEntry } from '../commands/index.js';
-import { AlightError } from '../src/errors.js';
+import { AlightError, type ExitCodeValue } from '../src/errors.js';
 import { ensurePythonEnv, PYTHON_DIR } from '../src/setup/python-env.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 
@@ -32,7 +32,7 @@ await runEntry(async () => {
   execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--seed', '0'], { cwd: PYTHON_DIR, stdio: 'inherit' });
   const code = await alight('train', '--model', 'model', '--tasks', join(root, 'examples/vowels/tasks.jsonl'), '-n', '8', '--batch-size', '4',
     '--steps', String(STEPS), '--lr', '0.01', '--seed', '0', '--save-every', '10', '--run', 'demo', '--', 'node', join(root, 'examples/vowels/harness.mjs'));
-  if (code !== 0) throw new AlightError(`alight train exited with ${code}`);
+  if (code !== 0) throw new AlightError(`alight train exited with ${code}`, code as ExitCodeValue);
   const plot = join(dir, 'curves.svg');
   const shown = JSON.parse(execFileSync(process.execPath, [bin, 'runs', 'show', 'demo', '--plot', plot, '--json'], { cwd: dir, encoding: 'utf8' }));
   const rewards: number[] = shown.steps.map((s: { metrics: { reward_mean: number } }) => s.metrics.reward_mean);

@@ -105,7 +105,9 @@ def dispatch(state, method, params):
     if method == "sync_weights":
         return backend.sync_weights(params["version"])
     if method == "save":
-        return backend.save(params["path"])
+        # weights_only (the torch backend's): the folder vLLM serves during training, not a checkpoint.
+        extra = {"weights_only": True} if params.get("weights_only") else {}
+        return backend.save(params["path"], **extra)
     if method == "load":
         return backend.load(params["path"])
     raise ValueError(f"unknown method {method!r}")

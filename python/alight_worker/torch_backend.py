@@ -172,11 +172,14 @@ class TorchBackend:
             self.version = int(version)
         return {"version": self.version}
 
-    def save(self, path):
+    def save(self, path, weights_only=False):
+        # weights_only: a folder for an engine to load (vLLM serving the policy), not a checkpoint to resume from.
         with self.lock:
             os.makedirs(path, exist_ok=True)
             self.model.save_pretrained(path, safe_serialization=True)
             self.tokenizer.save_pretrained(path)
+            if weights_only:
+                return {"path": path}
             torch.save({"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state()},
                        os.path.join(path, "trainer_state.pt"))
         return {"path": path}

@@ -36,7 +36,7 @@ const train = z.object({
   nodes: z.number().int().min(1).default(1).describe('verl: nodes (more than one: a Ray cluster, --ray-address)'),
   rayAddress: z.string().optional().describe('verl: join this Ray cluster (ray start --head on the first node) instead of starting one here'),
   tensorParallel: z.number().int().min(1).optional().describe('verl: vLLM tensor parallel size (default: the preset\'s)'),
-  gpuMemoryUtilization: z.number().gt(0).lt(1).optional().describe('verl: the share of GPU memory vLLM may take (default: the preset\'s)'),
+  gpuMemoryUtilization: z.number().gt(0).lt(1).optional().describe('verl (or --serve-vllm): the share of GPU memory vLLM may take (default: the preset\'s; --serve-vllm: 0.4 on a GPU, 0.2 of RAM on CPU)'),
   oldLogprobs: z.enum(['recompute', 'rollout']).default('recompute')
     .describe('verl: the PPO ratio\'s denominator: recomputed by the actor before the update, or the engine\'s rollout logprobs as recorded'),
   verl: z.array(z.string()).default([]).describe('verl: extra Hydra overrides (key=value), applied after alight\'s'),

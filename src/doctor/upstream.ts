@@ -20,13 +20,17 @@ async function call(url: string, apiKey: string | undefined, path: string, body?
   }
 }
 
-/** The reported logprob of one token sampled with top_k 1. */
-async function topOneLogprob(url: string, key: string | undefined, model: string): Promise<number | null> {
+/**
+ * The logprobs of the two likeliest tokens, sampling with top_k 1: processed, the first is 0 and the second minus
+ * infinity (vLLM writes -9999); raw, both are the model's (the second finite, whatever the model's confidence).
+ */
+async function topTwoLogprobs(url: string, key: string | undefined, model: string): Promise<number[] | null> {
   const { json } = await call(url, key, '/v1/chat/completions', {
-    model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 1, top_k: 1, logprobs: true,
+    model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 1, top_k: 1, logprobs: true, top_logprobs: 2,
   });
-  const lp = ((json?.choices as Obj[] | undefined)?.[0]?.logprobs as { content?: { logprob: number }[] } | undefined)?.content?.[0]?.logprob;
-  return typeof lp === 'number' ? lp : null;
+  const first = ((json?.choices as Obj[] | undefined)?.[0]?.logprobs as { content?: { top_logprobs: { logprob: number }[] }[] } | undefined)?.content?.[0];
+  const lps = first?.top_logprobs?.map((t) => t.logprob) ?? [];
+  return lps.length === 2 ? lps : null;
 }
 
 /**
@@ -51,11 +55,12 @@ export async function checkUpstream(url: string, apiKey?: string): Promise<Check
     const choice = (json?.choices as Obj[] | undefined)?.[0];
     const ids = Array.isArray(json?.prompt_token_ids) && Array.isArray(choice?.token_ids);
     checks.push({ name: 'token ids', ok: ids, detail: ids ? 'prompt_token_ids and token_ids returned' : 'no prompt_token_ids/token_ids: vLLM 0.10.2 or newer is needed (return_token_ids)' });
-    const greedy = await topOneLogprob(root, apiKey, model);
-    checks.push({ name: 'logprobs mode', ok: greedy === null ? null : Math.abs(greedy) < 1e-4,
-      detail: greedy === null ? 'no logprobs returned'
-        : Math.abs(greedy) < 1e-4 ? 'processed_logprobs (the sampling distribution)'
-          : `raw logprobs (${greedy.toFixed(4)} for a top_k 1 sample): start vLLM with --logprobs-mode processed_logprobs` });
+    const top = await topTwoLogprobs(root, apiKey, model);
+    const processed = top !== null && Math.abs(top[0]) < 1e-4 && top[1] < -1000;
+    checks.push({ name: 'logprobs mode', ok: top === null ? null : processed,
+      detail: top === null ? 'no top logprobs returned: cannot tell'
+        : processed ? 'processed_logprobs (the sampling distribution)'
+          : `raw logprobs (a top_k 1 sample reports ${top[1].toFixed(3)} for the token it could not sample): start vLLM with --logprobs-mode processed_logprobs` });
   } catch (err) {
     checks.push({ name: 'reachable', ok: false, detail: `${url}: ${errorMessage(err)}` });
   }

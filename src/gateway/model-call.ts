@@ -59,7 +59,8 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
   const endpoint = ctx.endpoints.pick(rollout.id);
   if (endpoint.model) body.model = endpoint.model;
   if (endpoint.kind === 'vllm') protocol.requestTokens(body);
-  const view = endpoint.kind === 'vllm' ? protocol.harnessView?.(body) ?? null : null;
+  // A fresh view per upstream attempt: views keep state across a stream's chunks, and a failed attempt is retried.
+  const view = (): View => (endpoint.kind === 'vllm' ? protocol.harnessView?.(body) ?? null : null);
   const stream = body.stream === true;
   const request = encodeRequest(body);
 
@@ -91,9 +92,10 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
 
 /** The harness's view of an answer when the gateway's request changed it (Protocol.harnessView). */
 type View = ((answer: Record<string, unknown>) => Record<string, unknown>) | null;
+type ViewOf = () => View;
 
 async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protocol, payload: string,
-  signal: AbortSignal, res: ServerResponse, view: View): Promise<Outcome> {
+  signal: AbortSignal, res: ServerResponse, viewOf: ViewOf): Promise<Outcome> {
   let answer: { status: number; text: string; version: number | null };
   try {
     answer = await ctx.upstream.post(endpoint, protocol.path, payload, signal, readWhole);
@@ -110,6 +112,7 @@ async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoco
   } catch {
     return errorOutcome(res, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
   }
+  const view = viewOf();
   const text = view ? JSON.stringify(view(parsed)) : answer.text;
   return {
     status: 'ok', httpStatus: answer.status, error: null, extracted, version: answer.version,
@@ -118,7 +121,7 @@ async function wholeCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoco
 }
 
 async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protocol, payload: string,
-  signal: AbortSignal, res: ServerResponse, view: View): Promise<Outcome> {
+  signal: AbortSignal, res: ServerResponse, viewOf: ViewOf): Promise<Outcome> {
   const assembler = protocol.assembler();
   let relayed = false;
   let sawDone = false;
@@ -134,6 +137,7 @@ async function streamCall(ctx: CallContext, endpoint: Endpoint, protocol: Protoc
     }
     version = versionOf(up.headers);
     const splitter = new SseSplitter();
+    const view = viewOf();
     try {
       for await (const bytes of up.body as AsyncIterable<Buffer>) {
         // Everything one read brought goes to the harness in one write: per-event writes cost more than parsing.

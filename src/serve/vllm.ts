@@ -94,7 +94,9 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
 export async function reloadVllm(url: string, folder: string): Promise<void> {
   const root = url.replace(/\/v1\/?$/, '');
   for (const [path, body] of [['/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: folder } }], ['/reset_prefix_cache', null]] as const) {
-    const res = await fetch(`${root}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    const res = await fetch(`${root}${path}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body), signal: AbortSignal.timeout(600_000),
+    });
     if (!res.ok) throw new AlightError(`vLLM refused ${path} (HTTP ${res.status}): ${(await res.text()).slice(0, 300)}`, ExitCode.failure);
   }
 }

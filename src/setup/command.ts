@@ -8,9 +8,8 @@ import type { SetupListener } from './events.js';
  * M`, bytes) into download events; any other line is kept for the error. A failure is an AlightError with the
  * command's last lines and `hint`.
  */
-export async function runInstall(cmd: string, args: string[], listener: SetupListener, hint = '',
-  env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+export async function runInstall(cmd: string, args: string[], listener: SetupListener, hint = ''): Promise<void> {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   let file = '';
   const onLine = (line: string): void => {

@@ -9,7 +9,9 @@ export type SetupListener = (event: SetupEvent) => void;
 /** A listener that keeps quiet (tests and callers that only want the result). */
 export const quiet: SetupListener = () => {};
 
-const MB = 1024 * 1024;
+export const MB = 1024 * 1024;
+/** Downloads smaller than this are not worth a progress line. */
+export const PROGRESS_MIN_BYTES = 5 * MB;
 
 /**
  * Set-up progress as lines for logs and pipes: each step, and each download over 5 MB at its start and at every
@@ -19,7 +21,7 @@ export function asLines(write: (line: string) => void): SetupListener {
   const quarters = new Map<string, number>();
   return (e) => {
     if (e.type === 'step') return write(e.message);
-    if (e.type !== 'download' || e.total < 5 * MB) return;
+    if (e.type !== 'download' || e.total < PROGRESS_MIN_BYTES) return;
     const q = Math.floor((4 * e.done) / e.total);
     if (quarters.has(e.file) && q <= quarters.get(e.file)!) return;
     quarters.set(e.file, q);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
@@ -42,48 +42,63 @@ export function basePython(): string {
 }
 
 /**
- * A virtualenv at `venv` made if missing or unfinished (Debian's python3 needs python3-venv for that, installed when
- * it can be), with a pip new enough to report download progress (--upgrade-deps).
+ * A virtualenv at `venv`: made where there is none (Debian's python3 needs python3-venv for that, installed when it
+ * can be), adopted where one exists (a folder with pyvenv.cfg: never wiped). Its pip is brought up to date, so that
+ * it reports download progress.
  */
 export async function ensureVenv(venv: string, listener: SetupListener): Promise<string> {
   const made = join(venv, '.alight-venv');
   if (existsSync(made)) return envPython(venv);
   const base = basePython();
-  const venvModule = () => spawnSync(base, ['-c', 'import venv, ensurepip'], { stdio: 'ignore' }).status === 0;
-  await ensureSystemPackages([{ pkg: 'python3-venv', present: venvModule }], 'a Python virtualenv', listener);
-  listener({ type: 'step', message: `making a virtualenv in ${venv}` });
-  await runInstall(base, ['-m', 'venv', '--clear', '--upgrade-deps', venv], listener, OFFLINE_HINT);
+  if (!existsSync(join(venv, 'pyvenv.cfg'))) {
+    if (existsSync(venv) && readdirSync(venv).length > 0) {
+      throw new AlightError(`${venv} exists and is not a virtualenv: remove it, or point alight elsewhere (ALIGHT_PYTHON_ENV, ALIGHT_VERL_ENV)`, ExitCode.failure);
+    }
+    const venvModule = () => spawnSync(base, ['-c', 'import venv, ensurepip'], { stdio: 'ignore' }).status === 0;
+    await ensureSystemPackages([{ pkg: 'python3-venv', present: venvModule }], 'a Python virtualenv', listener);
+    listener({ type: 'step', message: `making a virtualenv in ${venv}` });
+    await runInstall(base, ['-m', 'venv', venv], listener, OFFLINE_HINT);
+  }
+  await runInstall(envPython(venv), ['-m', 'pip', 'install', '--disable-pip-version-check', '--quiet', '--upgrade', 'pip'], listener, OFFLINE_HINT);
   writeFileSync(made, '');
   return envPython(venv);
 }
 
-/** pip install with progress lines that the listener turns into bars. */
-export function pip(python: string, args: string[], listener: SetupListener): Promise<void> {
-  return runInstall(python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--progress-bar', 'raw', ...args], listener, OFFLINE_HINT);
+/** Whether `python`'s pip can print raw download progress (pip 24.1 and later; an offline folder may hold an older one). */
+function rawProgress(python: string): boolean {
+  const res = spawnSync(python, ['-m', 'pip', '--version'], { encoding: 'utf8' });
+  const [major, minor] = (/^pip (\d+)\.(\d+)/.exec(res.stdout ?? '') ?? []).slice(1).map(Number);
+  return major > 24 || (major === 24 && minor >= 1);
 }
 
-/** A stamp of what was installed: the requirement files' contents, so a changed pin installs again. */
-function stampOf(files: string[]): string {
-  const hash = createHash('sha256');
+/** pip install with progress lines that the listener turns into bars. */
+export function pip(python: string, args: string[], listener: SetupListener): Promise<void> {
+  const progress = rawProgress(python) ? ['--progress-bar', 'raw'] : [];
+  return runInstall(python, ['-m', 'pip', 'install', '--disable-pip-version-check', ...progress, ...args], listener, OFFLINE_HINT);
+}
+
+/** A stamp of what was installed: the requirement files' contents and the pins installed before them. */
+function stampOf(files: string[], pins: string): string {
+  const hash = createHash('sha256').update(pins);
   for (const f of files) hash.update(f).update(readFileSync(join(PYTHON_DIR, f)));
   return hash.digest('hex').slice(0, 16);
 }
 
 /**
  * Installs the requirement files `files` (under python/) into `venv` unless the same files are installed already
- * (a stamp per set in the virtualenv); `before` runs first (pins that must precede the rest).
+ * (a stamp per set in the virtualenv); `before` runs first and installs `pins` (what must precede the rest).
  */
 export async function ensureRequirements(venv: string, name: string, files: string[], listener: SetupListener,
-  before: (python: string) => Promise<void> = async () => {}): Promise<string> {
+  before: { pins: string; install(python: string): Promise<void> } | null = null): Promise<string> {
   const stampFile = join(venv, `.alight-${name}`);
-  const stamp = stampOf(files);
+  const stamp = stampOf(files, before?.pins ?? '');
   const done = (): boolean => existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
   if (done()) return envPython(venv);
   return withLock(venv, listener, async () => {
     const python = await ensureVenv(venv, listener);
     if (done()) return python; // another alight installed it while this one waited
     listener({ type: 'step', message: `installing ${files.join(', ')} into ${venv}` });
-    await before(python);
+    await before?.install(python);
     await pip(python, files.flatMap((f) => ['-r', join(PYTHON_DIR, f)]), listener);
     writeFileSync(stampFile, stamp);
     return python;

@@ -25,10 +25,14 @@ export function which(command: string): string | null {
   return null;
 }
 
-/** How to run apt-get here: directly as root, through sudo when it needs no password, else null. */
+/**
+ * How to run apt-get here: directly as root, through sudo when it needs no password, else null. sudo resets the
+ * environment, so the non-interactive frontend goes through env(1).
+ */
 function aptPrefix(): string[] | null {
-  if (process.getuid?.() === 0) return [];
-  return spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0 ? ['sudo', '-n'] : null;
+  const apt = ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get'];
+  if (process.getuid?.() === 0) return apt;
+  return spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0 ? ['sudo', '-n', ...apt] : null;
 }
 
 /**
@@ -45,9 +49,8 @@ export async function ensureSystemPackages(needs: SystemNeed[], why: string, lis
     throw new AlightError(`${why} needs ${pkgs.join(', ')}, not installed, and alight cannot install system packages without a password; ` +
       `install them with: ${how}`, ExitCode.failure);
   }
-  const [cmd, ...args] = [...prefix, 'apt-get'];
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  listener({ type: 'step', message: `${why}: apt-get update, then installing ${pkgs.join(' ')}` });
-  await runInstall(cmd, [...args, 'update', '-qq'], listener, '', env);
-  await runInstall(cmd, [...args, ...command.split(' ').slice(1)], listener, '', env);
+  const [cmd, ...args] = prefix;
+  listener({ type: 'step', message: `${why}: ${cmd === 'sudo' ? 'sudo ' : ''}apt-get update, then ${cmd === 'sudo' ? 'sudo ' : ''}${command}` });
+  await runInstall(cmd, [...args, 'update', '-qq'], listener);
+  await runInstall(cmd, [...args, ...command.split(' ').slice(1)], listener);
 }

@@ -59,8 +59,11 @@ export function inspectVerlEnv(): VerlEnvReport {
  * extra. About 5 GB from PyPI, 11 GB on disk (CUDA wheels: PyPI has no CPU-only torch for Linux).
  */
 export function ensureVerlEnv(listener: SetupListener): Promise<string> {
-  return ensureRequirements(verlEnvDir(), 'verl', ['requirements-verl.txt'], listener, async (python) => {
-    listener({ type: 'step', message: `installing torch ${verlStack.torch} (~2.6 GB), then verl ${verlStack.verl} with vLLM ${verlStack.vllm} (~2.5 GB)` });
-    await pip(python, [`torch==${verlStack.torch}`], listener);
+  return ensureRequirements(verlEnvDir(), 'verl', ['requirements-verl.txt'], listener, {
+    pins: `torch==${verlStack.torch}`,
+    async install(python) {
+      listener({ type: 'step', message: `installing torch ${verlStack.torch} (~2.6 GB), then verl ${verlStack.verl} with vLLM ${verlStack.vllm} (~2.5 GB)` });
+      await pip(python, [`torch==${verlStack.torch}`], listener);
+    },
   });
 }

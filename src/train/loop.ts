@@ -48,6 +48,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   }
   if (!c.model) throw new AlightError('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml', ExitCode.usage);
   if (c.serveVllm && c.backend === 'verl') throw new AlightError('--serve-vllm is for the torch backend: verl serves the policy with vLLM already', ExitCode.usage);
+  if (c.vllmDevice && !c.serveVllm) throw new AlightError('--device chooses the vLLM of --serve-vllm: pass both, or neither', ExitCode.usage);
   if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize) {
     throw new AlightError(`train.asyncGroups (${c.asyncGroups}) must be at least train.batchSize (${c.batchSize}): a step trains on batchSize groups`, ExitCode.usage);
   }
@@ -72,7 +73,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   let restarts = 0;
   try {
     let worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
-    if (c.serveVllm) serving = await vllmServing(c.model, runDir, c.vllmDevice, signal);
+    if (c.serveVllm) serving = await vllmServing({ model: c.model, runDir, device: c.vllmDevice, gpuMemoryUtilization: c.gpuMemoryUtilization, signal });
     gateway = await startGateway({
       store, adminKey: options.adminKey, gateway: config.gateway, upstreamApiKey: serving.apiKey,
       upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
@@ -162,6 +163,7 @@ async function restore(store: Store, run: string, worker: Worker, gateway: Gatew
   store.truncateTrainSteps(run, saved?.step ?? -1);
   const version = saved ? (await worker.call('load', { path: saved.checkpoint! }, timeoutS * 1000)).version : 0;
   if (saved) await serving.publish(worker, version, timeoutS * 1000);
+  else await serving.reset?.(worker, timeoutS * 1000);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   return saved ? saved.step + 1 : 0;
 }

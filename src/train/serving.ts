@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { reloadVllm, startVllm } from '../serve/vllm.js';
-import type { VllmDevice } from '../setup/vllm-env.js';
+import { vllmDevice, type VllmDevice } from '../setup/vllm-env.js';
 import type { Worker } from '../worker/client.js';
 
 /** Who serves the policy to the harnesses while it trains, and how each update's weights reach it. */
@@ -11,6 +11,8 @@ export interface Serving {
   endpoints(worker: { url: string; model: string }[]): { url: string; model: string }[];
   /** Serves weights `version`, which the worker holds after its update (or a checkpoint load). */
   publish(worker: Worker, version: number, timeoutMs: number): Promise<void>;
+  /** Serves a (re)started worker's initial weights when there is no checkpoint to load (an engine of its own keeps older ones). */
+  reset?(worker: Worker, timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -26,17 +28,23 @@ export const workerServing: Serving = {
  * weights to the run's `serving/` folder and vLLM reloads them in place (and drops its prefix cache, which holds the
  * old weights' keys and values).
  */
-export async function vllmServing(model: string, runDir: string, device: VllmDevice | undefined, signal: AbortSignal): Promise<Serving> {
-  const served = await startVllm({ model, device, logFile: join(runDir, 'vllm.log'), reloadable: true, signal });
-  const weights = join(runDir, 'serving');
+export async function vllmServing(o: { model: string; runDir: string; device?: VllmDevice; gpuMemoryUtilization?: number; signal: AbortSignal }):
+Promise<Serving> {
+  const device = vllmDevice(o.device);
+  // Beside the torch worker on the same GPU, vLLM cannot take its default 92 % of the memory.
+  const memory = o.gpuMemoryUtilization ?? (device === 'cuda' ? 0.4 : undefined);
+  const served = await startVllm({ model: o.model, device, gpuMemoryUtilization: memory, logFile: join(o.runDir, 'vllm.log'), reloadable: true, signal: o.signal });
+  const weights = join(o.runDir, 'serving');
+  const publish = async (worker: Worker, version: number, timeoutMs: number): Promise<void> => {
+    await worker.call('sync_weights', { version }, timeoutMs);
+    await worker.call('save', { path: weights, weights_only: true }, timeoutMs);
+    await reloadVllm(served.url, weights);
+  };
   return {
     apiKey: served.apiKey,
     endpoints: () => [{ url: served.url, model: served.model }],
-    async publish(worker, version, timeoutMs) {
-      await worker.call('sync_weights', { version }, timeoutMs);
-      await worker.call('save', { path: weights }, timeoutMs);
-      await reloadVllm(served.url, weights);
-    },
+    publish,
+    reset: (worker, timeoutMs) => publish(worker, 0, timeoutMs),
     stop: () => served.stop(),
   };
 }

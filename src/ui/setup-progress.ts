@@ -1,7 +1,5 @@
 import cliProgress from 'cli-progress';
-import { asLines, type SetupListener } from '../setup/events.js';
-
-const MB = 1024 * 1024;
+import { asLines, MB, PROGRESS_MIN_BYTES, type SetupListener } from '../setup/events.js';
 
 /** Set-up progress on stderr: a bar per download over 5 MB on a TTY, else lines (asLines). */
 export function setupProgress(stream: NodeJS.WriteStream = process.stderr): SetupListener {
@@ -13,7 +11,7 @@ export function setupProgress(stream: NodeJS.WriteStream = process.stderr): Setu
     if (e.type === 'download-end') {
       bar?.stop();
       bar = null;
-    } else if (e.total >= 5 * MB) {
+    } else if (e.total >= PROGRESS_MIN_BYTES) {
       if (!bar) {
         bar = new cliProgress.SingleBar({ stream, format: `  ${e.file} [{bar}] {value}/{total} MB`, hideCursor: true },
           cliProgress.Presets.shades_classic);

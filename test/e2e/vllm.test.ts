@@ -251,12 +251,14 @@ describe('alight train --serve-vllm', () => {
     }
     expect([...byVersion.keys()].sort()).toEqual([0, 1]);
     // What vLLM served at each version is the policy of that version: the initial model, then step 0's update.
-    const weights = { 0: policy, 1: join(dir, 'runs', 'v', 'checkpoints', 'step-0') } as Record<number, string>;
-    for (const [version, list] of byVersion) {
-      const call = list[0];
-      const input = JSON.stringify({ model: weights[version], prompt: call.prompt_token_ids, completion: call.completion_token_ids, temperature: 1 });
-      const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], { input, encoding: 'utf8' });
-      expectClose(call.completion_logprobs, JSON.parse(out) as number[], 1e-3, 1e-3);
-    }
+    const recompute = (model: string, call: CallTrace): number[] => JSON.parse(execFileSync(envPython(),
+      [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')],
+      { input: JSON.stringify({ model, prompt: call.prompt_token_ids, completion: call.completion_token_ids, temperature: 1 }), encoding: 'utf8' }));
+    const [before, after] = [byVersion.get(0)![0], byVersion.get(1)![0]];
+    expectClose(before.completion_logprobs, recompute(policy, before), 1e-3, 1e-3);
+    expectClose(after.completion_logprobs, recompute(join(dir, 'runs', 'v', 'checkpoints', 'step-0'), after), 1e-3, 1e-3);
+    // …and not the initial model's any more: the reload took.
+    const stale = recompute(policy, after);
+    expect(Math.max(...after.completion_logprobs!.map((x, i) => Math.abs(x - stale[i])))).toBeGreaterThan(0.01);
   }, 900_000);
 });
