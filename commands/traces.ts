@@ -7,11 +7,23 @@ import { rolloutTrace, type RolloutTrace } from '../src/traces/export.js';
 import { table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
 
-function eventLine(events: { type: string }[]): string {
-  if (!events.length) return '';
+const times = (counts: Map<string, number>): string => [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ');
+
+function count(keys: string[]): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const e of events) counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
-  return `\nevents: ${[...counts].map(([type, n]) => (n > 1 ? `${type} ×${n}` : type)).join(', ')}`;
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+  return counts;
+}
+
+/** The rollout's events by type, and the routes it asked for that the gateway does not serve (why it made no call). */
+function eventLine(events: { type: string; data: string }[]): string {
+  if (!events.length) return '';
+  const unserved = events.filter((e) => e.type === 'unserved-route').map((e) => {
+    const { method, path } = JSON.parse(e.data) as { method: string; path: string };
+    return `${method} ${path}`;
+  });
+  return `\nevents: ${times(count(events.map((e) => e.type)))}` +
+    (unserved.length ? `\nroutes the gateway does not serve: ${times(count(unserved))}` : '');
 }
 
 const seconds = (r: RolloutSummary): string =>

@@ -44,6 +44,9 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
     const ids = [...new Set(state.endpoints.all().map((e) => e.model ?? 'alight'))];
     return sendJson(res, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', owned_by: 'alight' })) });
   }
+  const named = req.method === 'GET' ? /^v1\/models\/([^/?]+)$/.exec(rest) : null;
+  // Any name the harness uses reaches the served model (the gateway pins it), so any name is answered.
+  if (named) return sendJson(res, 200, { id: decodePathPart(named[1]), object: 'model', owned_by: 'alight' });
   if (req.method === 'POST' && rest === 'reward') {
     const { value, reason } = parseBody(rewardBody, await readJson(req, smallBody));
     state.calls.store.addReward(rollout.id, value, reason ?? null, 'harness');
@@ -54,6 +57,9 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
     state.calls.store.addEvent(rollout.id, type, data);
     return sendJson(res, 200, { ok: true });
   }
+  // A harness that speaks a protocol the gateway does not serve ends with no calls: the event says what it asked for
+  // (the path without its query string, which could carry a secret).
+  state.calls.store.addEvent(rollout.id, 'unserved-route', { method: req.method, path: `/${rest.split('?')[0]}` });
   throw new HttpError(404, `no route ${req.method} /r/<token>/${rest}`, 'not_found_error');
 }
 

@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { alight } from '../helpers/cli.js';
 import { startRig, type Rig } from '../helpers/gateway.js';
 import type { Behaviour } from '../helpers/scripted-upstream.js';
 
@@ -37,6 +39,23 @@ describe('bad requests from the harness', () => {
     // None of these reached the upstream or the store.
     expect(rig.upstream.log).toHaveLength(0);
     expect(rig.store.calls.count(rollout.id)).toBe(0);
+  });
+
+  it('records the routes a harness asked for that the gateway does not serve, and answers any model name', async () => {
+    const { rollout, url } = await setup();
+    const base = url.replace('chat/completions', '');
+    expect((await post(`${base}messages?beta=true&key=secret`, '{}')).status).toBe(404);
+    expect((await post(`${base}messages?beta=true`, '{}')).status).toBe(404);
+    expect((await post(`${base}responses`, '{}')).status).toBe(404);
+    expect(await (await fetch(`${base}models/claude-sonnet-4-5`)).json()).toEqual({ id: 'claude-sonnet-4-5', object: 'model', owned_by: 'alight' });
+    const events = rig.store.events(rollout.id).map((e) => [e.type, JSON.parse(e.data)]);
+    expect(events).toEqual([
+      ['unserved-route', { method: 'POST', path: '/v1/messages' }], ['unserved-route', { method: 'POST', path: '/v1/messages' }],
+      ['unserved-route', { method: 'POST', path: '/v1/responses' }],
+    ]);
+    const shown = await alight(['traces', 'show', rollout.id, '--db', join(rig.dir, 'alight.db')]);
+    expect(shown.stdout).toContain('routes the gateway does not serve: POST /v1/messages ×2, POST /v1/responses');
+    expect(shown.stdout).not.toContain('secret');
   });
 
   it('rejects a body over the limit even without content-length', async () => {
