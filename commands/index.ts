@@ -80,6 +80,7 @@ export function buildProgram(): Command {
     .argument('<model>', 'a Hugging Face model folder or hub id')
     .addOption(vllmDeviceOption())
     .option('--tool-call-parser <name>', 'vLLM\'s parser of the model\'s tool calls (hermes: Qwen, Hermes; llama3_json, mistral, …)', 'hermes')
+    .option('--dtype <dtype>', 'vLLM\'s weights and activations (auto serves a float32 model in bfloat16 on CPU, float16 on a GPU)', 'auto')
     .option('--port <port>', 'port (default: a free one)', int)
     .option('--tensor-parallel <tp>', 'GPUs per replica', int)
     .option('--gpu-memory-utilization <f>', 'vLLM\'s share of GPU memory (on CPU: of RAM; default 0.2 there)', num)

@@ -5,7 +5,7 @@ import { startVllm } from '../src/serve/vllm.js';
 import type { VllmDevice } from '../src/setup/vllm-env.js';
 import { printJson, withInterrupt } from './shared.js';
 
-export interface ServeVllmFlags { device?: VllmDevice; toolCallParser?: string; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number; maxModelLen?: number; db?: string; json?: boolean }
+export interface ServeVllmFlags { device?: VllmDevice; toolCallParser?: string; dtype?: string; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number; maxModelLen?: number; db?: string; json?: boolean }
 
 /**
  * `alight serve-vllm`: vLLM's OpenAI server on a model until Ctrl-C. Its API key goes to a file only the user can read
@@ -14,7 +14,7 @@ export interface ServeVllmFlags { device?: VllmDevice; toolCallParser?: string; 
 export async function serveVllmCommand(model: string, flags: ServeVllmFlags) {
   const folder = dirname(resolve(resolveDb(flags.db, loadConfig().config)));
   return withInterrupt(async (signal) => {
-    const served = await startVllm({ model, device: flags.device, toolCallParser: flags.toolCallParser, logFile: join(folder, 'vllm.log'), port: flags.port, tensorParallel: flags.tensorParallel,
+    const served = await startVllm({ model, device: flags.device, toolCallParser: flags.toolCallParser, dtype: flags.dtype, logFile: join(folder, 'vllm.log'), port: flags.port, tensorParallel: flags.tensorParallel,
       gpuMemoryUtilization: flags.gpuMemoryUtilization, maxModelLen: flags.maxModelLen, signal });
     const keyFile = join(folder, `vllm-${new URL(served.url).port}.key`);
     mkdirSync(folder, { recursive: true });

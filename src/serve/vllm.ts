@@ -13,6 +13,8 @@ import { ensureVllm, vllmDevice, type VllmDevice } from '../setup/vllm-env.js';
 export interface VllmOptions {
   model: string; logFile: string; device?: VllmDevice; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number;
   maxModelLen?: number; toolCallParser?: string; startupTimeoutS?: number; signal?: AbortSignal; listener?: SetupListener;
+  /** vLLM's --dtype; its `auto` serves a float32 model in bfloat16 (CPU) or float16 (GPU). */
+  dtype?: string;
   /** Weights can be reloaded in place (reloadVllm): vLLM's dev-mode routes, which its API key does not guard. */
   reloadable?: boolean;
 }
@@ -27,7 +29,7 @@ export function vllmArgs(o: VllmOptions, device: VllmDevice, port: number): stri
   return ['-m', 'vllm.entrypoints.openai.api_server', '--model', o.model, '--host', '127.0.0.1', '--port', String(port),
     '--logprobs-mode', 'processed_logprobs', '--enable-auto-tool-choice', '--tool-call-parser', o.toolCallParser ?? 'hermes',
     '--tensor-parallel-size', String(o.tensorParallel ?? 1), ...(memory ? ['--gpu-memory-utilization', String(memory)] : []),
-    ...(o.maxModelLen ? ['--max-model-len', String(o.maxModelLen)] : [])];
+    ...(o.maxModelLen ? ['--max-model-len', String(o.maxModelLen)] : []), ...(o.dtype ? ['--dtype', o.dtype] : [])];
 }
 
 /** A free loopback port (vLLM needs a number, not 0). */

@@ -33,7 +33,10 @@ Promise<Serving> {
   const device = vllmDevice(o.device);
   // Beside the torch worker on the same GPU, vLLM cannot take its default 92 % of the memory.
   const memory = o.gpuMemoryUtilization ?? (device === 'cuda' ? 0.4 : undefined);
-  const served = await startVllm({ model: o.model, device, gpuMemoryUtilization: memory, logFile: join(o.runDir, 'vllm.log'), reloadable: true, signal: o.signal });
+  // float32, as the torch worker trains: vLLM then samples from the numbers the update recomputes (its `auto` would
+  // serve a float32 model in bfloat16, and every rollout logprob would be off by bfloat16's rounding).
+  const served = await startVllm({ model: o.model, device, gpuMemoryUtilization: memory, dtype: 'float32', logFile: join(o.runDir, 'vllm.log'),
+    reloadable: true, signal: o.signal });
   const weights = join(o.runDir, 'serving');
   const publish = async (worker: Worker, version: number, timeoutMs: number): Promise<void> => {
     await worker.call('sync_weights', { version }, timeoutMs);

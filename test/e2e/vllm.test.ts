@@ -23,7 +23,8 @@ let bare: Gateway;
 
 beforeAll(async () => {
   model = tinyModel(3);
-  vllm = await startRealVllm(model);
+  // float32 as the model was made (vLLM's auto would serve it in bfloat16 on CPU): the recomputed logprobs then compare tightly.
+  vllm = await startRealVllm(model, ['--dtype', 'float32']);
   store = Store.open(join(tempDir(), 'alight.db'));
   const start = (kind: 'vllm' | 'openai-compatible') => {
     const config = configSchema.parse({ upstream: { url: vllm.url, kind, retries: 0 } });
