@@ -1,4 +1,6 @@
+import { createServer } from 'node:http';
 import { join } from 'node:path';
+import { listen } from '../../src/http.js';
 import { describe, expect, it } from 'vitest';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
@@ -19,11 +21,17 @@ describe('alight doctor', () => {
     expect(missing.stdout).toMatch(/to fix:\n {2}- alight doctor --setup \(makes .*venv: torch and the worker's packages from PyPI, ~3 GB\)\n {2}- alight doctor --setup --vllm/);
   });
 
-  it('names what an upstream that is not vLLM lacks, with exit 1 and no stack', async () => {
-    const res = await alight(['doctor', '--upstream', 'http://127.0.0.1:9/v1']);
+  it('names what an upstream that is not there lacks, with exit 1 and no stack', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const server = createServer();
+    const port = await listen(server, '127.0.0.1', 0);
+    await new Promise((r) => server.close(r));
+    const url = `http://127.0.0.1:${port}/v1`;
+    const res = await alight(['doctor', '--upstream', url]);
     expect(res.code).toBe(1);
-    expect(res.stdout).toMatch(/reachable\s+FAIL\s+http:\/\/127\.0\.0\.1:9\/v1: fetch failed \(.*ECONNREFUSED/);
-    expect(res.stderr).toMatch(/^alight: http:\/\/127\.0\.0\.1:9\/v1 lacks what training needs/);
+    expect(res.stdout).toContain(`reachable  FAIL    ${url}: fetch failed`);
+    expect(res.stdout).toMatch(/ECONNREFUSED/);
+    expect(res.stderr).toBe(`alight: ${url} lacks what training needs (see above)\n`);
     expect(res.stderr).not.toMatch(/\n\s+at /);
   });
 });

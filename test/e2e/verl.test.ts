@@ -52,7 +52,7 @@ describe('alight train --backend verl, refusals', () => {
     expect(res.stdout).toMatch(/use_kl_loss: true/);
     expect(res.stdout).toMatch(/path: Qwen\/Qwen2.5-7B-Instruct/);
     // The rollout's logprobs must be those of the sampling distribution (verl's default; alight must not change it).
-    expect(res.stdout).toMatch(/\n {4}rollout:\n(?: {6}.*\n)*? {6}logprobs_mode: processed_logprobs\n/);
+    expect(res.stdout).toMatch(/\nactor_rollout_ref:\n(?: {2}.*\n)*? {2}rollout:\n(?: {4}.*\n)*? {4}logprobs_mode: processed_logprobs\n/);
   }, 120_000);
 
   it('alight doctor --backend verl lists the stack and says what this machine lacks', async () => {
