@@ -2,6 +2,7 @@
 
 Serving and training share the model under one lock, so a weight update never runs under a generation; the
 orchestrator pauses rollouts for the update anyway. The served version is what `sync_weights` last set."""
+import copy
 import hashlib
 import os
 import sys
@@ -173,15 +174,28 @@ class TorchBackend:
         return {"version": self.version}
 
     def save(self, path, weights_only=False):
-        # weights_only: a folder for an engine to load (vLLM serving the policy), not a checkpoint to resume from.
         with self.lock:
             os.makedirs(path, exist_ok=True)
+            if weights_only:
+                return self.save_for_serving(path)
             self.model.save_pretrained(path, safe_serialization=True)
             self.tokenizer.save_pretrained(path)
-            if weights_only:
-                return {"path": path}
             torch.save({"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state()},
                        os.path.join(path, "trainer_state.pt"))
+        return {"path": path}
+
+    def save_for_serving(self, path):
+        """The weights for vLLM to serve (and reload in place after each update), not a checkpoint. Written untied:
+        vLLM's in-place reload does not reload a tied output layer (it keeps the old one and unties it from the new
+        embeddings), so the served folder gives lm_head its own copy and says so in its config."""
+        from safetensors.torch import save_file
+        state = {k: v.detach().clone().contiguous() for k, v in self.model.state_dict().items()}
+        save_file(state, os.path.join(path, "model.safetensors"), metadata={"format": "pt"})
+        config = copy.deepcopy(self.model.config)
+        config.tie_word_embeddings = False
+        config.save_pretrained(path)
+        self.model.generation_config.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
         return {"path": path}
 
     def load(self, path):

@@ -73,7 +73,10 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   let restarts = 0;
   try {
     let worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
-    if (c.serveVllm) serving = await vllmServing({ model: c.model, runDir, device: c.vllmDevice, gpuMemoryUtilization: c.gpuMemoryUtilization, signal });
+    if (c.serveVllm) {
+      serving = await vllmServing({ worker: worker.worker, runDir, device: c.vllmDevice, gpuMemoryUtilization: c.gpuMemoryUtilization,
+        timeoutMs: c.workerTimeoutS * 1000, signal });
+    }
     gateway = await startGateway({
       store, adminKey: options.adminKey, gateway: config.gateway, upstreamApiKey: serving.apiKey,
       upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },

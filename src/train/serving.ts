@@ -24,20 +24,21 @@ export const workerServing: Serving = {
 };
 
 /**
- * vLLM serves the torch worker's policy: started on the initial model; after each update the worker writes its
- * weights to the run's `serving/` folder and vLLM reloads them in place (and drops its prefix cache, which holds the
- * old weights' keys and values).
+ * vLLM serves the torch worker's policy from the run's `serving/` folder, which the worker writes (untied: see
+ * save_for_serving) before vLLM starts and after each update; vLLM then reloads it in place and drops its prefix
+ * cache, which holds the old weights' keys and values.
  */
-export async function vllmServing(o: { model: string; runDir: string; device?: VllmDevice; gpuMemoryUtilization?: number; signal: AbortSignal }):
-Promise<Serving> {
+export async function vllmServing(o: { worker: Worker; runDir: string; device?: VllmDevice; gpuMemoryUtilization?: number; timeoutMs: number;
+  signal: AbortSignal }): Promise<Serving> {
   const device = vllmDevice(o.device);
+  const weights = join(o.runDir, 'serving');
+  await o.worker.call('save', { path: weights, weights_only: true }, o.timeoutMs);
   // Beside the torch worker on the same GPU, vLLM cannot take its default 92 % of the memory.
   const memory = o.gpuMemoryUtilization ?? (device === 'cuda' ? 0.4 : undefined);
   // float32, as the torch worker trains: vLLM then samples from the numbers the update recomputes (its `auto` would
   // serve a float32 model in bfloat16, and every rollout logprob would be off by bfloat16's rounding).
-  const served = await startVllm({ model: o.model, device, gpuMemoryUtilization: memory, dtype: 'float32', logFile: join(o.runDir, 'vllm.log'),
+  const served = await startVllm({ model: weights, device, gpuMemoryUtilization: memory, dtype: 'float32', logFile: join(o.runDir, 'vllm.log'),
     reloadable: true, signal: o.signal });
-  const weights = join(o.runDir, 'serving');
   const publish = async (worker: Worker, version: number, timeoutMs: number): Promise<void> => {
     await worker.call('sync_weights', { version }, timeoutMs);
     await worker.call('save', { path: weights, weights_only: true }, timeoutMs);
