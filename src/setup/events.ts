@@ -6,9 +6,6 @@ export type SetupEvent =
 
 export type SetupListener = (event: SetupEvent) => void;
 
-/** A listener that keeps quiet (tests and callers that only want the result). */
-export const quiet: SetupListener = () => {};
-
 export const MB = 1024 * 1024;
 /** Downloads smaller than this are not worth a progress line. */
 export const PROGRESS_MIN_BYTES = 5 * MB;

@@ -50,7 +50,8 @@ export async function ensureSystemPackages(needs: SystemNeed[], why: string, lis
       `install them with: ${how}`, ExitCode.failure);
   }
   const [cmd, ...args] = prefix;
-  listener({ type: 'step', message: `${why}: ${cmd === 'sudo' ? 'sudo ' : ''}apt-get update, then ${cmd === 'sudo' ? 'sudo ' : ''}${command}` });
+  const sudo = cmd === 'sudo' ? 'sudo ' : '';
+  listener({ type: 'step', message: `${why}: ${sudo}apt-get update, then ${sudo}${command}` });
   await runInstall(cmd, [...args, 'update', '-qq'], listener);
   await runInstall(cmd, [...args, ...command.split(' ').slice(1)], listener);
 }

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ensureRequirements, pip, versions, type Package } from './python-env.js';
+import { ensureRequirements, envPython, pip, versions, type Package } from './python-env.js';
 import type { SetupListener } from './events.js';
 
 /** verl's pinned stack (its `vllm` extra): what the verl backend's virtualenv installs. */
@@ -15,7 +15,7 @@ export function verlEnvDir(): string {
 
 /** The verl virtualenv's python if the virtualenv has been made (what is installed in it is inspectVerlEnv's to say). */
 export function verlPython(): string | null {
-  const python = join(verlEnvDir(), 'bin', 'python');
+  const python = envPython(verlEnvDir());
   return existsSync(python) ? python : null;
 }
 

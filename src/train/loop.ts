@@ -84,8 +84,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
       onCall: (call) => onEvent({ type: 'call', ...call }),
     });
-    gateway.endpoints.replaceAll(serving.endpoints(worker.endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
-    let step = await restore(store, run, worker.worker, gateway, serving, c.workerTimeoutS);
+    let step = await restore(store, run, worker, gateway, serving, c.workerTimeoutS);
     onEvent({ type: 'train-started', run, firstStep: step, steps: c.steps, gatewayUrl: gateway.url, workerLog });
     while (step < c.steps) {
       if (signal.aborted) throw new AlightError(`interrupted; continue with: alight train --resume ${run} …`, ExitCode.interrupted);
@@ -121,8 +120,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         pool = null;
         gateway.resume();
         worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
-        gateway.endpoints.replaceAll(serving.endpoints(worker.endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
-        step = await restore(store, run, worker.worker, gateway, serving, c.workerTimeoutS);
+        step = await restore(store, run, worker, gateway, serving, c.workerTimeoutS);
       } finally {
         signal.removeEventListener('abort', abortStep);
       }
@@ -158,10 +156,13 @@ Promise<{ worker: Worker; endpoints: { url: string; model: string }[] }> {
 }
 
 /**
- * Loads the run's last checkpoint into the worker (if any) and serves it, forgets the steps after it, and returns the
- * next step.
+ * Routes the gateway to a (new) worker's engines, loads the run's last checkpoint into it (if any) and serves it,
+ * forgets the steps after it, and returns the next step.
  */
-async function restore(store: Store, run: string, worker: Worker, gateway: Gateway, serving: Serving, timeoutS: number): Promise<number> {
+async function restore(store: Store, run: string, started: { worker: Worker; endpoints: { url: string; model: string }[] }, gateway: Gateway,
+  serving: Serving, timeoutS: number): Promise<number> {
+  const { worker } = started;
+  gateway.endpoints.replaceAll(serving.endpoints(started.endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
   const saved = store.trainSteps(run).filter((s) => s.checkpoint !== null).at(-1);
   store.truncateTrainSteps(run, saved?.step ?? -1);
   const version = saved ? (await worker.call('load', { path: saved.checkpoint! }, timeoutS * 1000)).version : 0;

@@ -39,7 +39,10 @@ export async function vllmServing(o: { worker: Worker; runDir: string; device?: 
   // serve a float32 model in bfloat16, and every rollout logprob would be off by bfloat16's rounding).
   const served = await startVllm({ model: weights, device, gpuMemoryUtilization: memory, dtype: 'float32', logFile: join(o.runDir, 'vllm.log'),
     reloadable: true, signal: o.signal });
+  // vLLM starts on the worker's current weights: the first reset (a fresh run) has nothing to do.
+  let startedOnWorker = true;
   const publish = async (worker: Worker, version: number, timeoutMs: number): Promise<void> => {
+    startedOnWorker = false;
     await worker.call('sync_weights', { version }, timeoutMs);
     await worker.call('save', { path: weights, weights_only: true }, timeoutMs);
     await reloadVllm(served.url, weights);
@@ -48,7 +51,10 @@ export async function vllmServing(o: { worker: Worker; runDir: string; device?: 
     apiKey: served.apiKey,
     endpoints: () => [{ url: served.url, model: served.model }],
     publish,
-    reset: (worker, timeoutMs) => publish(worker, 0, timeoutMs),
+    reset: async (worker, timeoutMs) => {
+      if (!startedOnWorker) await publish(worker, 0, timeoutMs);
+      startedOnWorker = false;
+    },
     stop: () => served.stop(),
   };
 }
