@@ -1,4 +1,4 @@
-"""A plain-Python reference for alight's training batch, written from ../shared/DESIGN.md section 6 alone.
+"""A plain-Python reference for alight's training batch, written from the README's rules alone ("From traces to a batch").
 
 Reads `alight traces export` JSONL, merges each succeeded rollout's calls into rows (longest-prefix open row),
 computes advantages within groups and loss weights, and prints the batch tensors as JSON lists. Deliberately naive
