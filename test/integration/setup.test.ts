@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { cpSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { asLines, type SetupEvent } from '../../src/setup/events.js';
@@ -20,7 +20,12 @@ describe('set-up', () => {
 
   // setpriv needs root to become another user; CI runs as root.
   it.runIf(process.getuid?.() === 0)('without root or password-less sudo, stops with the one command to run (as a user with no rights, for real)', () => {
-    const script = `import('${packageRoot}/dist/src/setup/system.js').then((m) => m.ensureSystemPackages(
+    // A copy of the built modules where that user can read them (the clone may sit in a folder only root can enter).
+    const copy = tempDir();
+    cpSync(join(packageRoot, 'dist', 'src', 'setup'), join(copy, 'src', 'setup'), { recursive: true });
+    cpSync(join(packageRoot, 'dist', 'src', 'errors.js'), join(copy, 'src', 'errors.js'));
+    execFileSync('chmod', ['-R', 'a+rX', copy]);
+    const script = `import('${copy}/src/setup/system.js').then((m) => m.ensureSystemPackages(
       [m.commandNeed('alight-no-such-tool', 'alight-no-such-pkg'), m.commandNeed('sh', 'dash')], 'the test', () => {}))
       .then(() => console.log('installed?'), (e) => console.log(e.constructor.name + ': ' + e.message))`;
     const res = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script],
