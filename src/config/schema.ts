@@ -14,6 +14,8 @@ const upstream = z.object({
   apiKeyEnv: z.string().optional().describe('name of the env var holding the upstream API key (never stored)'),
   timeoutS: z.number().positive().default(600).describe('seconds to wait for the upstream headers, and between stream chunks'),
   retries: z.number().int().min(0).default(3).describe('retries of 429/5xx/connect errors/timeouts before the first byte reached the harness'),
+  nativeProtocols: z.boolean().default(false)
+    .describe('openai-compatible: relay Anthropic Messages and Responses unchanged to an upstream that serves them, instead of translating to chat'),
 }).strict();
 
 const gateway = z.object({

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { isTerminal } from '../rollouts/state.js';
 import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody } from '../http.js';
 import { handleModelCall } from './model-call.js';
-import { protocolFor } from './protocols/index.js';
+import { countTokens } from './count-tokens.js';
+import { protocolFor, type Protocol } from './protocols/index.js';
 import type { GatewayState } from './server.js';
 import type { RolloutRow } from '../store/store.js';
 
@@ -12,34 +13,26 @@ const eventBody = z.object({ type: z.string().min(1), data: z.record(z.string(),
 
 /** Routes under `/r/{token}/`: the token is the only credential and reaches its own rollout alone. */
 export async function handleAgent(state: GatewayState, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const match = /^\/r\/([^/]+)\/(.*)$/.exec(path);
+  const match = /^\/r\/([^/]+)\/(.*)$/.exec(path) ?? /^\/r\/([^/]+)()$/.exec(path);
   if (!match) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
-  const token = decodePathPart(match[1]);
-  let rollout = live(state, token);
   const rest = match[2];
   const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocolFor(rest.slice(3)) : undefined;
-
-  if (protocol) {
-    if (state.paused) {
-      if (!(await heldUntilResumed(state))) {
-        throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', { 'retry-after': '1' });
-      }
-      // While held, the harness may have gone (killed, timed out) and its rollout ended: look again.
-      if (res.destroyed || req.socket.destroyed) return;
-      rollout = live(state, token);
-    }
-    if (rollout.state === 'queued') state.rollouts.transition(rollout.id, 'running');
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort(new Error('the harness disconnected before the answer was complete'));
-    });
-    state.aborts.add(abort);
-    try {
-      return await handleModelCall(state.calls, rollout, state.calls.store.calls.nextSeq(rollout.id), protocol, req, res, abort.signal);
-    } finally {
-      state.aborts.delete(abort);
-    }
+  // Errors reach each harness in its protocol's shape (count_tokens is Anthropic's too).
+  const shape = protocol ?? (rest.startsWith('v1/messages') ? protocolFor('messages') : undefined);
+  try {
+    return await agentRoute(state, decodePathPart(match[1]), rest, protocol, req, res);
+  } catch (err) {
+    if (!shape || !(err instanceof HttpError) || res.headersSent) throw err;
+    sendJson(res, err.status, shape.errorBody(err.status, err.message, err.type), err.headers);
   }
+}
+
+async function agentRoute(state: GatewayState, token: string, rest: string, protocol: Protocol | undefined,
+  req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const rollout = live(state, token);
+  if (protocol) return modelCall(state, token, rollout, protocol, req, res);
+  // Claude Code checks that its base URL answers before it starts.
+  if ((req.method === 'HEAD' || req.method === 'GET') && rest === '') return sendJson(res, 200, { ok: true });
   if (req.method === 'GET' && rest === 'v1/models') {
     const ids = [...new Set(state.endpoints.all().map((e) => e.model ?? 'alight'))];
     return sendJson(res, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', owned_by: 'alight' })) });
@@ -47,6 +40,12 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
   const named = req.method === 'GET' ? /^v1\/models\/([^/?]+)$/.exec(rest) : null;
   // Any name the harness uses reaches the served model (the gateway pins it), so any name is answered.
   if (named) return sendJson(res, 200, { id: decodePathPart(named[1]), object: 'model', owned_by: 'alight' });
+  if (req.method === 'POST' && rest === 'v1/messages/count_tokens') {
+    const body = await readJson(req, state.calls.bodyLimit);
+    const endpoint = state.endpoints.pick(rollout.id);
+    const counted = await countTokens(state.calls.upstream, endpoint, body, state.calls.memories.for(rollout.id), AbortSignal.timeout(30_000));
+    return sendJson(res, 200, counted);
+  }
   if (req.method === 'POST' && rest === 'reward') {
     const { value, reason } = parseBody(rewardBody, await readJson(req, smallBody));
     state.calls.store.addReward(rollout.id, value, reason ?? null, 'harness');
@@ -61,6 +60,29 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
   // (the path without its query string, which could carry a secret).
   state.calls.store.addEvent(rollout.id, 'unserved-route', { method: req.method, path: `/${rest.split('?')[0]}` });
   throw new HttpError(404, `no route ${req.method} /r/<token>/${rest}`, 'not_found_error');
+}
+
+async function modelCall(state: GatewayState, token: string, rollout: RolloutRow, protocol: Protocol,
+  req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (state.paused) {
+    if (!(await heldUntilResumed(state))) {
+      throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', { 'retry-after': '1' });
+    }
+    // While held, the harness may have gone (killed, timed out) and its rollout ended: look again.
+    if (res.destroyed || req.socket.destroyed) return;
+    rollout = live(state, token);
+  }
+  if (rollout.state === 'queued') state.rollouts.transition(rollout.id, 'running');
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort(new Error('the harness disconnected before the answer was complete'));
+  });
+  state.aborts.add(abort);
+  try {
+    return await handleModelCall(state.calls, rollout, state.calls.store.calls.nextSeq(rollout.id), protocol, req, res, abort.signal);
+  } finally {
+    state.aborts.delete(abort);
+  }
 }
 
 /** Waits (up to the gateway's hold) for a resume; true if the gateway is taking calls again. */

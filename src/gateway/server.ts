@@ -9,6 +9,7 @@ import { handleAgent } from './agent-routes.js';
 import { Endpoints } from './endpoints.js';
 import { hasBearer, HttpError, listen, sendError, sendJson } from '../http.js';
 import type { CallContext, CallEvent } from './model-call.js';
+import { RolloutMemories } from './rollout-memory.js';
 import { UpstreamClient } from './upstream.js';
 
 const minAdminKeyLength = 16;
@@ -69,9 +70,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const model = options.upstream.model ?? discovered ?? null;
     endpoints.upsert({ url, model, kind, version: 0 });
   }
+  const memories = new RolloutMemories((rolloutId, kind, names) => store.addEvent(rolloutId, 'untranslated', { kind, names }));
   const state: GatewayState = {
     url: '',
-    rollouts: new Rollouts(store),
+    rollouts: new Rollouts(store, (id) => memories.forget(id)),
     endpoints,
     paused: false,
     holdWhilePausedMs: options.holdWhilePausedMs ?? 0,
@@ -79,7 +81,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     requests: new Set(),
     aborts: new Set(),
     calls: {
-      store, upstream, endpoints,
+      store, upstream, endpoints, memories, nativeProtocols: options.upstream.nativeProtocols,
       bodyLimit: Math.floor(options.gateway.bodyLimitMb * 1024 * 1024),
       onCall: options.onCall ?? (() => {}),
     },

@@ -44,9 +44,11 @@ export class UpstreamClient {
   async post<T>(endpoint: Endpoint, path: string, payload: string, signal: AbortSignal, consume: Consume<T>): Promise<T> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    // A path from the root (vLLM's /tokenize) or, as usual, after the endpoint's /v1.
+    const url = path.startsWith('/') ? new URL(path, endpoint.url).href : `${endpoint.url}/${path}`;
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await request(`${endpoint.url}/${path}`, { method: 'POST', headers, body: payload, signal, dispatcher: this.agent });
+        const res = await request(url, { method: 'POST', headers, body: payload, signal, dispatcher: this.agent });
         return await consume(res);
       } catch (err) {
         if (signal.aborted || attempt >= this.config.retries || !isRetryable(err)) throw err;

@@ -28,7 +28,8 @@ export class Rollouts {
   private readonly byHash = new Map<string, RolloutRow>();
   private readonly hashById = new Map<string, string>();
 
-  constructor(private readonly store: Store) {}
+  /** `onEnd` hears of each rollout that ends, to drop what is kept in memory for it. */
+  constructor(private readonly store: Store, private readonly onEnd: (id: string) => void = () => {}) {}
 
   create(input: NewRollout): IssuedRollout {
     // 256 random bits: unguessable, and worthless once the rollout ends.
@@ -87,6 +88,7 @@ export class Rollouts {
       if (hash) this.byHash.delete(hash);
       this.hashById.delete(id);
       this.store.calls.forget(id);
+      this.onEnd(id);
     }
     return current;
   }

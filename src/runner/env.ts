@@ -21,6 +21,10 @@ export function harnessEnv(input: HarnessEnvInput, base: NodeJS.ProcessEnv = pro
     OPENAI_BASE_URL: `${url}/v1`,
     OPENAI_API_BASE: `${url}/v1`,
     OPENAI_API_KEY: input.token,
+    // Anthropic's SDKs and Claude Code add /v1 themselves; either key variable carries the token.
+    ANTHROPIC_BASE_URL: url,
+    ANTHROPIC_API_KEY: input.token,
+    ANTHROPIC_AUTH_TOKEN: input.token,
     ALIGHT_URL: url,
     ALIGHT_REWARD_URL: `${url}/reward`,
     ALIGHT_EVENT_URL: `${url}/events`,

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { commonPrefix, commonTokenPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from './codec.js';
-import { suffixJson, type EncodedRequest, type History } from './request-json.js';
+import { itemsKeyOf, suffixJson, type EncodedRequest, type History } from './request-json.js';
 
 export type CallStatus = 'ok' | 'error';
 
@@ -13,6 +13,8 @@ export interface CallRecord {
   /** The body as sent upstream. Its history (chat `messages`, or a string `prompt`) is stored by reference. */
   request: EncodedRequest;
   response: Record<string, unknown> | null;
+  /** Where the gateway translated the harness's protocol: the harness's own request and answer (stored like `request`). */
+  harness?: { request: EncodedRequest; response: Record<string, unknown> | null } | null;
   promptIds: ArrayLike<number> | null;
   completionIds: ArrayLike<number> | null;
   completionLogprobs: ArrayLike<number> | null;
@@ -36,8 +38,9 @@ export interface TokenCall {
   extends?: { seq: number; length: number; suffix: Int32Array };
 }
 
-export interface StoredCall extends Omit<CallRecord, 'request' | 'promptIds' | 'completionIds' | 'completionLogprobs'> {
+export interface StoredCall extends Omit<CallRecord, 'request' | 'harness' | 'promptIds' | 'completionIds' | 'completionLogprobs'> {
   request: Record<string, unknown>;
+  harness: { request: Record<string, unknown>; response: Record<string, unknown> | null } | null;
   promptIds: number[] | null;
   completionIds: number[] | null;
   completionLogprobs: number[] | null;
@@ -47,6 +50,7 @@ export interface StoredCall extends Omit<CallRecord, 'request' | 'promptIds' | '
 interface Recent {
   id: number;
   history: History | null;
+  harness: History | null;
   /** Its prompt and completion: together, the context a later prompt may extend. */
   context: [Int32Array, Int32Array] | null;
 }
@@ -58,6 +62,7 @@ interface CallRow {
   completion_ids: Buffer | null; completion_logprobs: Buffer | null;
   prompt_tokens: number | null; completion_tokens: number | null; status: CallStatus;
   http_status: number | null; error: string | null; latency_ms: number; model_version: number | null; finish_reason: string | null;
+  harness_request: string | null; harness_ref: number | null; harness_prefix: number; harness_response: string | null;
 }
 
 // Enough for sub-agents and parallel chains; older calls are rarely the best prefix.
@@ -76,8 +81,9 @@ export class CallStore {
   constructor(private readonly db: Database.Database) {
     this.insert = db.prepare(`INSERT INTO calls (rollout_id, seq, protocol, stream, request, msg_ref, msg_prefix, response,
       prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs, prompt_tokens, completion_tokens,
-      status, http_status, error, latency_ms, model_version, finish_reason, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      status, http_status, error, latency_ms, model_version, finish_reason, created_at,
+      harness_request, harness_ref, harness_prefix, harness_response)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   }
 
   /** Numbers calls in the order they arrive; concurrent calls of one rollout get distinct numbers at once. */
@@ -99,8 +105,10 @@ export class CallStore {
   add(call: CallRecord, remember = true): number {
     const recents = this.recent.get(call.rolloutId) ?? [];
     const history = call.request.history;
-    const h = bestHistoryRef(history, recents);
-    if (h.ref !== null && history?.key === 'messages') shareItems(history.items, recents.find((r) => r.id === h.ref)!.history, h.prefix);
+    const h = bestHistoryRef(history, recents, (r) => r.history);
+    if (h.ref !== null) shareItems(history, recents.find((r) => r.id === h.ref)!.history, h.prefix);
+    const harnessHistory = call.harness?.request.history ?? null;
+    const hh = bestHistoryRef(harnessHistory, recents, (r) => r.harness);
     const prompt = call.promptIds ? Int32Array.from(call.promptIds) : null;
     const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
     const completion = call.completionIds ? Int32Array.from(call.completionIds) : null;
@@ -113,10 +121,12 @@ export class CallStore {
       call.completionLogprobs ? encodeFloat32(call.completionLogprobs) : null,
       call.promptTokens, call.completionTokens, call.status, call.httpStatus, call.error, call.latencyMs,
       call.modelVersion, call.finishReason, Date.now(),
+      call.harness ? suffixJson(call.harness.request, hh.prefix) : null, hh.ref, hh.prefix,
+      call.harness?.response ? JSON.stringify(call.harness.response) : null,
     ).lastInsertRowid);
 
     if (!remember) return id;
-    recents.unshift({ id, history, context: prompt && completion ? [prompt, completion] : null });
+    recents.unshift({ id, history, harness: harnessHistory, context: prompt && completion ? [prompt, completion] : null });
     if (recents.length > recentPerRollout) recents.pop();
     this.recent.set(call.rolloutId, recents);
     return id;
@@ -131,11 +141,13 @@ export class CallStore {
   /** All calls of a rollout in seq order, with prompts and histories rebuilt from their references. */
   list(rolloutId: string): StoredCall[] {
     const rows = this.db.prepare('SELECT * FROM calls WHERE rollout_id = ? ORDER BY id').all(rolloutId) as CallRow[];
-    const byId = new Map<number, { request: Record<string, unknown>; prompt: Int32Array | null; context: Int32Array | null }>();
+    const byId = new Map<number, { request: Record<string, unknown>; harness: Record<string, unknown> | null; context: Int32Array | null }>();
     const out: StoredCall[] = [];
     for (const row of rows) {
       const request = JSON.parse(row.request) as Record<string, unknown>;
       if (row.msg_ref !== null) restoreHistory(request, byId.get(row.msg_ref)?.request, row.msg_prefix);
+      const harness = row.harness_request === null ? null : JSON.parse(row.harness_request) as Record<string, unknown>;
+      if (harness && row.harness_ref !== null) restoreHistory(harness, byId.get(row.harness_ref)?.harness ?? undefined, row.harness_prefix);
       let prompt: Int32Array | null = null;
       if (row.prompt_suffix) {
         const suffix = decodeInt32(row.prompt_suffix);
@@ -144,10 +156,11 @@ export class CallStore {
         prompt = base ? concat(base.subarray(0, row.prompt_prefix), suffix) : suffix;
       }
       const completion = row.completion_ids ? decodeInt32(row.completion_ids) : null;
-      byId.set(row.id, { request, prompt, context: prompt && completion ? concat(prompt, completion) : null });
+      byId.set(row.id, { request, harness, context: prompt && completion ? concat(prompt, completion) : null });
       out.push({
         rolloutId: row.rollout_id, seq: row.seq, protocol: row.protocol, stream: row.stream === 1, request,
         response: row.response === null ? null : JSON.parse(row.response),
+        harness: harness && { request: harness, response: row.harness_response === null ? null : JSON.parse(row.harness_response) },
         promptIds: prompt ? Array.from(prompt) : null,
         completionIds: completion ? Array.from(completion) : null,
         completionLogprobs: row.completion_logprobs ? Array.from(decodeFloat32(row.completion_logprobs)) : null,
@@ -196,21 +209,23 @@ export class CallStore {
   /** Bytes the rollout's calls occupy in their columns (for storage checks and `traces show`). */
   storedBytes(rolloutId: string): number {
     const row = this.db.prepare(`SELECT sum(length(request) + coalesce(length(response), 0) + coalesce(length(prompt_suffix), 0)
-      + coalesce(length(completion_ids), 0) + coalesce(length(completion_logprobs), 0)) AS b FROM calls WHERE rollout_id = ?`)
+      + coalesce(length(completion_ids), 0) + coalesce(length(completion_logprobs), 0)
+      + coalesce(length(harness_request), 0) + coalesce(length(harness_response), 0)) AS b FROM calls WHERE rollout_id = ?`)
       .get(rolloutId) as { b: number | null };
     return row.b ?? 0;
   }
 }
 
-function bestHistoryRef(history: History | null, recents: Recent[]): { ref: number | null; prefix: number } {
+function bestHistoryRef(history: History | null, recents: Recent[], of: (r: Recent) => History | null): { ref: number | null; prefix: number } {
   let best = { ref: null as number | null, prefix: 0 };
   if (!history) return best;
   for (const r of recents) {
-    if (!r.history || r.history.key !== history.key) continue;
-    const earlier = r.history.key === 'messages' ? r.history.items : r.history.text;
-    const prefix = history.key === 'messages'
-      ? commonPrefix(history.items, earlier as string[])
-      : commonPrefix(history.text, earlier as string);
+    const h = of(r);
+    if (!h || h.key !== history.key) continue;
+    const earlier = h.key === 'prompt' ? h.text : h.items;
+    const prefix = history.key === 'prompt'
+      ? commonPrefix(history.text, earlier as string)
+      : commonPrefix(history.items, earlier as string[]);
     if (prefix > best.prefix) best = { ref: r.id, prefix };
     // Extending a whole earlier history is the agent-loop case: no older call can do better in practice.
     if (prefix === earlier.length) break;
@@ -219,9 +234,9 @@ function bestHistoryRef(history: History | null, recents: Recent[]): { ref: numb
 }
 
 /** Keep the earlier call's strings for the shared history, so the window holds each message once. */
-function shareItems(items: string[], earlier: History | null, prefix: number): void {
-  if (earlier?.key !== 'messages') return;
-  for (let i = 0; i < prefix; i++) items[i] = earlier.items[i];
+function shareItems(history: History | null, earlier: History | null, prefix: number): void {
+  if (!history || history.key === 'prompt' || !earlier || earlier.key === 'prompt') return;
+  for (let i = 0; i < prefix; i++) history.items[i] = earlier.items[i];
 }
 
 function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | null; prefix: number } {
@@ -239,8 +254,9 @@ function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | n
 
 function restoreHistory(request: Record<string, unknown>, base: Record<string, unknown> | undefined, prefix: number): void {
   if (!base) throw new Error(`corrupt trace: a call refers to a missing earlier call`);
-  if (Array.isArray(request.messages)) {
-    request.messages = [...(base.messages as unknown[]).slice(0, prefix), ...request.messages];
+  const key = itemsKeyOf(request);
+  if (key) {
+    request[key] = [...(base[key] as unknown[]).slice(0, prefix), ...(request[key] as unknown[])];
   } else if (typeof request.prompt === 'string') {
     request.prompt = (base.prompt as string).slice(0, prefix) + request.prompt;
   }

@@ -134,4 +134,10 @@ export const migrations: string[] = [
     PRIMARY KEY (uid, kind)
   );
   `,
+  `
+  ALTER TABLE calls ADD COLUMN harness_request TEXT;
+  ALTER TABLE calls ADD COLUMN harness_ref INTEGER;
+  ALTER TABLE calls ADD COLUMN harness_prefix INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE calls ADD COLUMN harness_response TEXT;
+  `,
 ];

@@ -1,6 +1,7 @@
 /**
- * A request body with its history (chat `messages`, or a string completions `prompt`) serialised message by
- * message, once: the same text is sent upstream, compared with earlier calls, and stored as a suffix.
+ * A request body with its history (`messages` of chat and Anthropic, `input` items of Responses, or a string
+ * completions `prompt`) serialised item by item, once: the same text is sent upstream, compared with earlier calls,
+ * and stored as a suffix.
  */
 export interface EncodedRequest {
   body: Record<string, unknown>;
@@ -9,12 +10,17 @@ export interface EncodedRequest {
   json: string;
 }
 
-export type History = { key: 'messages'; items: string[] } | { key: 'prompt'; text: string };
+export type History = { key: ItemsKey; items: string[] } | { key: 'prompt'; text: string };
+export type ItemsKey = 'messages' | 'input';
+
+export const itemsKeyOf = (body: Record<string, unknown>): ItemsKey | null =>
+  Array.isArray(body.messages) ? 'messages' : Array.isArray(body.input) ? 'input' : null;
 
 export function encodeRequest(body: Record<string, unknown>): EncodedRequest {
-  if (Array.isArray(body.messages)) {
-    const items = body.messages.map((m) => JSON.stringify(m));
-    return { body, history: { key: 'messages', items }, json: withMessages(body, items) };
+  const key = itemsKeyOf(body);
+  if (key) {
+    const items = (body[key] as unknown[]).map((m) => JSON.stringify(m));
+    return { body, history: { key, items }, json: withItems(body, key, items) };
   }
   const json = JSON.stringify(body);
   return { body, history: typeof body.prompt === 'string' ? { key: 'prompt', text: body.prompt } : null, json };
@@ -24,11 +30,11 @@ export function encodeRequest(body: Record<string, unknown>): EncodedRequest {
 export function suffixJson(request: EncodedRequest, prefix: number): string {
   const { body, history } = request;
   if (!history || prefix === 0) return request.json;
-  if (history.key === 'messages') return withMessages(body, history.items.slice(prefix));
+  if (history.key !== 'prompt') return withItems(body, history.key, history.items.slice(prefix));
   return JSON.stringify({ ...body, prompt: history.text.slice(prefix) });
 }
 
-function withMessages(body: Record<string, unknown>, items: string[]): string {
-  const head = JSON.stringify({ ...body, messages: undefined });
-  return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"messages":[${items.join(',')}]}`;
+function withItems(body: Record<string, unknown>, key: ItemsKey, items: string[]): string {
+  const head = JSON.stringify({ ...body, [key]: undefined });
+  return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"${key}":[${items.join(',')}]}`;
 }

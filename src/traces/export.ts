@@ -11,6 +11,8 @@ export interface RolloutTrace {
 export interface CallTrace {
   seq: number; protocol: string; stream: boolean;
   request: Record<string, unknown>; response: Record<string, unknown> | null;
+  /** Where the gateway translated (Anthropic Messages, Responses): what the harness sent and received; else null. */
+  harness: { request: Record<string, unknown>; response: Record<string, unknown> | null } | null;
   prompt_token_ids: number[] | null; completion_token_ids: number[] | null; completion_logprobs: number[] | null;
   status: string; http_status: number | null; error: string | null; latency_ms: number; model_version: number | null;
   finish_reason: string | null;
@@ -23,7 +25,7 @@ export function rolloutTrace(store: Store, rolloutId: string): RolloutTrace {
     rollout_id: r.id, run: r.run, task_id: r.task_id, group_id: r.group_id, attempt: r.attempt, mode: r.mode,
     state: r.state, exit_code: r.exit_code, error: r.error, reward: store.lastReward(r.id)?.value ?? null,
     calls: store.calls.list(r.id).map((c) => ({
-      seq: c.seq, protocol: c.protocol, stream: c.stream, request: c.request, response: c.response,
+      seq: c.seq, protocol: c.protocol, stream: c.stream, request: c.request, response: c.response, harness: c.harness,
       prompt_token_ids: c.promptIds, completion_token_ids: c.completionIds, completion_logprobs: c.completionLogprobs,
       status: c.status, http_status: c.httpStatus, error: c.error, latency_ms: Math.round(c.latencyMs * 100) / 100,
       model_version: c.modelVersion, finish_reason: c.finishReason,

@@ -44,17 +44,17 @@ describe('bad requests from the harness', () => {
   it('records the routes a harness asked for that the gateway does not serve, and answers any model name', async () => {
     const { rollout, url } = await setup();
     const base = url.replace('chat/completions', '');
-    expect((await post(`${base}messages?beta=true&key=secret`, '{}')).status).toBe(404);
-    expect((await post(`${base}messages?beta=true`, '{}')).status).toBe(404);
-    expect((await post(`${base}responses`, '{}')).status).toBe(404);
+    expect((await post(`${base}embeddings?beta=true&key=secret`, '{}')).status).toBe(404);
+    expect((await post(`${base}embeddings`, '{}')).status).toBe(404);
+    expect((await post(`${base}audio/speech`, '{}')).status).toBe(404);
     expect(await (await fetch(`${base}models/claude-sonnet-4-5`)).json()).toEqual({ id: 'claude-sonnet-4-5', object: 'model', owned_by: 'alight' });
     const events = rig.store.events(rollout.id).map((e) => [e.type, JSON.parse(e.data)]);
     expect(events).toEqual([
-      ['unserved-route', { method: 'POST', path: '/v1/messages' }], ['unserved-route', { method: 'POST', path: '/v1/messages' }],
-      ['unserved-route', { method: 'POST', path: '/v1/responses' }],
+      ['unserved-route', { method: 'POST', path: '/v1/embeddings' }], ['unserved-route', { method: 'POST', path: '/v1/embeddings' }],
+      ['unserved-route', { method: 'POST', path: '/v1/audio/speech' }],
     ]);
     const shown = await alight(['traces', 'show', rollout.id, '--db', join(rig.dir, 'alight.db')]);
-    expect(shown.stdout).toContain('routes the gateway does not serve: POST /v1/messages ×2, POST /v1/responses');
+    expect(shown.stdout).toContain('routes the gateway does not serve: POST /v1/embeddings ×2, POST /v1/audio/speech');
     expect(shown.stdout).not.toContain('secret');
   });
 

@@ -46,6 +46,7 @@ describe('harness environment', () => {
       task: { id: 't' }, withhold: ['ALIGHT_ADMIN_KEY', 'UPSTREAM_KEY'] }, { PATH: '/bin', ALIGHT_ADMIN_KEY: 'secret', UPSTREAM_KEY: 'sk' });
     expect(env).toEqual({
       PATH: '/bin', OPENAI_BASE_URL: 'http://127.0.0.1:9/r/alt_x/v1', OPENAI_API_BASE: 'http://127.0.0.1:9/r/alt_x/v1', OPENAI_API_KEY: 'alt_x',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/r/alt_x', ANTHROPIC_API_KEY: 'alt_x', ANTHROPIC_AUTH_TOKEN: 'alt_x',
       ALIGHT_URL: 'http://127.0.0.1:9/r/alt_x', ALIGHT_REWARD_URL: 'http://127.0.0.1:9/r/alt_x/reward', ALIGHT_EVENT_URL: 'http://127.0.0.1:9/r/alt_x/events',
       ALIGHT_ROLLOUT_ID: 'ro_1', ALIGHT_RUN: 'r', ALIGHT_TASK_ID: 't', ALIGHT_MODE: 'record', ALIGHT_TASK_JSON: '{"id":"t"}',
     });

@@ -1,12 +1,21 @@
+import { anthropicMessages } from './anthropic-messages.js';
 import { openaiChat } from './openai-chat.js';
 import { openaiCompletions } from './openai-completions.js';
+import { openaiResponses } from './openai-responses.js';
 import type { Protocol } from './types.js';
 
+export type ProtocolPath = 'chat/completions' | 'completions' | 'messages' | 'responses';
+
 /** Every wire protocol the gateway serves, keyed by the path after `/v1/`. Register new protocols here. */
-const protocols = new Map<string, Protocol>([openaiChat, openaiCompletions].map((p) => [p.path, p]));
+const protocols: Record<ProtocolPath, Protocol> = {
+  'chat/completions': openaiChat,
+  completions: openaiCompletions,
+  messages: anthropicMessages,
+  responses: openaiResponses,
+};
 
 export function protocolFor(path: string): Protocol | undefined {
-  return protocols.get(path);
+  return Object.hasOwn(protocols, path) ? protocols[path as ProtocolPath] : undefined;
 }
 
-export type { Extracted, Protocol, StreamAssembler } from './types.js';
+export type { Extracted, HarnessView, Protocol, RolloutMemory, StreamAssembler } from './types.js';

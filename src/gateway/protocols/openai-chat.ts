@@ -1,4 +1,5 @@
 import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
+import { openaiErrorBody, relayView } from './relay-view.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -66,14 +67,14 @@ export const openaiChat: Protocol = {
   name: 'openai.chat',
   path: 'chat/completions',
   invalid: (body) => (Array.isArray(body.messages) ? null : '`messages` must be an array of chat messages'),
-  requestTokens(body) {
-    body.return_token_ids = true;
-    // Training needs them even when the harness said no; extra fields do not bother the SDKs.
-    body.logprobs = true;
-  },
+  // Training needs token ids and logprobs even when the harness did not ask; its view leaves them out again.
+  upstream: (body, kind) => ({ path: 'chat/completions', body: kind === 'vllm' ? { ...body, return_token_ids: true, logprobs: true } : { ...body } }),
   extract(body) {
     const choice = (body.choices as Obj[] | undefined)?.[0];
     return extractWhole(body, choice, numbers(body.prompt_token_ids), chatLogprobs(choice));
   },
   assembler: () => new ChatAssembler(),
+  view: (harness, upstream, kind) => relayView(harness, upstream, kind,
+    { tokenIds: harness.return_token_ids === true, logprobs: harness.logprobs === true }),
+  errorBody: openaiErrorBody,
 };

@@ -1,5 +1,6 @@
 import { HttpError } from '../../http.js';
 import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
+import { openaiErrorBody, relayView } from './relay-view.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -25,9 +26,9 @@ function promptText(prompt: unknown): string | null {
  * vLLM leaves the echoed prompt out of `text` when token ids are asked for (they come as prompt_token_ids instead):
  * the harness that asked for `echo` gets the prompt put back in front of each choice's first text.
  */
-function echoView(request: Obj): ((answer: Obj) => Obj) | null {
+function echoView(request: Obj): ((answer: Obj) => Obj) | undefined {
   const prompt = request.echo === true ? promptText(request.prompt) : null;
-  if (prompt === null) return null;
+  if (prompt === null) return undefined;
   const echoed = new Set<unknown>();
   return (answer) => {
     if (!Array.isArray(answer.choices)) return answer;
@@ -79,19 +80,21 @@ export const openaiCompletions: Protocol = {
   name: 'openai.completions',
   path: 'completions',
   invalid: (body) => (body.prompt === undefined ? '`prompt` is required' : null),
-  requestTokens(body) {
+  upstream(body, kind) {
+    if (kind !== 'vllm') return { path: 'completions', body: { ...body } };
     if (body.echo === true && promptText(body.prompt) === null) {
       throw new HttpError(400, '`echo` with a prompt that is not one text cannot be recorded: vLLM leaves the echoed text out when it returns '
         + 'token ids, and the text of token ids cannot be rebuilt exactly here. Send the prompt as text, or leave out echo');
     }
-    body.return_token_ids = true;
     // An integer here: 0 asks for the sampled token's logprob only; a larger number the harness chose is kept.
-    if (typeof body.logprobs !== 'number') body.logprobs = 0;
+    return { path: 'completions', body: { ...body, return_token_ids: true, logprobs: typeof body.logprobs === 'number' ? body.logprobs : 0 } };
   },
   extract(body) {
     const choice = (body.choices as Obj[] | undefined)?.[0];
     return extractWhole(body, choice, promptIdsOf(body, choice), completionLogprobs(choice));
   },
   assembler: () => new CompletionsAssembler(),
-  harnessView: echoView,
+  view: (harness, upstream, kind) => relayView(harness, upstream, kind,
+    { tokenIds: harness.return_token_ids === true, logprobs: typeof harness.logprobs === 'number' }, kind === 'vllm' ? echoView(harness) : undefined),
+  errorBody: openaiErrorBody,
 };

@@ -1,7 +1,11 @@
+import type { UpstreamKind } from '../../config/schema.js';
+
+type Obj = Record<string, unknown>;
+
 /** What the gateway keeps of one upstream answer, whole or assembled from a stream. */
 export interface Extracted {
   /** The answer without its token-level fields, which are kept as typed arrays instead. */
-  response: Record<string, unknown>;
+  response: Obj;
   promptIds: number[] | null;
   completionIds: number[] | null;
   completionLogprobs: number[] | null;
@@ -12,30 +16,67 @@ export interface Extracted {
 
 export interface StreamAssembler {
   /** Feed one parsed SSE `data:` object. */
-  push(chunk: Record<string, unknown>): void;
+  push(chunk: Obj): void;
   result(): Extracted;
   /** A finish_reason was seen: the answer is complete even if the stream then breaks. */
   finished(): boolean;
 }
 
-/** One OpenAI-style wire protocol the gateway records; registered in `protocols/index.ts`. */
+/**
+ * How the harness sees the call: the upstream's answers turned into the answer the harness asked for (its model
+ * name, no token fields it did not ask for, or another protocol altogether).
+ */
+export interface HarnessView {
+  /** The harness's body for a whole upstream answer; null: relay the upstream's bytes as they are. */
+  whole(answer: Obj): Obj | null;
+  /** What the harness receives for one parsed upstream stream event (`raw` is its text on the wire). */
+  event(raw: string, chunk: Obj): string;
+  /** What ends a stream the upstream finished (`sawDone`: it sent `[DONE]`). */
+  end(sawDone: boolean): string;
+  /** The event that ends a stream that broke after bytes reached the harness. */
+  broken(message: string): string;
+}
+
+/** What a translating protocol may ask about the rollout's earlier calls. */
+export interface RolloutMemory {
+  /** The harness request and answer of an earlier call whose answer had this id (Responses' previous_response_id). */
+  earlier(responseId: string): { request: Obj; response: Obj } | null;
+  /** The exact arguments text of a tool call the upstream made earlier in the rollout, by call id. */
+  toolArguments(callId: string): string | undefined;
+  /** Records on the rollout what the translation had to leave out (tools the upstream cannot run, unknown items). */
+  dropped(kind: string, names: string[]): void;
+}
+
+export interface UpstreamRequest {
+  /** The path after `/v1/` on the upstream. */
+  path: string;
+  body: Obj;
+}
+
+/** One wire protocol the gateway serves to harnesses; registered in `protocols/index.ts`. */
 export interface Protocol {
   name: string;
   /** The path after `/v1/`. */
   path: string;
   /** A reason the body is not a request of this protocol, or null. */
-  invalid(body: Record<string, unknown>): string | null;
+  invalid(body: Obj): string | null;
   /**
-   * Ask a vLLM upstream for what training needs, keeping what the harness asked for; throws an HttpError (400) for a
-   * request that cannot be recorded exactly.
+   * The request sent upstream: against vLLM it asks for what training needs (token ids, logprobs), keeping what the
+   * harness asked for; throws an HttpError (400) for a request that cannot be recorded exactly. Never changes `body`.
    */
-  requestTokens(body: Record<string, unknown>): void;
-  /**
-   * Where asking for tokens changes the answer vLLM gives, the rewrite that gives the harness what it asked for: applied
-   * to the whole answer or to each stream chunk in order. Null (the usual case): the upstream's bytes are relayed as
-   * they are.
-   */
-  harnessView?(request: Record<string, unknown>): ((answer: Record<string, unknown>) => Record<string, unknown>) | null;
-  extract(body: Record<string, unknown>): Extracted;
+  upstream(body: Obj, kind: UpstreamKind, memory: RolloutMemory): UpstreamRequest;
+  /** The parts of a whole upstream answer. */
+  extract(body: Obj): Extracted;
+  /** Assembles upstream stream chunks into the whole answer. */
   assembler(): StreamAssembler;
+  view(harness: Obj, upstream: Obj, kind: UpstreamKind): HarnessView;
+  /** An error body in the protocol's own shape. */
+  errorBody(status: number, message: string, type: string): Obj;
+  /**
+   * Set where the upstream speaks chat/completions in the harness's place: the harness's own request and answer
+   * (`answer` turns the assembled chat answer into it) are recorded next to the chat ones.
+   */
+  translated?: { answer(harness: Obj, chat: Obj): Obj };
+  /** The same protocol relayed unchanged to an upstream that serves it (`upstream.nativeProtocols`). */
+  native?: Protocol;
 }

@@ -1,0 +1,89 @@
+import { ChatParts, type Part } from './chat-parts.js';
+import { argumentsObject, chatAnswer, type ChatAnswer } from './translate.js';
+import type { HarnessView } from './types.js';
+
+type Obj = Record<string, unknown>;
+
+const errorTypes: Record<number, string> = {
+  400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
+  413: 'request_too_large', 415: 'invalid_request_error', 429: 'rate_limit_error', 503: 'overloaded_error', 529: 'overloaded_error',
+};
+
+/** Anthropic's error shape; its type follows from the status as Anthropic's API sets it. */
+export function anthropicError(status: number, message: string): Obj {
+  return { type: 'error', error: { type: errorTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } };
+}
+
+function stopReason(a: ChatAnswer): string {
+  if (a.finishReason === 'tool_calls' || a.toolCalls.length > 0) return 'tool_use';
+  if (a.finishReason === 'length') return 'max_tokens';
+  return a.stopSequence !== null ? 'stop_sequence' : 'end_turn';
+}
+
+const usage = (a: ChatAnswer): Obj => ({
+  input_tokens: a.inputTokens, output_tokens: a.outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+});
+
+const messageId = (chatId: string): string => `msg_${chatId}`;
+
+/** The Anthropic message for a chat answer; `model` is the name the harness asked for. */
+export function anthropicMessage(a: ChatAnswer, model: unknown): Obj {
+  const content: Obj[] = [];
+  if (a.reasoning) content.push({ type: 'thinking', thinking: a.reasoning, signature: '' });
+  if (a.content) content.push({ type: 'text', text: a.content });
+  for (const t of a.toolCalls) content.push({ type: 'tool_use', id: t.id, name: t.name, input: argumentsObject(t.arguments) });
+  return {
+    id: messageId(a.id), type: 'message', role: 'assistant', model, content,
+    stop_reason: stopReason(a), stop_sequence: a.stopSequence, usage: usage(a),
+  };
+}
+
+const sse = (type: string, data: Obj = {}): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+function startBlock(part: Part): Obj {
+  if (part.kind === 'tool') return { type: 'tool_use', id: part.id, name: part.name, input: {} };
+  return part.kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
+}
+
+function blockDelta(part: Part, text: string): Obj {
+  if (part.kind === 'text') return { type: 'text_delta', text };
+  if (part.kind === 'reasoning') return { type: 'thinking_delta', thinking: text };
+  return { type: 'input_json_delta', partial_json: text };
+}
+
+/** The event that ends an Anthropic stream that broke. */
+export const anthropicBroken = (message: string): string => sse('error', anthropicError(502, message));
+
+/** Anthropic's event stream for a chat/completions stream, event for event. */
+export function anthropicView(harness: Obj): HarnessView {
+  const model = harness.model;
+  let started = false;
+  const parts = new ChatParts({
+    open: (part, index) => sse('content_block_start', { index, content_block: startBlock(part) }),
+    delta: (part, index, text) => sse('content_block_delta', { index, delta: blockDelta(part, text) }),
+    // The SDKs expect a thinking block to end with its signature; there is none to give.
+    close: (part, index) => (part.kind === 'reasoning' ? sse('content_block_delta', { index, delta: { type: 'signature_delta', signature: '' } }) : '')
+      + sse('content_block_stop', { index }),
+  });
+  return {
+    whole: (answer) => anthropicMessage(chatAnswer(answer), model),
+    event(_raw, chunk) {
+      if (chunk.error) return this.broken(String((chunk.error as Obj).message ?? JSON.stringify(chunk.error)));
+      let out = '';
+      if (!started) {
+        started = true;
+        const promptIds = chunk.prompt_token_ids;
+        const message = anthropicMessage({ ...parts.answer(), inputTokens: Array.isArray(promptIds) ? promptIds.length : 0 }, model);
+        out += sse('message_start', { message: { ...message, id: messageId(String(chunk.id ?? 'alight')), content: [], stop_reason: null } }) + sse('ping');
+      }
+      return out + parts.push(chunk);
+    },
+    end() {
+      const closed = parts.finish();
+      const a = parts.answer();
+      return closed + sse('message_delta', { delta: { stop_reason: stopReason(a), stop_sequence: a.stopSequence }, usage: usage(a) })
+        + sse('message_stop');
+    },
+    broken: anthropicBroken,
+  };
+}

@@ -1,0 +1,172 @@
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { errorMessage } from '../errors.js';
+import type { CallStatus } from '../store/calls.js';
+import { HttpError, sendJson } from '../http.js';
+import type { Endpoint } from './endpoints.js';
+import type { Extracted, HarnessView, Protocol } from './protocols/index.js';
+import { SseSplitter } from './sse.js';
+import { readWhole, UpstreamStatusError, versionOf, type UpstreamClient } from './upstream.js';
+
+export interface Outcome {
+  status: CallStatus;
+  httpStatus: number | null;
+  error: string | null;
+  extracted: Extracted | null;
+  /** The weights version the upstream reported, when it reports one. */
+  version?: number | null;
+  /** Sends what is left to the harness; runs after the call is stored, so a call the harness saw end is never lost. */
+  reply(): void;
+}
+
+/** One upstream call as the relay needs it. */
+export interface Relayed {
+  upstream: UpstreamClient;
+  endpoint: Endpoint;
+  protocol: Protocol;
+  path: string;
+  payload: string;
+  signal: AbortSignal;
+  res: ServerResponse;
+  /** A fresh view per upstream attempt: views keep state across a stream's chunks, and a failed attempt is retried. */
+  view(): HarnessView;
+}
+
+class MidStreamError extends Error {}
+
+const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
+
+export async function wholeCall(c: Relayed): Promise<Outcome> {
+  let answer: { status: number; text: string; version: number | null };
+  try {
+    answer = await c.upstream.post(c.endpoint, c.path, c.payload, c.signal, readWhole);
+  } catch (err) {
+    return failed(c, err);
+  }
+  let extracted: Extracted;
+  let parsed: Record<string, unknown>;
+  try {
+    const value: unknown = JSON.parse(answer.text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+    parsed = value as Record<string, unknown>;
+    extracted = c.protocol.extract(parsed);
+  } catch {
+    return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
+  }
+  const body = c.view().whole(parsed);
+  const text = body ? JSON.stringify(body) : answer.text;
+  return {
+    status: 'ok', httpStatus: answer.status, error: null, extracted, version: answer.version,
+    reply: () => c.res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text),
+  };
+}
+
+export async function streamCall(c: Relayed): Promise<Outcome> {
+  const { res, signal } = c;
+  const assembler = c.protocol.assembler();
+  let view = c.view();
+  let relayed = false;
+  let sawDone = false;
+  let upstreamError: string | null = null;
+  let version: number | null = null;
+
+  const relay = async (up: Dispatcher.ResponseData): Promise<void> => {
+    if (up.statusCode >= 400) await readWhole(up); // throws the status for the retry loop
+    const type = String(up.headers['content-type'] ?? '');
+    if (!type.includes('text/event-stream')) {
+      await up.body.dump();
+      throw new HttpError(502, `the upstream answered a streaming request with ${type || 'no content type'}, not an event stream`, 'upstream_error');
+    }
+    version = versionOf(up.headers);
+    const splitter = new SseSplitter();
+    view = c.view();
+    try {
+      for await (const bytes of up.body as AsyncIterable<Buffer>) {
+        // Everything one read brought goes to the harness in one write: per-event writes cost more than parsing.
+        let out = '';
+        for (const event of splitter.push(bytes)) {
+          if (event.data === '[DONE]') { sawDone = true; continue; }
+          const chunk = event.data ? parseChunk(event.data) : null;
+          if (chunk?.error) upstreamError = errorText(chunk.error);
+          else if (chunk) assembler.push(chunk);
+          out += chunk ? view.event(event.raw, chunk) : event.raw;
+        }
+        if (!out) continue;
+        if (!relayed) { res.writeHead(200, sseHeaders); relayed = true; }
+        if (!res.write(out)) await once(res, 'drain', { signal });
+      }
+    } catch (err) {
+      // Before the first byte reached the harness the retry loop may try again; after it, the stream is spoiled.
+      if (!relayed) throw err;
+      throw new MidStreamError(errorMessage(err));
+    }
+  };
+
+  try {
+    await c.upstream.post(c.endpoint, c.path, c.payload, signal, relay);
+  } catch (err) {
+    if (!relayed || signal.aborted) return failed(c, err, assembler.result());
+    return streamBroken(res, view, `the upstream failed mid-stream: ${errorMessage(err)}`, assembler.result());
+  }
+  if (upstreamError) return { status: 'error', httpStatus: 200, error: upstreamError, extracted: assembler.result(), version, reply: () => res.end() };
+  if (!sawDone && !assembler.finished()) {
+    return streamBroken(res, view, 'the upstream ended the stream before the answer was finished', assembler.result());
+  }
+  return {
+    status: 'ok', httpStatus: 200, error: null, extracted: assembler.result(), version,
+    reply: () => {
+      if (!relayed) res.writeHead(200, sseHeaders);
+      res.end(view.end(sawDone) || undefined);
+    },
+  };
+}
+
+function parseChunk(data: string): Record<string, unknown> {
+  try {
+    const chunk = JSON.parse(data);
+    if (typeof chunk === 'object' && chunk !== null) return chunk;
+  } catch { /* reported below */ }
+  throw new HttpError(502, `the upstream sent an event that is not a JSON object: ${data.slice(0, 200)}`, 'upstream_error');
+}
+
+function errorText(error: unknown): string {
+  const message = (error as { message?: unknown }).message;
+  return `upstream error: ${typeof message === 'string' ? message : JSON.stringify(error)}`;
+}
+
+/** After bytes were relayed, an error can only travel as an event in the stream; the SDKs raise it as an API error. */
+function streamBroken(res: ServerResponse, view: HarnessView, message: string, extracted: Extracted | null): Outcome {
+  return { status: 'error', httpStatus: 502, error: message, extracted, reply: () => res.end(view.broken(message)) };
+}
+
+export function errorOutcome(c: Pick<Relayed, 'res' | 'protocol'>, status: number, message: string, extracted: Extracted | null = null): Outcome {
+  return {
+    status: 'error', httpStatus: status, error: message, extracted,
+    reply: () => sendJson(c.res, status, c.protocol.errorBody(status, message, status >= 500 ? 'upstream_error' : 'invalid_request_error')),
+  };
+}
+
+/** An upstream's own error message, for a harness that speaks another protocol than the upstream. */
+function upstreamMessage(body: string): string {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown }; message?: unknown });
+    const text = message.error?.message ?? message.message;
+    if (typeof text === 'string') return text;
+  } catch { /* the raw text below */ }
+  return body.slice(0, 500);
+}
+
+function failed(c: Relayed, err: unknown, extracted: Extracted | null = null): Outcome {
+  const { res, signal } = c;
+  if (signal.aborted) return { status: 'error', httpStatus: null, error: errorMessage(signal.reason), extracted, reply: () => res.end() };
+  if (err instanceof UpstreamStatusError) {
+    const error = `upstream answered HTTP ${err.status}: ${err.body.slice(0, 500)}`;
+    const headers = { 'content-type': 'application/json', ...(err.retryAfterS !== null && { 'retry-after': String(err.retryAfterS) }) };
+    // The upstream's error body is relayed as it is to a harness of its own protocol, else put in the harness's shape.
+    const body = c.protocol.translated ? JSON.stringify(c.protocol.errorBody(err.status, upstreamMessage(err.body), 'upstream_error')) : err.body;
+    return { status: 'error', httpStatus: err.status, error, extracted, reply: () => res.writeHead(err.status, headers).end(body) };
+  }
+  if (err instanceof HttpError) return errorOutcome(c, err.status, err.message, extracted);
+  return errorOutcome(c, 502, `the upstream request failed: ${errorMessage(err)}`, extracted);
+}

@@ -1,0 +1,66 @@
+import type { RolloutMemory } from './protocols/index.js';
+
+type Obj = Record<string, unknown>;
+type Exchange = { request: Obj; response: Obj };
+
+interface Kept {
+  responses: Map<string, Exchange>;
+  toolArguments: Map<string, string>;
+  reported: Set<string>;
+}
+
+// Bounds per rollout: an agent refers back to its last few answers, and to tool calls of the turns it still shows.
+const maxResponses = 64;
+const maxToolCalls = 4096;
+
+function bounded<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value as string);
+}
+
+/**
+ * What translated protocols need of a live rollout's earlier calls: its answers by id (Responses'
+ * `previous_response_id`) and the exact text of its tool calls' arguments. Kept in memory until the rollout ends.
+ */
+export class RolloutMemories {
+  private readonly byRollout = new Map<string, Kept>();
+
+  /** `report` records, once per rollout, what a translation left out. */
+  constructor(private readonly report: (rolloutId: string, kind: string, names: string[]) => void) {}
+
+  for(rolloutId: string): RolloutMemory {
+    const kept = (): Kept | undefined => this.byRollout.get(rolloutId);
+    return {
+      earlier: (id) => kept()?.responses.get(id) ?? null,
+      toolArguments: (id) => kept()?.toolArguments.get(id),
+      dropped: (kind, names) => {
+        const key = `${kind}:${[...names].sort().join(',')}`;
+        const k = this.kept(rolloutId);
+        if (k.reported.has(key)) return;
+        k.reported.add(key);
+        this.report(rolloutId, kind, names);
+      },
+    };
+  }
+
+  /** Keeps a translated call's answer and the tool calls of its chat answer. */
+  keep(rolloutId: string, exchange: Exchange, chat: Obj): void {
+    const k = this.kept(rolloutId);
+    if (typeof exchange.response.id === 'string') bounded(k.responses, exchange.response.id, exchange, maxResponses);
+    const message = ((chat.choices as Obj[] | undefined)?.[0]?.message ?? {}) as Obj;
+    for (const call of (message.tool_calls as Obj[] | undefined) ?? []) {
+      const fn = (call.function ?? {}) as Obj;
+      if (typeof call.id === 'string' && typeof fn.arguments === 'string') bounded(k.toolArguments, call.id, fn.arguments, maxToolCalls);
+    }
+  }
+
+  forget(rolloutId: string): void {
+    this.byRollout.delete(rolloutId);
+  }
+
+  private kept(rolloutId: string): Kept {
+    let k = this.byRollout.get(rolloutId);
+    if (!k) this.byRollout.set(rolloutId, (k = { responses: new Map(), toolArguments: new Map(), reported: new Set() }));
+    return k;
+  }
+}
