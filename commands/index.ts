@@ -131,7 +131,8 @@ export function buildProgram(): Command {
     .argument('<rollout>', 'rollout id')
     .option('--db <file>', 'SQLite trace store')
     .option('--json', 'the export object as JSON')
-    .addHelpText('after', examples(['alight traces show ro_0123456789abcdef']))
+    .option('--call <seq>', 'one call in full: what the harness sent and got, and (when translated) the chat request and answer', int)
+    .addHelpText('after', examples(['alight traces show ro_0123456789abcdef', 'alight traces show ro_0123456789abcdef --call 3']))
     .action(async (id, opts) => { await (await import('./traces.js')).showTrace(id, opts); });
   traces.command('export')
     .description('write rollouts as JSONL, one object per rollout (DESIGN §5)')

@@ -22,8 +22,13 @@ function eventLine(events: { type: string; data: string }[]): string {
     const { method, path } = JSON.parse(e.data) as { method: string; path: string };
     return `${method} ${path}`;
   });
+  const untranslated = events.filter((e) => e.type === 'untranslated').map((e) => {
+    const { kind, names } = JSON.parse(e.data) as { kind: string; names: string[] };
+    return `${kind} ${names.join(', ')}`;
+  });
   return `\nevents: ${times(count(events.map((e) => e.type)))}` +
-    (unserved.length ? `\nroutes the gateway does not serve: ${times(count(unserved))}` : '');
+    (unserved.length ? `\nroutes the gateway does not serve: ${times(count(unserved))}` : '') +
+    (untranslated.length ? `\nleft out when translating for the upstream (it cannot run them): ${untranslated.join('; ')}` : '');
 }
 
 const seconds = (r: RolloutSummary): string =>
@@ -43,10 +48,11 @@ export async function listTraces(opts: { run?: string; db?: string; json?: boole
   });
 }
 
-export async function showTrace(id: string, opts: { db?: string; json?: boolean }): Promise<RolloutTrace> {
+export async function showTrace(id: string, opts: { db?: string; json?: boolean; call?: number }): Promise<RolloutTrace> {
   return withStore(opts, (store) => {
     const trace = rolloutTrace(store, id);
-    if (opts.json) printJson(trace);
+    if (opts.call !== undefined) showCall(trace, opts.call, opts.json === true);
+    else if (opts.json) printJson(trace);
     else {
       const t = trace;
       process.stdout.write(`rollout ${t.rollout_id}  run ${t.run}  task ${t.task_id ?? '-'}  ${t.state}` +
@@ -59,6 +65,32 @@ export async function showTrace(id: string, opts: { db?: string; json?: boolean 
     }
     return trace;
   });
+}
+
+// The text view names the tools and cuts long texts (system prompts, tool outputs); --json has them whole.
+const shownChars = 400;
+function cut(key: string, value: unknown): unknown {
+  if (key === 'tools' && Array.isArray(value)) {
+    return value.map((t: { name?: string; type?: string; function?: { name?: string } }) => t.name ?? t.function?.name ?? t.type);
+  }
+  return typeof value === 'string' && value.length > shownChars ? `${value.slice(0, shownChars)}… (${value.length - shownChars} more characters)` : value;
+}
+
+/**
+ * One call's sides. Recorded text is shown as JSON, so control characters a model or harness wrote are escaped,
+ * never sent to the terminal.
+ */
+function showCall(trace: RolloutTrace, seq: number, json: boolean): void {
+  const call = trace.calls.find((c) => c.seq === seq);
+  if (!call) throw new AlightError(`rollout ${trace.rollout_id} has no call ${seq} (its calls: 0–${trace.calls.length - 1})`, ExitCode.input);
+  if (json) return printJson(call);
+  const sides: [string, unknown][] = call.harness
+    ? [[`the harness's request (${call.protocol})`, call.harness.request], ['the answer it got', call.harness.response],
+      ['translated: the chat/completions request sent upstream', call.request], ['the chat answer', call.response]]
+    : [[`the request (${call.protocol})`, call.request], ['the answer', call.response]];
+  const head = `call ${call.seq} of ${trace.rollout_id}: ${call.status}${call.error ? ` (${call.error})` : ''}, ` +
+    `${call.prompt_token_ids?.length ?? '–'} prompt and ${call.completion_token_ids?.length ?? '–'} completion tokens\n`;
+  process.stdout.write(head + sides.map(([title, value]) => `\n── ${title}\n${JSON.stringify(value, cut, 2)}\n`).join(''));
 }
 
 function openOut(path: string): number {

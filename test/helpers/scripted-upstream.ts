@@ -14,8 +14,8 @@ export type Behaviour = 'ok' | 'garbage' | 'drop-mid-stream' | 'hang' | 'not-sse
 export interface ScriptedOptions {
   /** Chooses the behaviour of request `index` (0-based, over all requests). */
   script?: (index: number, body: Record<string, unknown>) => Behaviour;
-  /** The assistant's text for a request; default `reply <index>`. */
-  reply?: (index: number, body: Record<string, unknown>) => string;
+  /** The assistant's answer for a request (text, or text and tool calls); default `reply <index>`. */
+  reply?: (index: number, body: Record<string, unknown>) => string | Reply;
   tokensPerChunk?: number;
   /** Pause before the final chunk of a stream. */
   lastChunkDelayMs?: number;
@@ -28,6 +28,15 @@ export interface ScriptedOptions {
   stripThinking?: boolean;
 }
 
+/** An answer with tool calls, sampled as Hermes-style `<tool_call>` text after the answer's text (as Qwen models write them). */
+export interface Reply {
+  text?: string;
+  toolCalls?: { name: string; arguments: string }[];
+}
+
+export const renderToolCall = (c: { name: string; arguments: string }): string =>
+  `<tool_call>\n{"name": ${JSON.stringify(c.name)}, "arguments": ${c.arguments}}\n</tool_call>`;
+
 export interface Produced {
   index: number;
   path: string;
@@ -36,6 +45,7 @@ export interface Produced {
   promptIds: number[];
   completionIds: number[];
   logprobs: number[];
+  toolCalls: { id: string; name: string; arguments: string }[];
   lastChunkAt: number | null;
 }
 
@@ -48,10 +58,13 @@ export interface ScriptedUpstream {
 const enc = new TextEncoder();
 const bytes = (s: string): number[] => Array.from(enc.encode(s));
 
-export function renderChat(messages: { role: string; content: unknown }[], stripThinking = false): number[] {
+type ChatMessage = { role: string; content: unknown; tool_calls?: { function: { name: string; arguments: string } }[] };
+
+export function renderChat(messages: ChatMessage[], stripThinking = false): number[] {
   const ids: number[] = [];
   for (const m of messages) {
-    let content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+    let content = typeof m.content === 'string' ? m.content : m.content === null && m.tool_calls ? '' : JSON.stringify(m.content);
+    for (const c of m.tool_calls ?? []) content += renderToolCall(c.function);
     if (stripThinking && m.role === 'assistant') content = content.replace(/<think>[\s\S]*?<\/think>\s*/g, '');
     ids.push(IM_START, ...bytes(`${m.role}\n${content}`), IM_END, ...bytes('\n'));
   }
@@ -76,6 +89,8 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
   const server: Server = createServer(async (req, res) => {
     if (req.method === 'GET' && req.url === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'scripted-model', object: 'model' }] });
     const body = JSON.parse(await readAll(req)) as Record<string, unknown>;
+    // vLLM's tokenizer route (at the root, not under /v1): the chat template's ids for the messages.
+    if (req.url === '/tokenize') return json(res, 200, { count: renderChat(body.messages as ChatMessage[]).length, max_model_len: 4096 });
     const index = count++;
     const behaviour = options.script?.(index, body) ?? 'ok';
     if (typeof behaviour === 'object') {
@@ -90,12 +105,14 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
     }
     const chat = req.url === '/v1/chat/completions';
     const promptIds = options.fixedPromptIds ?? (chat
-      ? renderChat(body.messages as { role: string; content: unknown }[], options.stripThinking)
+      ? renderChat(body.messages as ChatMessage[], options.stripThinking)
       : bytes(String(body.prompt)));
-    const text = options.reply?.(index, body) ?? `reply ${index}`;
-    const completionIds = [...sample(text, options.merged ?? []), IM_END];
+    const answer = options.reply?.(index, body) ?? `reply ${index}`;
+    const { text = '', toolCalls = [] } = typeof answer === 'string' ? { text: answer } : answer;
+    const calls = toolCalls.map((c, i) => ({ id: `chatcmpl-tool-${index}-${i}`, ...c }));
+    const completionIds = [...sample(text, options.merged ?? []), ...calls.flatMap((c) => bytes(renderToolCall(c))), IM_END];
     const logprobs = completionIds.map((id, pos) => logprobOf(id, pos));
-    const produced: Produced = { index, path: req.url ?? '', request: body, authorization: req.headers.authorization ?? null, promptIds, completionIds, logprobs, lastChunkAt: null };
+    const produced: Produced = { index, path: req.url ?? '', request: body, authorization: req.headers.authorization ?? null, promptIds, completionIds, logprobs, toolCalls: calls, lastChunkAt: null };
     log.push(produced);
     if (behaviour === 'not-sse' || !body.stream) return json(res, 200, whole(chat, body, produced, text));
     await stream(res, chat, body, produced, options, behaviour === 'drop-mid-stream');
@@ -132,7 +149,8 @@ function wholeAnswer(chat: boolean, body: Record<string, unknown>, p: Produced, 
   if (chat) {
     return {
       id: `chatcmpl-${p.index}`, object: 'chat.completion', created: 1, model: body.model, prompt_token_ids: p.promptIds,
-      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', token_ids: p.completionIds,
+      choices: [{ index: 0, message: { role: 'assistant', content: p.toolCalls.length && !text ? null : text, ...(p.toolCalls.length && { tool_calls: toolCallsOf(p) }) },
+        finish_reason: p.toolCalls.length ? 'tool_calls' : 'stop', token_ids: p.completionIds,
         logprobs: { content: p.completionIds.map((id, i) => ({ token: String(id), logprob: p.logprobs[i], bytes: [], top_logprobs: [] })) } }],
       usage,
     };
@@ -155,6 +173,14 @@ async function stream(res: ServerResponse, chat: boolean, body: Record<string, u
     : { index: 0, text, finish_reason: finish, ...(first && { prompt_token_ids: p.promptIds }), ...(ids && { token_ids: ids }),
       logprobs: lps ? { token_logprobs: lps, tokens: ids!.map(String) } : null };
   send({ ...head, ...(chat && { prompt_token_ids: p.promptIds }), choices: [choice('', chat ? undefined : [], chat ? undefined : [], null, true)] });
+  const usage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage
+    ? { ...head, choices: [], usage: { prompt_tokens: p.promptIds.length, completion_tokens: p.completionIds.length, total_tokens: p.promptIds.length + p.completionIds.length } }
+    : null;
+  if (p.toolCalls.length) {
+    await streamToolCalls(send, head, p);
+    if (usage) send(usage);
+    return void res.end('data: [DONE]\n\n');
+  }
   const step = o.tokensPerChunk ?? 4;
   const dec = new TextDecoder();
   for (let i = 0; i < p.completionIds.length; i += step) {
@@ -171,7 +197,32 @@ async function stream(res: ServerResponse, chat: boolean, body: Record<string, u
     if (last) p.lastChunkAt = Date.now();
     send({ ...head, choices: [choice(text, ids, p.logprobs.slice(i, i + step), last ? 'stop' : null)] });
   }
+  if (usage) send(usage);
   res.end('data: [DONE]\n\n');
+}
+
+const toolCallsOf = (p: Produced): Record<string, unknown>[] =>
+  p.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+
+/** An answer with tool calls as vLLM's tool parser streams it: the text, then each call's header and its arguments in two pieces. */
+async function streamToolCalls(send: (o: Record<string, unknown>) => boolean, head: Record<string, unknown>, p: Produced): Promise<void> {
+  let at = 0;
+  const chunk = (delta: Record<string, unknown>, n: number, finish: string | null = null): void => {
+    const ids = p.completionIds.slice(at, at + n);
+    send({ ...head, choices: [{ index: 0, delta, finish_reason: finish, token_ids: ids,
+      logprobs: { content: ids.map((id, i) => ({ token: String(id), logprob: p.logprobs[at + i], bytes: [], top_logprobs: [] })) } }] });
+    at += n;
+  };
+  const text = p.completionIds.length - 1 - p.toolCalls.reduce((n, c) => n + bytes(renderToolCall(c)).length, 0);
+  if (text > 0) chunk({ content: new TextDecoder().decode(new Uint8Array(p.completionIds.slice(0, text))) }, text);
+  for (const [i, c] of p.toolCalls.entries()) {
+    const n = bytes(renderToolCall(c)).length;
+    const half = Math.floor(c.arguments.length / 2);
+    chunk({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }, n - 2);
+    chunk({ tool_calls: [{ index: i, function: { arguments: c.arguments.slice(0, half) } }] }, 1);
+    chunk({ tool_calls: [{ index: i, function: { arguments: c.arguments.slice(half) } }] }, 1);
+  }
+  chunk({}, 1, 'tool_calls');
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

@@ -4,6 +4,7 @@ import { ensurePythonEnv } from '../../src/setup/python-env.js';
 import { ensureVerlEnv } from '../../src/setup/verl-env.js';
 import { ensureVllm } from '../../src/setup/vllm-env.js';
 import { setupProgress } from '../../src/ui/setup-progress.js';
+import { ensureHarnesses } from '../helpers/harnesses.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
 
 /**
@@ -33,5 +34,7 @@ async function install(): Promise<void> {
   // The verl backend's own stack (CUDA wheels, ~5 GB): its CPU-side tests build verl's trainer and Ray for real.
   await ensureVerlEnv(listener);
   swebenchPython();
+  // Claude Code and Codex, for the Anthropic Messages and Responses tests.
+  await ensureHarnesses(listener);
   listener({ type: 'step', message: `test set-up ready (${Math.round((Date.now() - started) / 1000)} s)` });
 }

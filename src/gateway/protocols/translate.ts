@@ -32,8 +32,20 @@ function sameJson(text: string, value: unknown): boolean {
   }
 }
 
-/** The chat request finished for the upstream kind: tokens and usage asked for against vLLM. */
+/**
+ * The leading system messages as one (Codex sends instructions and developer messages; many chat templates accept
+ * a single system message, first).
+ */
+function leadingSystemAsOne(messages: Obj[]): Obj[] {
+  let n = 0;
+  while (messages[n]?.role === 'system' && typeof messages[n].content === 'string') n++;
+  if (n < 2) return messages;
+  return [{ role: 'system', content: messages.slice(0, n).map((m) => m.content).join('\n\n') }, ...messages.slice(n)];
+}
+
+/** The chat request finished for the upstream kind: one leading system message; tokens and usage asked for against vLLM. */
 export function chatRequest(body: Obj, kind: UpstreamKind): { path: string; body: Obj } {
+  body.messages = leadingSystemAsOne(body.messages as Obj[]);
   if (body.stream === true) body.stream_options = { include_usage: true };
   if (kind === 'vllm') Object.assign(body, { return_token_ids: true, logprobs: true });
   return { path: 'chat/completions', body };
