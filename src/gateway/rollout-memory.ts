@@ -5,6 +5,7 @@ type Exchange = { request: Obj; response: Obj };
 
 interface Kept {
   responses: Map<string, Exchange>;
+  items: Map<string, Obj>;
   toolArguments: Map<string, string>;
   reported: Set<string>;
 }
@@ -12,6 +13,7 @@ interface Kept {
 // Bounds per rollout: an agent refers back to its last few answers, and to tool calls of the turns it still shows.
 const maxResponses = 64;
 const maxToolCalls = 4096;
+const maxItems = 4096;
 
 function bounded<V>(map: Map<string, V>, key: string, value: V, max: number): void {
   map.set(key, value);
@@ -32,6 +34,7 @@ export class RolloutMemories {
     const kept = (): Kept | undefined => this.byRollout.get(rolloutId);
     return {
       earlier: (id) => kept()?.responses.get(id) ?? null,
+      item: (id) => kept()?.items.get(id),
       toolArguments: (id) => kept()?.toolArguments.get(id),
       dropped: (kind, names) => {
         const key = `${kind}:${[...names].sort().join(',')}`;
@@ -47,6 +50,9 @@ export class RolloutMemories {
   keep(rolloutId: string, exchange: Exchange, chat: Obj): void {
     const k = this.kept(rolloutId);
     if (typeof exchange.response.id === 'string') bounded(k.responses, exchange.response.id, exchange, maxResponses);
+    for (const item of (exchange.response.output as Obj[] | undefined) ?? []) {
+      if (typeof item.id === 'string') bounded(k.items, item.id, item, maxItems);
+    }
     const message = ((chat.choices as Obj[] | undefined)?.[0]?.message ?? {}) as Obj;
     for (const call of (message.tool_calls as Obj[] | undefined) ?? []) {
       const fn = (call.function ?? {}) as Obj;
@@ -60,7 +66,7 @@ export class RolloutMemories {
 
   private kept(rolloutId: string): Kept {
     let k = this.byRollout.get(rolloutId);
-    if (!k) this.byRollout.set(rolloutId, (k = { responses: new Map(), toolArguments: new Map(), reported: new Set() }));
+    if (!k) this.byRollout.set(rolloutId, (k = { responses: new Map(), items: new Map(), toolArguments: new Map(), reported: new Set() }));
     return k;
   }
 }

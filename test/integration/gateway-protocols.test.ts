@@ -155,3 +155,39 @@ describe('OpenAI Responses through the gateway (the openai SDK)', () => {
     expect(rolloutTrace(rig.store, rollout.id).calls.map((c) => c.status)).toEqual(['error']);
   });
 });
+
+describe('agent frameworks on their default (Responses) models', () => {
+  const files: Record<string, string> = { 'a.txt': 'alpha', 'b.txt': 'beta' };
+
+  it('runs a tool-using turn with the AI SDK\'s default openai provider', async () => {
+    const { generateText, stepCountIs, tool } = await import('ai');
+    const { createOpenAI } = await import('@ai-sdk/openai');
+    const { z } = await import('zod');
+    rig = await startRig({ reply: toolReply });
+    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
+    const provider = createOpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token });
+    const result = await generateText({
+      model: provider('qwen'), prompt: 'read the files', stopWhen: stepCountIs(4),
+      tools: { read_file: tool({ description: 'Read a file', inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => files[path] }) },
+    });
+    expect(result.text).toBe('files say alpha and beta');
+    const trace = expectExactAndLinear(rollout.id);
+    // The AI SDK re-serialises tool arguments and refers to earlier output items by id (item_reference): the chat side
+    // still repeats the model's own text, so the prompts extend each other.
+    expect(JSON.stringify(trace.calls[2].harness?.request.input)).toMatch(/"arguments":"\{\\"path\\":\\"a.txt\\"\}".*item_reference/);
+  });
+
+  it('runs a tool-using turn with the OpenAI Agents SDK\'s default model', async () => {
+    const agents = await import('@openai/agents');
+    const { z } = await import('zod');
+    rig = await startRig({ reply: toolReply });
+    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
+    agents.setTracingDisabled(true);
+    agents.setDefaultOpenAIClient(new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 }));
+    const readTool = agents.tool({ name: 'read_file', description: 'Read a file', parameters: z.object({ path: z.string() }), execute: async ({ path }) => files[path] });
+    const agent = new agents.Agent({ name: 'reader', instructions: 'You read files.', model: 'qwen', tools: [readTool] });
+    const result = await agents.run(agent, 'read the files');
+    expect(result.finalOutput).toBe('files say alpha and beta');
+    expect(expectExactAndLinear(rollout.id).calls.map((c) => c.protocol)).toEqual(['openai.responses', 'openai.responses', 'openai.responses']);
+  });
+});

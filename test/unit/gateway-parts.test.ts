@@ -46,7 +46,7 @@ describe('stream assembly', () => {
     expect(x).toMatchObject({ promptIds: [1], completionIds: [2, 3], completionLogprobs: [-1, -2], finishReason: 'length', promptTokens: 1, completionTokens: 2 });
     expect(x.response).toEqual({ id: 'x', choices: [{ index: 0, text: 'hi', finish_reason: 'length' }] });
     const body: Record<string, unknown> = { prompt: 'p', logprobs: 3 };
-    const memory = { earlier: () => null, toolArguments: () => undefined, dropped: () => {} };
+    const memory = { earlier: () => null, item: () => undefined, toolArguments: () => undefined, dropped: () => {} };
     expect(openaiCompletions.upstream(body, 'vllm', memory)).toEqual({ path: 'completions', body: { prompt: 'p', logprobs: 3, return_token_ids: true } });
     expect(body).toEqual({ prompt: 'p', logprobs: 3 });
   });

@@ -42,7 +42,10 @@ function reasoningText(item: Obj): string {
 /** One input item into the chat history; the items chat cannot carry are reported. */
 function addItem(item: Obj, messages: Obj[], memory: RolloutMemory, skipped: string[]): void {
   const type = item.type ?? (item.role ? 'message' : undefined);
-  if (type === 'message' && item.role === 'assistant') pushAssistant(messages, { content: textOf(item.content) });
+  // A harness that lets the API store its answers names their items instead of resending them.
+  const referred = type === 'item_reference' ? memory.item(String(item.id)) : undefined;
+  if (referred) addItem(referred, messages, memory, skipped);
+  else if (type === 'message' && item.role === 'assistant') pushAssistant(messages, { content: textOf(item.content) });
   else if (type === 'message') messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: messageContent(item.content) });
   else if (type === 'reasoning') pushAssistant(messages, { reasoning: reasoningText(item) });
   else if (type === 'function_call') pushAssistant(messages, { toolCall: chatToolCall(String(item.call_id), String(item.name), String(item.arguments ?? ''), memory) });

@@ -15,18 +15,19 @@ export function textOf(content: unknown): string {
 
 /**
  * A chat tool call for a call the harness names by id, with arguments as the model wrote them when the gateway
- * answered that call (so the next prompt repeats the model's own tokens), else as JSON of the harness's object.
+ * answered that call (so the next prompt repeats the model's own tokens, however the harness re-serialised them),
+ * else as the harness gives them (JSON of its object).
  */
 export function chatToolCall(id: string, name: string, input: unknown, memory: RolloutMemory): Obj {
   const recorded = memory.toolArguments(id);
   const args = typeof input === 'string' ? input : JSON.stringify(input ?? {});
-  const same = recorded !== undefined && typeof input !== 'string' && sameJson(recorded, input);
+  const same = recorded !== undefined && (recorded === args || sameJson(recorded, args));
   return { id, type: 'function', function: { name, arguments: same ? recorded : args } };
 }
 
-function sameJson(text: string, value: unknown): boolean {
+function sameJson(a: string, b: string): boolean {
   try {
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value);
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
   } catch {
     return false;
   }

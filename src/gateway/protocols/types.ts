@@ -41,6 +41,8 @@ export interface HarnessView {
 export interface RolloutMemory {
   /** The harness request and answer of an earlier call whose answer had this id (Responses' previous_response_id). */
   earlier(responseId: string): { request: Obj; response: Obj } | null;
+  /** An output item of an earlier answer, by its id (Responses' `item_reference`). */
+  item(itemId: string): Obj | undefined;
   /** The exact arguments text of a tool call the upstream made earlier in the rollout, by call id. */
   toolArguments(callId: string): string | undefined;
   /** Records on the rollout what the translation had to leave out (tools the upstream cannot run, unknown items). */
