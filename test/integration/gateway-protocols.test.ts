@@ -183,7 +183,9 @@ describe('agent frameworks on their default (Responses) models', () => {
     rig = await startRig({ reply: toolReply });
     const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
     agents.setTracingDisabled(true);
-    agents.setDefaultOpenAIClient(new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 }));
+    // The Agents SDK pins its own copy of the openai package; the client is the same class at runtime.
+    const client = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+    agents.setDefaultOpenAIClient(client as unknown as Parameters<typeof agents.setDefaultOpenAIClient>[0]);
     const readTool = agents.tool({ name: 'read_file', description: 'Read a file', parameters: z.object({ path: z.string() }), execute: async ({ path }) => files[path] });
     const agent = new agents.Agent({ name: 'reader', instructions: 'You read files.', model: 'qwen', tools: [readTool] });
     const result = await agents.run(agent, 'read the files');
