@@ -12,8 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
 import { Child } from './child.js';
+import { loadPhase, type Phase } from './load.js';
 import { HISTORY_BYTES, historyOf, PROMPT_TOKENS, REPLY, requestBody, TOKENS_PER_CHUNK } from './workload.js';
 
 const CLIENTS = 64;
@@ -31,49 +31,14 @@ type Config = (typeof configs)[number];
 
 // ---- load -------------------------------------------------------------------------------------------------------
 
-interface Phase {
-  done: number;
-  errors: number;
-  seconds: number;
-  whole: number[];
-  stream: number[];
-}
-
 const histories = Array.from({ length: CLIENTS }, (_, i) => historyOf(i));
 let callNo = 0;
-
-/** `clients` loops, each sending its next request as soon as the previous answer's last byte arrived. */
-async function load(urlOf: (client: number) => string, clients: number, total: number): Promise<Phase> {
-  const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: clients });
-  const phase: Phase = { done: 0, errors: 0, seconds: 0, whole: [], stream: [] };
-  const deadline = Date.now() + PHASE_LIMIT_MS;
-  let issued = 0;
-  const client = async (c: number): Promise<void> => {
-    while (issued < total && Date.now() < deadline) {
-      const n = issued++;
-      const stream = clients > 1 ? c % 2 === 1 : n % 2 === 1;
-      const body = requestBody(histories[c], callNo++, stream);
-      const started = performance.now();
-      try {
-        const res = await request(urlOf(c), { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher });
-        const text = await res.body.text();
-        const ms = performance.now() - started;
-        // A whole answer, with the token ids: without them the configurations would not be compared fairly.
-        const complete = (stream ? text.endsWith('data: [DONE]\n\n') : text.endsWith('}')) && text.includes('"prompt_token_ids"');
-        if (res.statusCode !== 200 || !complete) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
-        (stream ? phase.stream : phase.whole).push(ms);
-        phase.done++;
-      } catch (err) {
-        if (phase.errors++ === 0) console.error(`  first error: ${String(err)}`);
-      }
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
-  phase.seconds = (performance.now() - started) / 1000;
-  await dispatcher.close();
-  return phase;
-}
+const bodyOf = (c: number, stream: boolean): string => requestBody(histories[c], callNo++, stream);
+// A whole answer, with the token ids: without them the configurations would not be compared fairly.
+const complete = (text: string, stream: boolean): boolean =>
+  (stream ? text.endsWith('data: [DONE]\n\n') : text.endsWith('}')) && text.includes('"prompt_token_ids"');
+const load = (urlOf: (client: number) => string, clients: number, total: number): Promise<Phase> =>
+  loadPhase({ urlOf, clients, total, limitMs: PHASE_LIMIT_MS, bodyOf, complete });
 
 // ---- one configuration ------------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
@@ -198,6 +199,64 @@ describe('the gateway against the real vLLM', () => {
     expect(res.code, res.stderr).toBe(0);
     const checks = JSON.parse(res.stdout).checks as { name: string; ok: boolean }[];
     expect(checks.map((c) => [c.name, c.ok])).toEqual([['vLLM version', true], ['models', true], ['token ids', true], ['logprobs mode', true]]);
+  });
+});
+
+describe('Anthropic Messages and Responses translated for the real vLLM', () => {
+  // Greedy, so that the ground truth straight from vLLM is the same answer.
+  const truth = (extra: Obj = {}) => direct('chat/completions', { messages, max_tokens: 12, temperature: 0, ...extra });
+
+  it('records whole and streamed answers exactly as vLLM produced them, and gives each harness its own protocol', async () => {
+    const { rolloutId, token } = harness();
+    const anthropic = new Anthropic({ baseURL: `${gateway.url}/r/${token}`, apiKey: token, maxRetries: 0 });
+    const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+    const ask = { model: 'claude-x', max_tokens: 12, temperature: 0, system: 'You are terse.', messages: [{ role: 'user' as const, content: 'Say yes.' }] };
+    const whole = await anthropic.messages.create(ask);
+    const streamed = await anthropic.messages.stream(ask).finalMessage();
+    const respond = { model: 'gpt-x', instructions: 'You are terse.', input: 'Say yes.', max_output_tokens: 12, temperature: 0 };
+    const response = await openai.responses.create(respond);
+    const responseStreamed = await openai.responses.stream(respond).finalResponse();
+
+    const t = await truth();
+    const choice = (t.choices as Obj[])[0];
+    const text = (choice.message as Obj).content as string;
+    for (const m of [whole, streamed]) {
+      expect(m).toMatchObject({ model: 'claude-x', content: [{ type: 'text', text }], usage: { input_tokens: (t.prompt_token_ids as number[]).length } });
+    }
+    expect([response.output_text, responseStreamed.output_text]).toEqual([text, text]);
+    const recorded = calls(rolloutId);
+    expect(recorded.map((c) => c.protocol)).toEqual(['anthropic.messages', 'anthropic.messages', 'openai.responses', 'openai.responses']);
+    for (const call of recorded) {
+      expect(call.status).toBe('ok');
+      expect(call.prompt_token_ids).toEqual(t.prompt_token_ids);
+      expect(call.completion_token_ids).toEqual(choice.token_ids);
+      expectClose(call.completion_logprobs, ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob));
+    }
+  });
+
+  // vLLM forces a named tool with its parser's own format (hermes here): the random tiny model then writes arguments
+  // that are no JSON object, which is what a weak policy does too. The harness must still get a tool call it can parse.
+  it('streams a tool call the harness named, as tool_use and function_call, recorded exactly', async () => {
+    const { rolloutId, token } = harness();
+    const anthropic = new Anthropic({ baseURL: `${gateway.url}/r/${token}`, apiKey: token, maxRetries: 0 });
+    const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+    const schema = { type: 'object' as const, properties: { op: { type: 'string' } } };
+    const message = await anthropic.messages.stream({ model: 'claude-x', max_tokens: 60, temperature: 0, system: 'You are terse.',
+      messages: [{ role: 'user', content: 'Say yes.' }], tools: [{ name: 'calc', input_schema: schema }], tool_choice: { type: 'tool', name: 'calc' } }).finalMessage();
+    expect(message.content).toEqual([{ type: 'tool_use', id: expect.any(String), name: 'calc', input: expect.any(Object) }]);
+    const response = await openai.responses.stream({ model: 'gpt-x', max_output_tokens: 60, temperature: 0, instructions: 'You are terse.', input: 'Say yes.',
+      tools: [{ type: 'function', name: 'calc', parameters: schema, strict: false }], tool_choice: { type: 'function', name: 'calc' } }).finalResponse();
+    expect(response.output).toMatchObject([{ type: 'function_call', name: 'calc' }]);
+
+    const t = await truth({ max_tokens: 60, tools: [{ type: 'function', function: { name: 'calc', parameters: schema } }], tool_choice: { type: 'function', function: { name: 'calc' } } });
+    const choice = (t.choices as Obj[])[0];
+    // The harness gets the arguments vLLM streamed, as recorded in the assembled chat answer.
+    const recorded = calls(rolloutId)[1].response as { choices: { message: { tool_calls: { function: { arguments: string } }[] } }[] };
+    expect((response.output[0] as OpenAI.Responses.ResponseFunctionToolCall).arguments).toBe(recorded.choices[0].message.tool_calls[0].function.arguments);
+    for (const call of calls(rolloutId)) {
+      expect(call.prompt_token_ids).toEqual(t.prompt_token_ids);
+      expect(call.completion_token_ids).toEqual(choice.token_ids);
+    }
   });
 });
 

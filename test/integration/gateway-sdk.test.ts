@@ -42,6 +42,22 @@ describe('gateway with the openai SDK', () => {
     expect(rig.upstream.log[0].request).toMatchObject({ model: 'scripted-model', return_token_ids: true, logprobs: true });
   });
 
+  it('gives the harness the answer it asked for: its model name, and token fields only when it asked for them', async () => {
+    rig = await startRig({ reply: (i) => `answer ${i}` });
+    const { token } = rig.gateway.rollouts.create({ run: 'r1' });
+    const url = `${rig.gateway.url}/r/${token}/v1/chat/completions`;
+    const post = async (body: object): Promise<string> => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'my-agent-model', messages: [{ role: 'user', content: 'hi' }], ...body }) })).text();
+    for (const text of [await post({}), await post({ stream: true })]) {
+      expect(text).toContain('"model":"my-agent-model"');
+      expect(text).not.toMatch(/token_ids|logprobs"?:\s*\{|scripted-model/);
+    }
+    const asked = JSON.parse(await post({ return_token_ids: true, logprobs: true }));
+    expect(asked.prompt_token_ids).toEqual(rig.upstream.log[2].promptIds);
+    expect(asked.choices[0].token_ids).toEqual(rig.upstream.log[2].completionIds);
+    expect(asked.choices[0].logprobs.content).toHaveLength(rig.upstream.log[2].completionIds.length);
+  });
+
   it('records completions calls, streamed and whole', async () => {
     rig = await startRig();
     const { rollout, token } = rig.gateway.rollouts.create({ run: 'r1' });

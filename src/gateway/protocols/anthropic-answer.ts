@@ -58,11 +58,21 @@ export const anthropicBroken = (message: string): string => sse('error', anthrop
 export function anthropicView(harness: Obj): HarnessView {
   const model = harness.model;
   let started = false;
+  // Tool input streams as JSON of an object; arguments a model wrote that are not one are held to the block's end
+  // and sent as the object the whole answer has (`{"_raw": …}`), which the SDKs can parse.
+  let held: boolean | null = null;
   const parts = new ChatParts({
-    open: (part, index) => sse('content_block_start', { index, content_block: startBlock(part) }),
-    delta: (part, index, text) => sse('content_block_delta', { index, delta: blockDelta(part, text) }),
-    // The SDKs expect a thinking block to end with its signature; there is none to give.
-    close: (part, index) => (part.kind === 'reasoning' ? sse('content_block_delta', { index, delta: { type: 'signature_delta', signature: '' } }) : '')
+    open: (part, index) => {
+      held = null;
+      return sse('content_block_start', { index, content_block: startBlock(part) });
+    },
+    delta: (part, index, text) => {
+      if (part.kind === 'tool' && (held ??= !/^\s*\{/.test(text))) return '';
+      return sse('content_block_delta', { index, delta: blockDelta(part, text) });
+    },
+    close: (part, index, text) => (held ? sse('content_block_delta', { index, delta: blockDelta(part, JSON.stringify(argumentsObject(text))) }) : '')
+      // The SDKs expect a thinking block to end with its signature; there is none to give.
+      + (part.kind === 'reasoning' ? sse('content_block_delta', { index, delta: { type: 'signature_delta', signature: '' } }) : '')
       + sse('content_block_stop', { index }),
   });
   return {
