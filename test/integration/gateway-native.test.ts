@@ -23,8 +23,10 @@ const messageEvents = [sse('message_start', { message: { ...message, content: []
   sse('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }), sse('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hosted hi' } }),
   sse('content_block_stop', { index: 0 }), sse('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }), sse('message_stop', {})];
 const responseEvents = [sse('response.created', { sequence_number: 0, response: { ...response, status: 'in_progress', output: [] } }),
-  sse('response.output_text.delta', { sequence_number: 1, item_id: 'm1', output_index: 0, content_index: 0, delta: 'hosted hi' }),
-  sse('response.completed', { sequence_number: 2, response })];
+  sse('response.output_item.added', { sequence_number: 1, output_index: 0, item: { ...response.output[0], status: 'in_progress', content: [] } }),
+  sse('response.content_part.added', { sequence_number: 2, item_id: 'm1', output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }),
+  sse('response.output_text.delta', { sequence_number: 3, item_id: 'm1', output_index: 0, content_index: 0, delta: 'hosted hi' }),
+  sse('response.completed', { sequence_number: 4, response })];
 
 interface Hosted { url: string; log: { path: string; body: Obj }[]; server: Server }
 
