@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { AlightError, ExitCode } from '../src/errors.js';
 import type { RolloutSummary } from '../src/store/store.js';
 import { rolloutTrace, type RolloutTrace } from '../src/traces/export.js';
-import { table } from '../src/ui/summary.js';
+import { printable, table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
 
 const times = (counts: Map<string, number>): string => [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ');
@@ -20,11 +20,11 @@ function eventLine(events: { type: string; data: string }[]): string {
   if (!events.length) return '';
   const unserved = events.filter((e) => e.type === 'unserved-route').map((e) => {
     const { method, path } = JSON.parse(e.data) as { method: string; path: string };
-    return `${method} ${path}`;
+    return printable(`${method} ${path}`);
   });
   const untranslated = events.filter((e) => e.type === 'untranslated').map((e) => {
     const { kind, names } = JSON.parse(e.data) as { kind: string; names: string[] };
-    return `${kind} ${names.join(', ')}`;
+    return printable(`${kind} ${names.join(', ')}`);
   });
   return `\nevents: ${times(count(events.map((e) => e.type)))}` +
     (unserved.length ? `\nroutes the gateway does not serve: ${times(count(unserved))}` : '') +

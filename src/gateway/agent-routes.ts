@@ -43,7 +43,8 @@ async function agentRoute(state: GatewayState, token: string, rest: string, prot
   if (req.method === 'POST' && rest === 'v1/messages/count_tokens') {
     const body = await readJson(req, state.calls.bodyLimit);
     const endpoint = state.endpoints.pick(rollout.id);
-    const counted = await countTokens(state.calls.upstream, endpoint, body, state.calls.memories.for(rollout.id), AbortSignal.timeout(30_000));
+    const native = endpoint.kind !== 'vllm' && state.calls.nativeProtocols;
+    const counted = await countTokens(state.calls.upstream, endpoint, body, state.calls.memories.for(rollout.id), AbortSignal.timeout(30_000), native);
     return sendJson(res, 200, counted);
   }
   if (req.method === 'POST' && rest === 'reward') {

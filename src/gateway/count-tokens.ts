@@ -12,10 +12,13 @@ const charsPerToken = 4;
 /**
  * Anthropic's `count_tokens`: the translated chat prompt counted by the upstream's tokenizer (vLLM's `/tokenize`,
  * with the chat template and tools), or an estimate from its length, flagged as such, when the upstream cannot count.
+ * An upstream that serves Messages itself (`native`) counts its own.
  */
-export async function countTokens(upstream: UpstreamClient, endpoint: Endpoint, body: Obj, memory: RolloutMemory, signal: AbortSignal): Promise<Obj> {
+export async function countTokens(upstream: UpstreamClient, endpoint: Endpoint, body: Obj, memory: RolloutMemory, signal: AbortSignal,
+  native: boolean): Promise<Obj> {
   const invalid = invalidMessages({ ...body, max_tokens: 1 });
   if (invalid) throw new HttpError(400, invalid);
+  if (native) return JSON.parse((await upstream.post(endpoint, 'messages/count_tokens', JSON.stringify(body), signal, readWhole)).text) as Obj;
   const chat = anthropicToChat({ ...body, max_tokens: undefined, stream: undefined }, memory);
   if (endpoint.model) chat.model = endpoint.model;
   const payload = JSON.stringify({ ...chat, add_generation_prompt: true });

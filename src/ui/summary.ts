@@ -1,6 +1,12 @@
 import type { RunSummary } from '../runner/summary.js';
 import { formatCount } from './progress.js';
 
+/** Recorded text (written by a model or a harness) made safe for a terminal: control characters shown escaped. */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function table(header: string[], rows: (string | number)[][]): string {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i].length)));

@@ -37,6 +37,7 @@ async function hosted(): Promise<Hosted> {
     for await (const c of req) text += c;
     const body = JSON.parse(text) as Obj;
     log.push({ path: req.url ?? '', body });
+    if (req.url === '/v1/messages/count_tokens') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"input_tokens":42}');
     const anthropic = req.url === '/v1/messages';
     if (body.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -72,8 +73,10 @@ describe('upstream.nativeProtocols: Messages and Responses relayed to an upstrea
     expect((await openai.responses.create({ model: 'gpt-hosted', input: 'hi', tools: [{ type: 'web_search' }] })).output_text).toBe('hosted hi');
     expect((await openai.responses.stream({ model: 'gpt-hosted', input: 'hi' }).finalResponse()).output_text).toBe('hosted hi');
 
+    expect(await anthropic.messages.countTokens({ model: 'claude-hosted', messages: ask.messages })).toEqual({ input_tokens: 42 });
+
     // Hosted tools (web search) reach the upstream that runs them; nothing was translated.
-    expect(up.log.map((l) => l.path)).toEqual(['/v1/messages', '/v1/messages', '/v1/responses', '/v1/responses']);
+    expect(up.log.map((l) => l.path)).toEqual(['/v1/messages', '/v1/messages', '/v1/responses', '/v1/responses', '/v1/messages/count_tokens']);
     expect(up.log[0].body).toEqual(ask);
     const calls = rolloutTrace(store, rollout.id).calls;
     expect(calls.map((c) => [c.protocol, c.stream, c.status, c.harness])).toEqual([

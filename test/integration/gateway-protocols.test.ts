@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rolloutTrace } from '../../src/traces/export.js';
+import { alight } from '../helpers/cli.js';
 import { startRig, type Rig } from '../helpers/gateway.js';
 import type { Reply } from '../helpers/scripted-upstream.js';
 
@@ -103,6 +105,8 @@ describe('OpenAI Responses through the gateway (the openai SDK)', () => {
   const tools: OpenAI.Responses.Tool[] = [
     { type: 'function', name: 'read_file', description: 'Read a file', strict: false, parameters: readFile.input_schema },
     { type: 'web_search' },
+    // A name with a terminal escape: shown escaped, never sent to the terminal.
+    { type: 'custom', name: 'evil\u001b[2J' } as unknown as OpenAI.Responses.Tool,
   ];
 
   it('runs two tool turns and an answer, stateless and with previous_response_id, recorded token-exact', async () => {
@@ -139,7 +143,10 @@ describe('OpenAI Responses through the gateway (the openai SDK)', () => {
     expect(trace.calls[2].harness?.request).toMatchObject({ previous_response_id: second.id });
     // web_search cannot run upstream: left out, and said so once on the rollout.
     expect((trace.calls[0].request.tools as Obj[]).map((t) => (t.function as Obj).name)).toEqual(['read_file']);
-    expect(rig.store.events(rollout.id).filter((e) => e.type === 'untranslated').map((e) => JSON.parse(e.data))).toEqual([{ kind: 'tools', names: ['web_search'] }]);
+    expect(rig.store.events(rollout.id).filter((e) => e.type === 'untranslated').map((e) => JSON.parse(e.data))).toEqual([{ kind: 'tools', names: ['web_search', 'evil\u001b[2J'] }]);
+    const shown = await alight(['traces', 'show', rollout.id, '--db', join(rig.dir, 'alight.db')]);
+    expect(shown.stdout).toContain('left out when translating for the upstream (it cannot run them): tools web_search, evil\\u001b[2J');
+    expect(shown.stdout).not.toContain('\u001b');
   });
 
   it('answers malformed bodies in the OpenAI shape and ends a broken stream with response.failed', async () => {
