@@ -9,14 +9,33 @@ import { gradePredictions, wilson, type GradeRunOptions, type GraderName } from 
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
 import { compareRuns } from '../src/eval/compare.js';
 import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/container.js';
-import { gradeInstance } from '../src/eval/grader.js';
+import { gradeInstance, type GradeOptions } from '../src/eval/grader.js';
+import { defaultMemoryMb, ensureSandbox } from '../src/eval/sandbox.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
 import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { table } from '../src/ui/summary.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
 
-interface GraderFlags { repos?: string; grader?: GraderName; image?: string; imageTemplate?: string; runtime?: Runtime }
+interface GraderFlags {
+  repos?: string; grader?: GraderName; image?: string; imageTemplate?: string; runtime?: Runtime;
+  sandbox?: boolean; allowTestFrameworkAccess?: boolean;
+}
+
+/**
+ * The local grader's sandbox: bubblewrap (installed if missing), hiding `hide` from the code under test; none in
+ * containers, which isolate already; none, said loudly, when the user opts out with --no-sandbox.
+ */
+async function sandboxFor(flags: GraderFlags, container: unknown, hide: string[]): Promise<GradeOptions['sandbox']> {
+  if (container) return undefined;
+  if (flags.sandbox === false) {
+    process.stderr.write('alight: grading without a sandbox (--no-sandbox): the code under test runs as you, with your files and network\n');
+    return null;
+  }
+  await ensureSandbox(setupProgress());
+  return { hide, memoryMb: defaultMemoryMb };
+}
 
 export type GradeFlags = GraderFlags & {
   predictions: string; tasks: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean;
@@ -56,6 +75,7 @@ export async function gradeCommand(flags: GradeFlags) {
   const { official, ...grader } = graderFor(flags);
   const { summary, reports } = await gradePredictions(tasks, predictions, {
     ...grader, timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), out, workers: flags.workers,
+    sandbox: official ? undefined : await sandboxFor(flags, grader.container, [out]), allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
     official: official ? { runId: basename(out) } : undefined,
   });
   if (flags.json) printJson(summary);
@@ -98,6 +118,7 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
       const result = await evalSwebench({
         store, config: c, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, ...grader, official, runtime: flags.runtime,
         timeoutMs: flags.timeout * 1000, gradeTimeoutMs: flags.gradeTimeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits),
+        sandbox: official ? undefined : await sandboxFor(flags, grader.container, [dirname(store.path)]), allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
         out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')), adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
         upstreamApiKey, signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
       });
@@ -154,7 +175,7 @@ export async function compareCommand(a: string, b: string, flags: { db?: string;
 }
 
 /** `alight eval reward`: grades the workspace's current diff against the task (ALIGHT_TASK_JSON); prints 1 or 0, the reason on stderr. */
-export async function rewardCommand(flags: { repos: string; workspace?: string; timeout: number; allowTestEdits?: boolean }) {
+export async function rewardCommand(flags: GraderFlags & { repos: string; workspace?: string; timeout: number; allowTestEdits?: boolean }) {
   const raw = process.env.ALIGHT_TASK_JSON;
   if (!raw || raw === 'null') throw new AlightError('ALIGHT_TASK_JSON is not set: run as a --reward-cmd of alight record/train with --tasks', ExitCode.usage);
   const task = gradeTask(JSON.parse(raw) as Record<string, unknown>);
@@ -162,6 +183,7 @@ export async function rewardCommand(flags: { repos: string; workspace?: string; 
   try {
     const report = await gradeInstance(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
       reposDir: resolve(flags.repos), timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), logFile: join(dir, 'test_output.txt'),
+      sandbox: await sandboxFor(flags, undefined, [dir]), allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
     });
     process.stderr.write(`alight eval reward: ${task.instance_id} ${report.status}${report.error ? `: ${report.error}` : ''}` +
       `${report.guard.length ? ` (flagged: ${report.guard.map((g) => g.file).join(', ')})` : ''}\n`);

@@ -329,6 +329,8 @@ export function buildProgram(): Command {
     .option('--run-id <id>', 'run name (default: eval-<time>)')
     .option('--out <dir>', 'where predictions, reports and summary go (default: the run folder)')
     .option('--allow-test-edits', 'grade edits to tests and test configuration instead of removing them (still flagged)')
+    .option('--allow-test-framework-access', 'grade non-test code that imports or drives pytest (SWE-bench\'s exact behaviour) instead of counting it unresolved (still flagged)')
+    .option('--no-sandbox', 'run the tests of the local grader as you, outside bubblewrap (the code under test can then reach your files, network and later grades)')
     .addOption(new Option('--grader <grader>', 'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off '
       + '(each instance\'s image, or --image with --repos mounted); swebench: the official package (needs Docker). Default: local with --repos, else --runtime')
       .choices([...graderNames]))
@@ -354,6 +356,8 @@ export function buildProgram(): Command {
     .option('--workspace <dir>', 'the agent\'s workspace (default: the current folder)')
     .option('--timeout <seconds>', 'longest test run', num, 1800)
     .option('--allow-test-edits', 'grade edits to tests instead of removing them (still flagged)')
+    .option('--allow-test-framework-access', 'grade non-test code that imports or drives pytest (SWE-bench\'s exact behaviour) instead of counting it unresolved (still flagged)')
+    .option('--no-sandbox', 'run the tests of the local grader as you, outside bubblewrap (the code under test can then reach your files, network and later grades)')
     .addHelpText('after', examples(['alight record --tasks tasks.jsonl --reward-cmd "alight eval reward --repos repos/" -- python agent.py']))
     .action(async (opts) => { await (await import('./eval.js')).rewardCommand(opts); });
   evaluation.command('grade')
@@ -365,6 +369,8 @@ export function buildProgram(): Command {
     .option('--workers <n>', 'instances graded at once', int, 1)
     .option('--timeout <seconds>', 'longest test run per instance', num, 1800)
     .option('--allow-test-edits', 'grade predictions\' edits to tests and test configuration instead of removing them (still flagged)')
+    .option('--allow-test-framework-access', 'grade non-test code that imports or drives pytest (SWE-bench\'s exact behaviour) instead of counting it unresolved (still flagged)')
+    .option('--no-sandbox', 'run the tests of the local grader as you, outside bubblewrap (the code under test can then reach your files, network and later grades)')
     .addOption(new Option('--grader <grader>', 'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off '
       + '(each instance\'s image, or --image with --repos mounted); swebench: the official package (needs Docker). Default: local with --repos, else --runtime')
       .choices([...graderNames]))

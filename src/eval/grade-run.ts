@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import { gradeInstance, ungraded, type GradeOptions, type GradeTask, type InstanceReport } from './grader.js';
@@ -31,16 +31,21 @@ export type GradeRunOptions = Omit<GradeOptions, 'logFile'> & {
  * is an error with that reason. One instance's failure never stops the others.
  */
 export async function gradePredictions(tasks: GradeTask[], predictions: Prediction[], o: GradeRunOptions): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
-  checkIds(predictions.map((p) => p.instance_id), 'predictions');
   const byId = new Map(tasks.map((t) => [t.instance_id, t]));
   const save = (report: InstanceReport): InstanceReport => {
-    mkdirSync(join(o.out, report.instance_id), { recursive: true });
-    writeFileSync(join(o.out, report.instance_id, 'report.json'), `${JSON.stringify({ [report.instance_id]: report }, null, 2)}\n`);
+    // Written here, by the grader (never from inside a grade), and atomically: a reader sees the old report or the new.
+    const dir = join(o.out, report.instance_id);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'report.json.tmp'), `${JSON.stringify({ [report.instance_id]: report }, null, 2)}\n`);
+    renameSync(join(dir, 'report.json.tmp'), join(dir, 'report.json'));
     return report;
   };
-  const known = predictions.filter((p) => byId.has(p.instance_id));
-  const reports = predictions.filter((p) => !byId.has(p.instance_id))
-    .map((p) => save(ungraded(p.instance_id, p.model_patch, 'unknown instance id (not in the tasks)')));
+  const bad = badIds(predictions.map((p) => p.instance_id));
+  // Not saved in a folder (their ids cannot name one): in the summary's error ids, with the reason in the result.
+  const reports = [...bad].map(([i, why]) => ungraded(predictions[i].instance_id, predictions[i].model_patch, why));
+  const valid = predictions.filter((_, i) => !bad.has(i));
+  const known = valid.filter((p) => byId.has(p.instance_id));
+  reports.push(...valid.filter((p) => !byId.has(p.instance_id)).map((p) => save(ungraded(p.instance_id, p.model_patch, 'unknown instance id (not in the tasks)'))));
   if (o.official) reports.push(...(await gradeWithSwebench(tasks, known, { ...o, runId: o.official.runId })).map(save));
   let next = o.official ? known.length : 0;
   const work = async (): Promise<void> => {
@@ -53,18 +58,33 @@ export async function gradePredictions(tasks: GradeTask[], predictions: Predicti
   await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));
   reports.sort((a, b) => a.instance_id.localeCompare(b.instance_id));
   const summary = summarise(tasks.map((t) => t.instance_id), predictions.map((p) => p.instance_id), reports);
-  writeFileSync(join(o.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileSync(join(o.out, 'summary.json.tmp'), `${JSON.stringify(summary, null, 2)}\n`);
+  renameSync(join(o.out, 'summary.json.tmp'), join(o.out, 'summary.json'));
   return { summary, reports };
 }
 
-/** Instance ids name folders: only plain names, and each once. */
-export function checkIds(ids: string[], what: string): void {
+const maxIdLength = 200;
+
+/**
+ * Predictions whose instance id cannot name a folder (not a plain name, or over 200 characters) or repeats an earlier
+ * one, by index, with the reason: each is an error of its own, the others are graded.
+ */
+export function badIds(ids: string[]): Map<number, string> {
   const seen = new Set<string>();
-  for (const id of ids) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id)) throw new AlightError(`instance id ${JSON.stringify(id)} in the ${what} is not a plain name (letters, digits, . _ -)`, ExitCode.input);
-    if (seen.has(id)) throw new AlightError(`instance id ${id} appears twice in the ${what}`, ExitCode.input);
+  const bad = new Map<number, string>();
+  ids.forEach((id, i) => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id) || id.length > maxIdLength) {
+      bad.set(i, `instance id ${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '…' : ''} is not a plain name (letters, digits, . _ -, at most ${maxIdLength} characters)`);
+    } else if (seen.has(id)) bad.set(i, `instance id ${id} appears twice in the predictions: only the first is graded`);
     seen.add(id);
-  }
+  });
+  return bad;
+}
+
+/** Instance ids name folders: only plain names, and each once (for inputs where one bad id must stop the run). */
+export function checkIds(ids: string[], what: string): void {
+  const bad = badIds(ids);
+  if (bad.size) throw new AlightError(`${[...bad.values()][0]} (in the ${what})`, ExitCode.input);
 }
 
 /** The official run summary of graded instances (tasks without a prediction are incomplete). */

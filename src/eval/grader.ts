@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,8 +6,13 @@ import { errorMessage } from '../errors.js';
 import { markers, resolution, statusesFromLog, testsReport, type TestsReport } from './grading.js';
 import { fileSections, guardPatch, protectedReason, type GuardResult } from './guards.js';
 import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
-import { ensureImage, runtimes, type Runtime } from './container.js';
+import { ensureImage, type Runtime } from './container.js';
+import { untrustedPytestLog } from './log-trust.js';
+import { runBounded, runScript } from './run-script.js';
+import type { Sandbox } from './sandbox.js';
 import { evalScript, shellQuote } from './specs.js';
+import { frameworkAccessFiles, judgeTree, snapshot, type JudgeContext } from './tree-judge.js';
+import { shadowableModules } from './shadowing.js';
 import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.js';
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
@@ -41,7 +46,15 @@ export interface InstanceReport {
 export interface GradeOptions {
   reposDir?: string; timeoutMs: number; allowTestEdits: boolean; logFile: string;
   container?: { runtime: Runtime; image?: string };
+  /** Run the tests here inside bubblewrap (see sandbox.ts); null: as the user, unsandboxed (an explicit opt-out). */
+  sandbox?: Omit<Sandbox, 'workspace'> | null;
+  /** SWE-bench's exact behaviour: non-test code that reaches into the test framework is graded, not refused. */
+  allowFrameworkAccess?: boolean;
+  /** Test output kept at most (its tail); more is an error. */
+  maxOutputBytes?: number;
 }
+
+const defaultMaxOutput = 64 << 20;
 
 const defaultTestCmd = 'python3 -m pytest -rA --tb=no -p no:cacheprovider';
 
@@ -66,22 +79,33 @@ export async function gradeInstance(task: GradeTask, prediction: string | null, 
       ? await testInImage(task, dir, guarded.patch.trim() !== '', o)
       : await testOnHost(task, dir, guarded.patch.trim() !== '', o);
     if ('error' in ran) return { ...report, error: ran.error };
+    // The tree judge's flags, but one per file: a path the diff guard already flagged keeps that flag.
+    report.guard = [...report.guard, ...(ran.flags ?? []).filter((f) => !report.guard.some((g) => g.file === f.file))];
     report.test_seconds = (performance.now() - started) / 1000;
     writeFileSync(o.logFile, ran.log);
-    if (ran.log.includes(applyFailed)) return { ...report, error: 'patch apply failed' };
-    report.patch_successfully_applied = true;
-    const parsed = statusesFromLog(ran.log, parsers[task.log_parser ?? parserForRepo(task.repo)]);
-    if ('invalid' in parsed) return { ...report, error: parsed.invalid };
-    const conflict = conflictingResults(ran.log, [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS]);
-    if (conflict) return { ...report, error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)` };
-    const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
-    const resolved = resolution(tests) === 'RESOLVED_FULL';
-    return { ...report, tests_status: tests, resolved, status: resolved ? 'resolved' : 'unresolved' };
+    return judgeLog(task, report, ran.log, o);
   } catch (err) {
     return { ...report, error: errorMessage(err) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The verdict from the test log, once it is trusted; non-test code reaching into the test framework is not resolved. */
+function judgeLog(task: GradeTask, report: InstanceReport, log: string, o: GradeOptions): InstanceReport {
+  if (log.includes(applyFailed)) return { ...report, error: 'patch apply failed' };
+  report.patch_successfully_applied = true;
+  const parser = task.log_parser ?? parserForRepo(task.repo);
+  const parsed = statusesFromLog(log, parsers[parser]);
+  if ('invalid' in parsed) return { ...report, error: parsed.invalid };
+  const conflict = conflictingResults(log, [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS]);
+  if (conflict) return { ...report, error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)` };
+  const untrusted = untrustedPytestLog(log, parser);
+  if (untrusted) return { ...report, error: untrusted };
+  const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
+  const reaches = report.guard.some((g) => g.reason.startsWith(frameworkAccessReason)) && !o.allowFrameworkAccess;
+  const resolved = resolution(tests) === 'RESOLVED_FULL' && !reaches;
+  return { ...report, tests_status: tests, resolved, status: resolved ? 'resolved' : 'unresolved' };
 }
 
 /** A prediction's report before it is graded: an error until shown otherwise. */
@@ -101,18 +125,39 @@ const applyFailed = '>>>>> Patch Apply Failed';
 /** The official harness's ways to apply a prediction, in order. */
 const applyTries = [['git', 'apply', '--verbose'], ['git', 'apply', '--verbose', '--reject'], ['patch', '--batch', '--fuzz=5', '-p1', '-i']];
 
-/** A workspace from --repos, the prediction and the test patch applied here; the tests here or in the image named. */
-async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<{ log: string } | { error: string }> {
+type Ran = { log: string; flags?: GuardResult['flags'] } | { error: string };
+export const frameworkAccessReason = 'test-framework-access';
+
+/**
+ * A workspace from --repos with the prediction applied, then judged as a tree against the base (whatever applied
+ * it); the test patch applied; the tests here (sandboxed unless opted out) or in the image named.
+ */
+async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
   if (!o.reposDir) return { error: 'no --repos to make the workspace from (or grade in the instance images with --grader podman|docker)' };
   const source = repoSource(o.reposDir, task.repo);
   const ws = join(dir, 'ws');
   freshWorkspace(source, task.base_commit, ws, false);
-  if (hasPatch && !applyPrediction(ws, join(dir, 'pred.diff'))) return { log: `${applyFailed}\n` };
+  const before = snapshot(ws);
+  if (hasPatch) {
+    const reset = (): void => { rmSync(ws, { recursive: true, force: true }); freshWorkspace(source, task.base_commit, ws, false); };
+    const applied = await applyPrediction(ws, join(dir, 'pred.diff'), o.timeoutMs, reset);
+    if (applied === 'timeout') return { error: `applying the patch took over ${o.timeoutMs / 1000} s` };
+    if (!applied) return { log: `${applyFailed}\n` };
+  }
+  const testFiles = fileSections(task.test_patch).flatMap((s) => s.paths);
+  const cx: JudgeContext = {
+    modules: shadowableModules(), base: (file) => fileAt(source, task.base_commit, file),
+    importRoots: new Set(['', ...testFiles.map((f) => (f.includes('/') ? f.slice(0, f.lastIndexOf('/')) : ''))]),
+  };
+  const flags = judgeTree(ws, before, cx, o.allowTestEdits);
+  for (const file of frameworkAccessFiles(ws, before, cx)) {
+    flags.push({ file, reason: `${frameworkAccessReason}: non-test code imports or drives the test framework`, removed: false });
+  }
   // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval script does.
-  for (const file of new Set(fileSections(task.test_patch).flatMap((s) => s.paths))) {
-    const original = fileAt(source, task.base_commit, file);
-    if (original === undefined) rmSync(join(ws, file), { force: true });
-    else writeFileSync(join(ws, file), original);
+  for (const file of new Set(testFiles)) {
+    const original = cx.base(file);
+    rmSync(join(ws, file), { recursive: true, force: true });
+    if (original !== undefined) writeFileSync(join(ws, file), original);
   }
   writeFileSync(join(dir, 'test.diff'), task.test_patch);
   try {
@@ -123,14 +168,15 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   const directives = fileSections(task.test_patch).map((s) => s.file).filter((f) => f.endsWith('.py')).map(shellQuote).join(' ');
   const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nset -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
   const container = o.container?.image ? { runtime: o.container.runtime, image: o.container.image, mounts: [`${ws}:/testbed`] } : undefined;
-  return { log: await runScript(ws, script, o.timeoutMs, container) };
+  const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws } : undefined;
+  return { log: await runScript(ws, script, { timeoutMs: o.timeoutMs, container, sandbox, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput }), flags };
 }
 
 /**
  * The task's own image: the prediction applied in its /testbed the official ways in order (the tree restored between
  * tries; a patch already applied in full counts), then the eval script. One fresh container per grade, network off.
  */
-async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<{ log: string }> {
+async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
   writeFileSync(join(dir, 'eval.sh'), evalScript(task));
   const apply = hasPatch ? [
     'applied=',
@@ -141,11 +187,22 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
   ] : [];
   const script = ['cd /testbed', ...apply, 'exec bash /alight/eval.sh', ''].join('\n');
   await ensureImage(o.container!.runtime, task.image!); // a pull is not the tests' time
-  return { log: await runScript(dir, script, o.timeoutMs, { runtime: o.container!.runtime, image: task.image!, mounts: [`${dir}:/alight:ro`] }) };
+  const container = { runtime: o.container!.runtime, image: task.image!, mounts: [`${dir}:/alight:ro`] };
+  return { log: await runScript(dir, script, { timeoutMs: o.timeoutMs, container, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput }) };
 }
 
-function applyPrediction(ws: string, diff: string): boolean {
-  return applyTries.some(([cmd, ...args]) => spawnSync(cmd, [...args, diff], { cwd: ws, env: gitEnvFor(ws), stdio: 'ignore' }).status === 0);
+/**
+ * The official ways in order, the tree back at the base between tries (a failed `git apply --reject` leaves half a
+ * patch), each bounded by the grade's timeout and run without blocking the other grades.
+ */
+async function applyPrediction(ws: string, diff: string, timeoutMs: number, reset: () => void): Promise<boolean | 'timeout'> {
+  const deadline = Date.now() + timeoutMs;
+  for (const [i, [cmd, ...args]] of applyTries.entries()) {
+    if (i > 0) reset();
+    const ok = await runBounded(cmd, [...args, diff], ws, gitEnvFor(ws), Math.max(1, deadline - Date.now()));
+    if (ok) return ok;
+  }
+  return false;
 }
 
 /** The paths git reads in a patch (both sides of renames and copies). */
@@ -167,41 +224,3 @@ function conflictingResults(log: string, tests: string[]): string | null {
   return [...seen].find(([, statuses]) => statuses.size > 1)?.[0] ?? null;
 }
 
-/**
- * Runs a grading script (stderr into stdout) here or in a fresh container, and logs the exit status the process
- * returned, not anything the code under test printed; a run past the timeout is killed (its container removed) and marked.
- */
-function runScript(cwd: string, script: string, timeoutMs: number, container?: { runtime: Runtime; image: string; mounts: string[] }): Promise<string> {
-  const body = `exec 2>&1\n${script}`;
-  const name = `alight-grade-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  const [cmd, args] = container
-    ? [container.runtime, ['run', '--rm', ...runtimes[container.runtime].runFlags, '--name', name, ...container.mounts.flatMap((m) => ['-v', m]),
-      '-w', '/testbed', container.image, 'bash', '-c', body]]
-    : ['bash', ['-c', body]];
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args as string[], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let timedOut = false;
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
-      if (container) spawnSync(container.runtime, ['rm', '-f', name], { stdio: 'ignore' });
-    }, timeoutMs);
-    let done = false;
-    const finish = (code: number | null): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      child.stdout.destroy();
-      child.stderr.destroy();
-      const forged = new RegExp(`^.*${markers.exitCode}.*$`, 'gm');
-      resolve(`${out.replace(forged, '')}${timedOut ? '\n>>>>> Tests Timed Out\n' : `\n${markers.exitCode}: ${code ?? 137}\n`}`);
-    };
-    // Normally the pipes close as the process exits; a background child holding them open must not hold the grade.
-    let exitCode: number | null = null;
-    child.on('exit', (code) => { exitCode = code; setTimeout(() => finish(code), 100); });
-    child.on('close', (code) => finish(code ?? exitCode));
-  });
-}

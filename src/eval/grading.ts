@@ -63,7 +63,9 @@ export const markers = {
   start: '>>>>> Start Test Output',
   end: '>>>>> End Test Output',
   exitCode: '>>>>> Test Exit Code',
-  bad: ['>>>>> Patch Apply Failed', '>>>>> Reset Failed', '>>>>> Tests Errored', '>>>>> Tests Timed Out'],
+  truncated: '>>>>> Output Truncated',
+  timedOut: '>>>>> Tests Timed Out',
+  bad: ['>>>>> Patch Apply Failed', '>>>>> Reset Failed', '>>>>> Tests Errored', '>>>>> Tests Timed Out', '>>>>> Output Truncated'],
 };
 
 /**

@@ -70,10 +70,17 @@ function pathsIn(line: string): string[] {
   return names.map(unquote).filter((p) => p && p !== '/dev/null');
 }
 
+// Lines that start a diff's file or hunk in any format GNU patch reads (unified, context, normal).
+const diffHeader = /^(\*\*\* |--- |\+\+\+ |@@ |\d+(,\d+)?[acd]\d+(,\d+)?$)/gm;
+
 export function guardPatch(patch: string, allowTestEdits: boolean): GuardResult {
   const flags: GuardResult['flags'] = [];
   const kept: string[] = [];
-  for (const section of fileSections(patch)) {
+  const sections = fileSections(patch);
+  // Only unified-diff sections are kept: a context or normal diff (which GNU patch would apply) is removed, and said.
+  const outside = (patch.match(diffHeader)?.length ?? 0) - sections.reduce((n, s) => n + (s.text.match(diffHeader)?.length ?? 0), 0);
+  if (outside > 0) flags.push({ file: '(not a unified diff)', reason: 'diff text in another format than unified (context or normal diffs), which only GNU patch reads', removed: true });
+  for (const section of sections) {
     if (/^GIT binary patch$|^Binary files .* differ$/m.test(section.text)) {
       flags.push({ file: section.file, reason: 'binary hunk', removed: true });
       continue;

@@ -31,8 +31,9 @@ export function gradeTask(r: Record<string, unknown>, imageTemplate?: string): G
 
 /** Predictions in the official formats: JSONL, a JSON list, or a JSON dict keyed by instance id. */
 export async function readPredictions(path: string): Promise<Prediction[]> {
-  return (await readAllRows(path)).map((r, i) => {
-    if (typeof r.instance_id !== 'string') throw new AlightError(`${path}: prediction ${i + 1} needs instance_id`, ExitCode.input);
-    return { instance_id: r.instance_id, model_name_or_path: String(r.model_name_or_path ?? ''), model_patch: typeof r.model_patch === 'string' ? r.model_patch : null };
-  });
+  // A prediction without a usable id is graded as an error of its own (its id shown as given), not a refused run.
+  return (await readAllRows(path)).map((r) => ({
+    instance_id: typeof r.instance_id === 'string' ? r.instance_id : JSON.stringify(r.instance_id ?? null),
+    model_name_or_path: String(r.model_name_or_path ?? ''), model_patch: typeof r.model_patch === 'string' ? r.model_patch : null,
+  }));
 }

@@ -20,6 +20,7 @@ export interface EvalOptions {
   /** Where agents work: folders made from --repos, or (with `runtime`) containers of each instance's image. */
   reposDir?: string; runtime?: Runtime;
   timeoutMs: number; gradeTimeoutMs: number; allowTestEdits: boolean; out: string; adminKey: string;
+  sandbox?: GradeOptions['sandbox']; allowFrameworkAccess?: boolean;
   /** The upstream API key (from the variable the config names): sent upstream, never stored or shown to harnesses. */
   upstreamApiKey?: string;
   /** How predictions are graded (see GradeOptions): here, in containers, or by the official package. */
@@ -86,6 +87,7 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
       const stoppedBefore = o.signal.aborted;
       const graded = ran.length ? await gradePredictions(o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade), ran.map((a) => a.prediction),
         { reposDir: o.reposDir, timeoutMs: o.gradeTimeoutMs, allowTestEdits: o.allowTestEdits, out: join(o.out, `attempt-${attempt}`), workers: o.workers,
+          sandbox: o.sandbox, allowFrameworkAccess: o.allowFrameworkAccess,
           container: o.container, official: o.official ? { runId: `${run}-${attempt}` } : undefined }) : { reports: [] };
       // Ctrl-C during grading kills the tests too: those verdicts are not kept, the next run grades again. (Stopped
       // before, the harnesses that had finished are graded in peace and kept.)

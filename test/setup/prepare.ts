@@ -27,8 +27,9 @@ async function install(): Promise<void> {
   const listener = setupProgress();
   const started = Date.now();
   // The container graders and runtimes build their image from a debootstrap rootfs and run it with podman and runc.
-  await ensureSystemPackages([commandNeed('podman', 'podman'), commandNeed('runc', 'runc'), commandNeed('debootstrap', 'debootstrap')],
-    'the container tests', listener);
+  // bubblewrap: the local grader's sandbox.
+  await ensureSystemPackages([commandNeed('podman', 'podman'), commandNeed('runc', 'runc'), commandNeed('debootstrap', 'debootstrap'),
+    commandNeed('bwrap', 'bubblewrap')], 'the container and grader tests', listener);
   await ensurePythonEnv(listener, ['test']);
   await ensureVllm('cpu', listener);
   // The verl backend's own stack (CUDA wheels, ~5 GB): its CPU-side tests build verl's trainer and Ray for real.
