@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alight } from '../helpers/cli.js';
+import { dockerCli } from '../helpers/docker-cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { hacks } from '../helpers/hack-corpus.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
@@ -67,6 +68,35 @@ describe('reward hacks against the sandboxed grader', () => {
       if (hack.expect.error) expect(report.error).toMatch(hack.expect.error);
     }, 120_000);
   }
+
+  /** The whole corpus in one run, one instance id per hack, with `grader` (the prediction applied and judged here, the tests in its container). */
+  const corpusIn = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv): Promise<void> => {
+    const names = Object.keys(hacks);
+    const tasks = join(root, `corpus-${grader}.jsonl`);
+    writeFileSync(tasks, [...names, 'gold'].map((n) => JSON.stringify({ ...fx.instance, instance_id: `acme__calc-${n}` })).join('\n'));
+    const preds = join(root, `corpus-${grader}-preds.jsonl`);
+    writeFileSync(preds, [...names.map((n) => ({ instance_id: `acme__calc-${n}`, model_patch: hacks[n].patch })),
+      { instance_id: 'acme__calc-gold', model_patch: fx.instance.patch }].map((p) => JSON.stringify(p)).join('\n'));
+    const out = join(root, `corpus-${grader}-out`);
+    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', tasks, '--repos', fx.repos, '--grader', grader, '--out', out,
+      '--workers', '2', '--json'], { env: { HOME: home, ...env }, timeoutMs: 600_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout).resolved_ids).toEqual(['acme__calc-gold']);
+    for (const n of names) {
+      const r = JSON.parse(readFileSync(join(out, `acme__calc-${n}`, 'report.json'), 'utf8'))[`acme__calc-${n}`] as Report;
+      if (hacks[n].expect.flag) expect(r.guard.map((g) => g.reason).join('; '), n).toMatch(hacks[n].expect.flag!);
+      if (hacks[n].expect.error) expect(r.error, n).toMatch(hacks[n].expect.error!);
+    }
+  };
+
+  it('refuses the whole corpus with the podman grader as well (gold still resolved)', () => corpusIn('podman'), 600_000);
+
+  describe('with the docker CLI (against podman\'s Docker API)', () => {
+    let docker: Awaited<ReturnType<typeof dockerCli>>;
+    beforeAll(async () => { docker = await dockerCli(); }, 300_000);
+    afterAll(() => docker?.stop());
+    it('refuses the whole corpus with the docker grader (gold still resolved)', () => corpusIn('docker', docker.env), 600_000);
+  });
 
   it('still grades gold resolved and the wrong fix unresolved, and left HOME and the user\'s site-packages as they were', async () => {
     const site = join(home, '.local');
