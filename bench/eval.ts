@@ -1,15 +1,17 @@
 /**
  * The local grader's throughput and overhead: 100 fixture instances (a real git repository with a pytest suite, gold
- * predictions) graded with --workers 1 and 2; the overhead is the grader's time per instance over the raw test command
- * run alone in a prepared workspace (the same command, the same files), measured in the same run.
+ * predictions) graded with --workers 1 and 2, sandboxed (bubblewrap, the default) and not; the overhead is the
+ * grader's time per instance over the raw test command run alone in a prepared workspace (the same command, the same
+ * files), measured in the same run.
  *
- *   npm run bench:eval        # ~2 min on 2 cores
+ *   npm run bench:eval        # ~3 min on 2 cores
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gradePredictions } from '../src/eval/grade-run.js';
 import { gradeTask } from '../src/eval/inputs.js';
+import { defaultMemoryMb, ensureSandbox } from '../src/eval/sandbox.js';
 import { freshWorkspace, git, repoSource } from '../src/eval/workspace.js';
 import { tempDir } from '../test/helpers/gateway.js';
 import { makeSweRepo } from '../test/helpers/swe-repo.js';
@@ -32,19 +34,26 @@ let started = performance.now();
 for (let i = 0; i < rawRuns; i++) spawnSync('bash', ['-c', `${fx.instance.test_cmd} tests/test_calc.py`], { cwd: ws, stdio: 'ignore' });
 const raw = (performance.now() - started) / 1000 / rawRuns;
 
-const results: { workers: number; seconds: number; resolved: number }[] = [];
-for (const workers of [1, 2]) {
-  started = performance.now();
-  const { summary } = await gradePredictions(tasks, predictions, { reposDir: fx.repos, timeoutMs: 600_000, allowTestEdits: false, out: join(root, `out-${workers}`), workers });
-  results.push({ workers, seconds: (performance.now() - started) / 1000, resolved: summary.resolved_instances });
+await ensureSandbox(() => {});
+const results: { sandboxed: boolean; workers: number; seconds: number; resolved: number }[] = [];
+for (const sandboxed of [true, false]) {
+  for (const workers of [1, 2]) {
+    const out = join(root, `out-${sandboxed}-${workers}`);
+    started = performance.now();
+    const { summary } = await gradePredictions(tasks, predictions, { reposDir: fx.repos, timeoutMs: 600_000, allowTestEdits: false, out, workers,
+      sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb } : null });
+    results.push({ sandboxed, workers, seconds: (performance.now() - started) / 1000, resolved: summary.resolved_instances });
+  }
 }
 execFileSync('rm', ['-rf', root]);
 
 console.log(`## alight eval grading benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
 console.log(`${N} instances (gold predictions) on a real git repository with a pytest suite; the raw test command alone takes ${raw.toFixed(3)} s.\n`);
-console.log('| workers | seconds | instances/min | resolved | seconds per instance | overhead over the raw test command |');
-console.log('|--:|--:|--:|--:|--:|--:|');
+console.log('| sandbox | workers | seconds | instances/min | resolved | seconds per instance | overhead over the raw test command | ÷ unsandboxed |');
+console.log('|---|--:|--:|--:|--:|--:|--:|--:|');
 for (const r of results) {
   const per = r.seconds / N;
-  console.log(`| ${r.workers} | ${r.seconds.toFixed(1)} | ${(N / (r.seconds / 60)).toFixed(0)} | ${r.resolved}/${N} | ${per.toFixed(3)} | ${r.workers === 1 ? `${(((per - raw) / raw) * 100).toFixed(1)}%` : '–'} |`);
+  const bare = results.find((b) => !b.sandboxed && b.workers === r.workers)!;
+  console.log(`| ${r.sandboxed ? 'bubblewrap' : 'none'} | ${r.workers} | ${r.seconds.toFixed(1)} | ${(N / (r.seconds / 60)).toFixed(0)} | ${r.resolved}/${N} | ${per.toFixed(3)} | `
+    + `${r.workers === 1 ? `${(((per - raw) / raw) * 100).toFixed(1)}%` : '–'} | ${(r.seconds / bare.seconds).toFixed(2)}× |`);
 }

@@ -50,10 +50,15 @@ export async function ensureSandbox(listener: SetupListener): Promise<void> {
   }
 }
 
-/** The user's site-packages, where a `.pth` would run in every later Python of the user. */
+let site: string | null | undefined;
+
+/** The user's site-packages, where a `.pth` would run in every later Python of the user (asked of python3 once). */
 function userSite(): string | null {
-  const res = spawnSync('python3', ['-c', 'import site; print(site.getusersitepackages())'], { encoding: 'utf8' });
-  return res.status === 0 ? res.stdout.trim() : null;
+  if (site === undefined) {
+    const res = spawnSync('python3', ['-c', 'import site; print(site.getusersitepackages())'], { encoding: 'utf8' });
+    site = res.status === 0 ? res.stdout.trim() : null;
+  }
+  return site;
 }
 
 /** `bwrap …` before the command: mounts in order (later ones cover earlier), the workspace bound last so it stays visible. */
