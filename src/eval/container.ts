@@ -51,6 +51,17 @@ export async function ensureImage(runtime: Runtime, image: string): Promise<void
   await engine(runtime, ['image', 'inspect', image]).catch(() => engine(runtime, ['pull', image]));
 }
 
+/** Copies a folder out of an image (a container created, not started, then removed) to `dest`. */
+export async function copyOutOfImage(runtime: Runtime, image: string, path: string, dest: string): Promise<void> {
+  const name = `alight-copy-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  await engine(runtime, ['create', '--name', name, image, 'true']);
+  try {
+    await engine(runtime, ['cp', `${name}:${path}`, dest]);
+  } finally {
+    await engine(runtime, ['rm', '-f', name]).catch(() => {});
+  }
+}
+
 /** Builds the grading image from a debootstrap rootfs (about a minute; needs a Debian mirror); returns its name. */
 export function buildImage(runtime: Runtime, image = defaultImage, mirror = 'http://deb.debian.org/debian', log: (line: string) => void = () => {}): string {
   for (const tool of [runtime, 'debootstrap']) {

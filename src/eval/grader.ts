@@ -6,13 +6,12 @@ import { errorMessage } from '../errors.js';
 import { markers, resolution, statusesFromLog, testsReport, type TestsReport } from './grading.js';
 import { fileSections, guardPatch, protectedReason, type GuardResult } from './guards.js';
 import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
-import { ensureImage, type Runtime } from './container.js';
+import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
+import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
 import { untrustedPytestLog } from './log-trust.js';
-import { runBounded, runScript } from './run-script.js';
+import { runScript } from './run-script.js';
 import type { Sandbox } from './sandbox.js';
 import { evalScript, shellQuote } from './specs.js';
-import { frameworkAccessFiles, judgeTree, snapshot, type JudgeContext } from './tree-judge.js';
-import { shadowableModules } from './shadowing.js';
 import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.js';
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
@@ -120,42 +119,22 @@ export function slippedPastGuard(dir: string, diff: string): string | null {
   return slipped.length ? `the patch touches ${slipped.join(', ')} in a form the guard could not separate` : null;
 }
 
-const applyFailed = '>>>>> Patch Apply Failed';
-
-/** The official harness's ways to apply a prediction, in order. */
-const applyTries = [['git', 'apply', '--verbose'], ['git', 'apply', '--verbose', '--reject'], ['patch', '--batch', '--fuzz=5', '-p1', '-i']];
-
 type Ran = { log: string; flags?: GuardResult['flags'] } | { error: string };
-export const frameworkAccessReason = 'test-framework-access';
 
-/**
- * A workspace from --repos with the prediction applied, then judged as a tree against the base (whatever applied
- * it); the test patch applied; the tests here (sandboxed unless opted out) or in the image named.
- */
+/** A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here (sandboxed unless opted out) or in the image named. */
 async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
   if (!o.reposDir) return { error: 'no --repos to make the workspace from (or grade in the instance images with --grader podman|docker)' };
   const source = repoSource(o.reposDir, task.repo);
   const ws = join(dir, 'ws');
   freshWorkspace(source, task.base_commit, ws, false);
-  const before = snapshot(ws);
-  if (hasPatch) {
-    const reset = (): void => { rmSync(ws, { recursive: true, force: true }); freshWorkspace(source, task.base_commit, ws, false); };
-    const applied = await applyPrediction(ws, join(dir, 'pred.diff'), o.timeoutMs, reset);
-    if (applied === 'timeout') return { error: `applying the patch took over ${o.timeoutMs / 1000} s` };
-    if (!applied) return { log: `${applyFailed}\n` };
-  }
   const testFiles = fileSections(task.test_patch).flatMap((s) => s.paths);
-  const cx: JudgeContext = {
-    modules: shadowableModules(), base: (file) => fileAt(source, task.base_commit, file),
-    importRoots: new Set(['', ...testFiles.map((f) => (f.includes('/') ? f.slice(0, f.lastIndexOf('/')) : ''))]),
-  };
-  const flags = judgeTree(ws, before, cx, o.allowTestEdits);
-  for (const file of frameworkAccessFiles(ws, before, cx)) {
-    flags.push({ file, reason: `${frameworkAccessReason}: non-test code imports or drives the test framework`, removed: false });
-  }
+  const base = (file: string): string | undefined => fileAt(source, task.base_commit, file);
+  const reset = (): void => { rmSync(ws, { recursive: true, force: true }); freshWorkspace(source, task.base_commit, ws, false); };
+  const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles });
+  if (!('flags' in prepared)) return prepared;
   // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval script does.
   for (const file of new Set(testFiles)) {
-    const original = cx.base(file);
+    const original = base(file);
     rmSync(join(ws, file), { recursive: true, force: true });
     if (original !== undefined) writeFileSync(join(ws, file), original);
   }
@@ -169,40 +148,28 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nset -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
   const container = o.container?.image ? { runtime: o.container.runtime, image: o.container.image, mounts: [`${ws}:/testbed`] } : undefined;
   const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws } : undefined;
-  return { log: await runScript(ws, script, { timeoutMs: o.timeoutMs, container, sandbox, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput }), flags };
+  const log = await runScript(ws, script, { timeoutMs: o.timeoutMs, container, sandbox, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput });
+  return { log, flags: prepared.flags };
 }
 
 /**
- * The task's own image: the prediction applied in its /testbed the official ways in order (the tree restored between
- * tries; a patch already applied in full counts), then the eval script. One fresh container per grade, network off.
+ * The task's own image: its /testbed copied out, the prediction applied and judged here as with --repos (the tree
+ * restored between tries with git), then the eval script in a fresh container of the image with that copy mounted at
+ * /testbed, network off.
  */
 async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
+  const runtime = o.container!.runtime;
+  await ensureImage(runtime, task.image!); // a pull is not the tests' time
+  const ws = join(dir, 'testbed');
+  await copyOutOfImage(runtime, task.image!, '/testbed', ws);
+  const reset = (): void => { git(ws, ['checkout', '-q', '--', '.']); git(ws, ['clean', '-fdq']); };
+  const base = (file: string): string | undefined => fileAt(ws, 'HEAD', file);
+  const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles: fileSections(task.test_patch).flatMap((s) => s.paths) });
+  if (!('flags' in prepared)) return prepared;
   writeFileSync(join(dir, 'eval.sh'), evalScript(task));
-  const apply = hasPatch ? [
-    'applied=',
-    ...applyTries.map((t, i) => `[ -n "$applied" ] || { ${i ? 'git checkout -- . ; git clean -fdq; ' : ''}${t.join(' ')} /alight/pred.diff && applied=1; }`),
-    // As the official harness: the chain can leave the patch wholly applied while each try still failed.
-    '[ -n "$applied" ] || { git apply --check --reverse /alight/pred.diff 2>/dev/null && applied=1; }',
-    `[ -n "$applied" ] || { echo '${applyFailed}'; exit 97; }`,
-  ] : [];
-  const script = ['cd /testbed', ...apply, 'exec bash /alight/eval.sh', ''].join('\n');
-  await ensureImage(o.container!.runtime, task.image!); // a pull is not the tests' time
-  const container = { runtime: o.container!.runtime, image: task.image!, mounts: [`${dir}:/alight:ro`] };
-  return { log: await runScript(dir, script, { timeoutMs: o.timeoutMs, container, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput }) };
-}
-
-/**
- * The official ways in order, the tree back at the base between tries (a failed `git apply --reject` leaves half a
- * patch), each bounded by the grade's timeout and run without blocking the other grades.
- */
-async function applyPrediction(ws: string, diff: string, timeoutMs: number, reset: () => void): Promise<boolean | 'timeout'> {
-  const deadline = Date.now() + timeoutMs;
-  for (const [i, [cmd, ...args]] of applyTries.entries()) {
-    if (i > 0) reset();
-    const ok = await runBounded(cmd, [...args, diff], ws, gitEnvFor(ws), Math.max(1, deadline - Date.now()));
-    if (ok) return ok;
-  }
-  return false;
+  const container = { runtime, image: task.image!, mounts: [`${dir}/eval.sh:/alight/eval.sh:ro`, `${ws}:/testbed`] };
+  const log = await runScript(dir, 'cd /testbed\nexec bash /alight/eval.sh\n', { timeoutMs: o.timeoutMs, container, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput });
+  return { log, flags: prepared.flags };
 }
 
 /** The paths git reads in a patch (both sides of renames and copies). */

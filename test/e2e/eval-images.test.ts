@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
 import { dockerCli } from '../helpers/docker-cli.js';
+import { hacks } from '../helpers/hack-corpus.js';
 import { tempDir } from '../helpers/gateway.js';
 import { makeInstanceImage } from '../helpers/instance-image.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
@@ -71,6 +72,18 @@ describe('eval with instance images', () => {
   };
 
   it('grades every prediction in the instance image as the local grader does (guards included)', () => gradeAllCases('podman'), 300_000);
+
+  it('refuses the reward-hack corpus in the instance image: applied and judged here, tested in the image', async () => {
+    const names = Object.keys(hacks);
+    const { summary, reports } = await grade([...names, 'gold'].map((n) => ({ instance_id: `acme__calc-${n}` })),
+      Object.fromEntries([...names.map((n) => [`acme__calc-${n}`, hacks[n].patch]), ['acme__calc-gold', fx.instance.patch]]), ['--grader', 'podman']);
+    expect(summary.resolved_ids).toEqual(['acme__calc-gold']);
+    for (const n of names) {
+      const r = reports[`acme__calc-${n}`];
+      if (hacks[n].expect.flag) expect(r.guard.map((g: { reason: string }) => g.reason).join('; '), n).toMatch(hacks[n].expect.flag!);
+      if (hacks[n].expect.error) expect(r.error, n).toMatch(hacks[n].expect.error!);
+    }
+  }, 300_000);
 
   it('runs a row\'s own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script\'s', async () => {
     const script = ['#!/bin/bash', 'set -uxo pipefail', 'cd /testbed', `git checkout ${fx.base} tests/test_calc.py`,
