@@ -57,6 +57,14 @@ describe('reward hacks against the sandboxed grader', () => {
     if (process.env.DEBUG_HACKS) for (const p of predictions) { try { console.log(p.instance_id, readFileSync(join(out, p.instance_id, 'test_output.txt'), 'utf8').slice(0, 3000)); } catch { /* none */ } }
     return { summary: JSON.parse(res.stdout), report, out, seconds: (Date.now() - started) / 1000 };
   };
+  /** Runs a grade and checks what every grade must leave: no process of it (nothing under its alight-grade- folder), HOME and the user's site-packages as they were. */
+  const leavesNothing = async <T>(run: () => Promise<T>): Promise<T> => {
+    const before = hashTree(home);
+    const result = await run();
+    expect(processesMatching('alight-grade-')).toEqual([]);
+    expect(hashTree(home)).toEqual(before);
+    return result;
+  };
   const one = async (patch: string, extra: string[] = []): Promise<Report> =>
     (await grade([{ instance_id: fx.instance.instance_id, model_patch: patch }], extra)).report(fx.instance.instance_id);
 
@@ -128,7 +136,7 @@ describe('reward hacks against the sandboxed grader', () => {
     const lines = ['import os, stat', 'for _ in range(700):', '    for _fd in range(64):', '        try:',
       '            if stat.S_ISFIFO(os.fstat(_fd).st_mode) or stat.S_ISSOCK(os.fstat(_fd).st_mode): os.write(_fd, b"x" * (1 << 20))', '        except OSError:', '            pass'];
     const patch = `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + lines.length} @@\n \n def mul(a, b):\n     return a * b\n${lines.map((l) => `+${l}`).join('\n')}\n`;
-    const { report, seconds } = await grade([{ instance_id: fx.instance.instance_id, model_patch: patch }], ['--timeout', '60']);
+    const { report, seconds } = await leavesNothing(() => grade([{ instance_id: fx.instance.instance_id, model_patch: patch }], ['--timeout', '60']));
     const r = report(fx.instance.instance_id);
     expect(r).toMatchObject({ status: 'error', error: 'output truncated' });
     expect(seconds).toBeLessThan(60);
@@ -141,8 +149,8 @@ describe('reward hacks against the sandboxed grader', () => {
     const slow = `--- /dev/null\n+++ b/big.py\n@@ -0,0 +1,100000 @@\n${big}${hunks}`;
     const tasks = join(root, 'two-tasks.jsonl');
     writeFileSync(tasks, [fx.instance, { ...fx.instance, instance_id: 'acme__calc-2' }].map((t) => JSON.stringify(t)).join('\n'));
-    const { report, seconds } = await grade([{ instance_id: fx.instance.instance_id, model_patch: slow }, { instance_id: 'acme__calc-2', model_patch: fx.instance.patch }],
-      ['--timeout', '5', '--workers', '2'], tasks);
+    const { report, seconds } = await leavesNothing(() => grade([{ instance_id: fx.instance.instance_id, model_patch: slow }, { instance_id: 'acme__calc-2', model_patch: fx.instance.patch }],
+      ['--timeout', '5', '--workers', '2'], tasks));
     expect(report(fx.instance.instance_id)).toMatchObject({ status: 'error', error: 'applying the patch took over 5 s' });
     expect(report('acme__calc-2').status).toBe('resolved');
     expect(seconds).toBeLessThan(20);
@@ -150,7 +158,7 @@ describe('reward hacks against the sandboxed grader', () => {
 
   it('grades a 300-character id as an error of its own and the other predictions as usual', async () => {
     const long = 'x'.repeat(300);
-    const { summary, report } = await grade([{ instance_id: long, model_patch: fx.instance.patch }, { instance_id: fx.instance.instance_id, model_patch: fx.instance.patch }]);
+    const { summary, report } = await leavesNothing(() => grade([{ instance_id: long, model_patch: fx.instance.patch }, { instance_id: fx.instance.instance_id, model_patch: fx.instance.patch }]));
     expect(summary).toMatchObject({ error_ids: [long], resolved_ids: [fx.instance.instance_id] });
     expect(report(fx.instance.instance_id).status).toBe('resolved');
   }, 120_000);
