@@ -45,8 +45,8 @@ export async function applyAndJudge(ws: string, diff: string | null, o: { timeou
     modules: shadowableModules(), base: at.base,
     importRoots: new Set(['', ...at.testFiles.map((f) => (f.includes('/') ? f.slice(0, f.lastIndexOf('/')) : ''))]),
   };
-  const flags = judgeTree(ws, before, cx, o.allowTestEdits);
-  for (const file of frameworkAccessFiles(ws, before, cx)) {
+  const { flags, kept } = judgeTree(ws, before, cx, o.allowTestEdits);
+  for (const file of frameworkAccessFiles(ws, kept, cx)) {
     flags.push({ file, reason: `${frameworkAccessReason}: non-test code imports or drives the test framework`, removed: false });
   }
   return { flags };

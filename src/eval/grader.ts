@@ -127,7 +127,8 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   const source = repoSource(o.reposDir, task.repo);
   const ws = join(dir, 'ws');
   freshWorkspace(source, task.base_commit, ws, false);
-  const testFiles = fileSections(task.test_patch).flatMap((s) => s.paths);
+  const sections = fileSections(task.test_patch);
+  const testFiles = sections.flatMap((s) => s.paths);
   const base = (file: string): string | undefined => fileAt(source, task.base_commit, file);
   const reset = (): void => { rmSync(ws, { recursive: true, force: true }); freshWorkspace(source, task.base_commit, ws, false); };
   const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles });
@@ -144,7 +145,7 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   } catch (err) {
     return { error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
   }
-  const directives = fileSections(task.test_patch).map((s) => s.file).filter((f) => f.endsWith('.py')).map(shellQuote).join(' ');
+  const directives = sections.map((s) => s.file).filter((f) => f.endsWith('.py')).map(shellQuote).join(' ');
   const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nset -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
   const container = o.container?.image ? { runtime: o.container.runtime, image: o.container.image, mounts: [`${ws}:/testbed`] } : undefined;
   const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws } : undefined;

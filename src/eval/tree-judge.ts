@@ -75,22 +75,26 @@ function revert(ws: string, path: string, tree: Tree, cx: JudgeContext): void {
 /**
  * Judges the applied workspace against its snapshot before applying: reverts and flags each path it refuses (the
  * removal is the flag's `removed`; with `allowTestEdits` protected paths stay, flagged; links and shadowing never do).
+ * `kept`: the changed files left in place, for the content checks.
  */
-export function judgeTree(ws: string, before: Tree, cx: JudgeContext, allowTestEdits: boolean): Flag[] {
+export function judgeTree(ws: string, before: Tree, cx: JudgeContext, allowTestEdits: boolean): { flags: Flag[]; kept: string[] } {
   const after = snapshot(ws);
   const flags: Flag[] = [];
   const reverted: string[] = [];
+  const kept: string[] = [];
   for (const path of changedPaths(before, after)) {
     if (reverted.some((r) => path.startsWith(`${r}/`))) continue;
     const why = reason(path, before.get(path), after.get(path), cx);
-    if (!why) continue;
-    const keep = allowTestEdits && protectedReason(path) === why;
-    flags.push({ file: path, reason: why, removed: !keep });
-    if (keep) continue;
+    const keep = !why || (allowTestEdits && protectedReason(path) === why);
+    if (why) flags.push({ file: path, reason: why, removed: !keep });
+    if (keep) {
+      if (after.get(path)?.kind === 'file') kept.push(path);
+      continue;
+    }
     revert(ws, path, before, cx);
     reverted.push(path);
   }
-  return flags;
+  return { flags, kept };
 }
 
 /** New lines of a changed file (not in the base's), for the content checks. */
@@ -102,9 +106,7 @@ export function addedLines(ws: string, path: string, cx: JudgeContext): string[]
 /** Non-test code reaching into the test framework: importing it, defining its hooks, reading its state, skipping. */
 const frameworkAccess = /\b(import\s+(pytest|_pytest|pluggy)\b|from\s+(pytest|_pytest|pluggy)\b|__import__\(\s*['"](pytest|_pytest|pluggy)|def\s+pytest_\w+|PYTEST_CURRENT_TEST|sys\.modules\s*\[\s*['"](pytest|_pytest)|(xfail|importorskip)\s*\()/;
 
-/** The changed, kept non-test Python files whose new lines reach into the test framework. */
-export function frameworkAccessFiles(ws: string, before: Tree, cx: JudgeContext): string[] {
-  const after = snapshot(ws);
-  return changedPaths(before, after).filter((p) => p.endsWith('.py') && after.get(p)?.kind === 'file' && protectedReason(p) === null
-    && addedLines(ws, p, cx).some((l) => frameworkAccess.test(l)));
+/** Of the changed files judgeTree kept, the non-test Python files whose new lines reach into the test framework. */
+export function frameworkAccessFiles(ws: string, kept: string[], cx: JudgeContext): string[] {
+  return kept.filter((p) => p.endsWith('.py') && protectedReason(p) === null && addedLines(ws, p, cx).some((l) => frameworkAccess.test(l)));
 }

@@ -1,4 +1,5 @@
 import type { RolloutMemory } from './protocols/index.js';
+import { chatAnswer } from './protocols/translate.js';
 
 type Obj = Record<string, unknown>;
 type Exchange = { request: Obj; response: Obj };
@@ -53,11 +54,8 @@ export class RolloutMemories {
     for (const item of (exchange.response.output as Obj[] | undefined) ?? []) {
       if (typeof item.id === 'string') bounded(k.items, item.id, item, maxItems);
     }
-    const message = ((chat.choices as Obj[] | undefined)?.[0]?.message ?? {}) as Obj;
-    for (const call of (message.tool_calls as Obj[] | undefined) ?? []) {
-      const fn = (call.function ?? {}) as Obj;
-      if (typeof call.id === 'string' && typeof fn.arguments === 'string') bounded(k.toolArguments, call.id, fn.arguments, maxToolCalls);
-    }
+    // The ids the harness was given (translate.ts's reading of the chat answer), so that it names them back.
+    for (const call of chatAnswer(chat).toolCalls) bounded(k.toolArguments, call.id, call.arguments, maxToolCalls);
   }
 
   forget(rolloutId: string): void {

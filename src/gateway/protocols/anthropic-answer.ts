@@ -1,4 +1,4 @@
-import { ChatParts, type Part } from './chat-parts.js';
+import { ChatParts, partsView, type Part } from './chat-parts.js';
 import { argumentsObject, chatAnswer, type ChatAnswer } from './translate.js';
 import type { HarnessView } from './types.js';
 
@@ -57,7 +57,6 @@ export const anthropicBroken = (message: string): string => sse('error', anthrop
 /** Anthropic's event stream for a chat/completions stream, event for event. */
 export function anthropicView(harness: Obj): HarnessView {
   const model = harness.model;
-  let started = false;
   // Tool input streams as JSON of an object; arguments a model wrote that are not one are held to the block's end
   // and sent as the object the whole answer has (`{"_raw": …}`), which the SDKs can parse.
   let held: boolean | null = null;
@@ -75,25 +74,17 @@ export function anthropicView(harness: Obj): HarnessView {
       + (part.kind === 'reasoning' ? sse('content_block_delta', { index, delta: { type: 'signature_delta', signature: '' } }) : '')
       + sse('content_block_stop', { index }),
   });
-  return {
+  return partsView(parts, {
     whole: (answer) => anthropicMessage(chatAnswer(answer), model),
-    event(_raw, chunk) {
-      if (chunk.error) return this.broken(String((chunk.error as Obj).message ?? JSON.stringify(chunk.error)));
-      let out = '';
-      if (!started) {
-        started = true;
-        const promptIds = chunk.prompt_token_ids;
-        const message = anthropicMessage({ ...parts.answer(), inputTokens: Array.isArray(promptIds) ? promptIds.length : 0 }, model);
-        out += sse('message_start', { message: { ...message, id: messageId(String(chunk.id ?? 'alight')), content: [], stop_reason: null } }) + sse('ping');
-      }
-      return out + parts.push(chunk);
+    start(chunk) {
+      const promptIds = chunk.prompt_token_ids;
+      const message = anthropicMessage({ ...parts.answer(), inputTokens: Array.isArray(promptIds) ? promptIds.length : 0 }, model);
+      return sse('message_start', { message: { ...message, id: messageId(String(chunk.id ?? 'alight')), content: [], stop_reason: null } }) + sse('ping');
     },
     end() {
-      const closed = parts.finish();
       const a = parts.answer();
-      return closed + sse('message_delta', { delta: { stop_reason: stopReason(a), stop_sequence: a.stopSequence }, usage: usage(a) })
-        + sse('message_stop');
+      return sse('message_delta', { delta: { stop_reason: stopReason(a), stop_sequence: a.stopSequence }, usage: usage(a) }) + sse('message_stop');
     },
     broken: anthropicBroken,
-  };
+  });
 }

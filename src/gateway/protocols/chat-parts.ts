@@ -1,6 +1,6 @@
 import { openaiChat } from './openai-chat.js';
 import { chatAnswer, type ChatAnswer } from './translate.js';
-import type { StreamAssembler } from './types.js';
+import type { HarnessView, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -75,4 +75,30 @@ export class ChatParts {
     open.text += text;
     return this.events.delta(open.part, open.index, text);
   }
+}
+
+/** How one translated protocol opens, closes and breaks its stream around its parts' events. */
+export interface StreamShape {
+  whole(answer: Obj): Obj;
+  /** The events before the first chunk's (given that chunk). */
+  start(chunk: Obj): string;
+  /** The events after the last part closed. */
+  end(): string;
+  broken(message: string): string;
+}
+
+/** The harness's view of a translated stream: an upstream error breaks it, the first chunk opens it, parts follow. */
+export function partsView(parts: ChatParts, shape: StreamShape): HarnessView {
+  let started = false;
+  return {
+    whole: shape.whole,
+    event(_raw, chunk) {
+      if (chunk.error) return shape.broken(String((chunk.error as Obj).message ?? JSON.stringify(chunk.error)));
+      const opening = started ? '' : shape.start(chunk);
+      started = true;
+      return opening + parts.push(chunk);
+    },
+    end: () => parts.finish() + shape.end(),
+    broken: shape.broken,
+  };
 }

@@ -1,5 +1,6 @@
 import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
-import { openaiErrorBody, relayView } from './relay-view.js';
+import { errorBody } from '../../http.js';
+import { relayView } from './relay-view.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -76,5 +77,5 @@ export const openaiChat: Protocol = {
   assembler: () => new ChatAssembler(),
   view: (harness, upstream, kind) => relayView(harness, upstream, kind,
     { tokenIds: harness.return_token_ids === true, logprobs: harness.logprobs === true }),
-  errorBody: openaiErrorBody,
+  errorBody,
 };

@@ -1,6 +1,6 @@
-import { HttpError } from '../../http.js';
 import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
-import { openaiErrorBody, relayView } from './relay-view.js';
+import { errorBody, HttpError } from '../../http.js';
+import { relayView } from './relay-view.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -96,5 +96,5 @@ export const openaiCompletions: Protocol = {
   assembler: () => new CompletionsAssembler(),
   view: (harness, upstream, kind) => relayView(harness, upstream, kind,
     { tokenIds: harness.return_token_ids === true, logprobs: typeof harness.logprobs === 'number' }, kind === 'vllm' ? echoView(harness) : undefined),
-  errorBody: openaiErrorBody,
+  errorBody,
 };

@@ -48,5 +48,3 @@ export function relayView(harness: Obj, upstream: Obj, kind: UpstreamKind, asked
     broken: (message) => sseData(errorBody(502, message, 'upstream_error')),
   };
 }
-
-export const openaiErrorBody = (status: number, message: string, type: string): Obj => errorBody(status, message, type);

@@ -1,4 +1,4 @@
-import { ChatParts, type Part } from './chat-parts.js';
+import { ChatParts, partsView, type Part } from './chat-parts.js';
 import { chatAnswer, type ChatAnswer } from './translate.js';
 import type { HarnessView } from './types.js';
 
@@ -77,25 +77,17 @@ export function responsesView(harness: Obj): HarnessView {
     },
   });
   const snapshot = (status?: string): Obj => responseObject({ ...parts.answer(), id: chatId }, harness, status);
-  let started = false;
-  return {
+  return partsView(parts, {
     whole: (answer) => responseObject(chatAnswer(answer), harness),
-    event(_raw, chunk) {
-      if (chunk.error) return this.broken(String((chunk.error as Obj).message ?? JSON.stringify(chunk.error)));
-      let out = '';
-      if (!started) {
-        started = true;
-        if (typeof chunk.id === 'string') chatId = chunk.id;
-        const response = { ...snapshot('in_progress'), output: [] };
-        out += ev('response.created', { response }) + ev('response.in_progress', { response });
-      }
-      return out + parts.push(chunk);
+    start(chunk) {
+      if (typeof chunk.id === 'string') chatId = chunk.id;
+      const response = { ...snapshot('in_progress'), output: [] };
+      return ev('response.created', { response }) + ev('response.in_progress', { response });
     },
     end() {
-      const closed = parts.finish();
       const response = snapshot();
-      return closed + ev(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+      return ev(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     },
     broken: (message) => ev('response.failed', { response: { ...snapshot('failed'), error: { code: 'server_error', message } } }),
-  };
+  });
 }

@@ -1,0 +1,31 @@
+import { nativeProtocol } from './native.js';
+import { openaiChat } from './openai-chat.js';
+import { chatAnswer, chatRequest, type ChatAnswer } from './translate.js';
+import type { HarnessView, Protocol, RolloutMemory } from './types.js';
+
+type Obj = Record<string, unknown>;
+
+/** What one protocol the gateway translates to chat/completions brings of its own. */
+export interface Translation extends Pick<Protocol, 'name' | 'path' | 'invalid' | 'errorBody'> {
+  /** The chat body for a harness request (before the upstream's token fields). */
+  toChat(body: Obj, memory: RolloutMemory): Obj;
+  view(harness: Obj): HarnessView;
+  /** The harness's answer for a chat answer. */
+  answer(a: ChatAnswer, harness: Obj): Obj;
+  /** As relayed unchanged to an upstream that serves the protocol. */
+  native: { kind: 'messages' | 'responses'; broken(message: string): string };
+}
+
+/** A protocol translated to chat/completions for the upstream: chat's extraction and assembly, the harness's own view. */
+export function translatedProtocol(t: Translation): Protocol {
+  const own = { name: t.name, path: t.path, invalid: t.invalid, errorBody: t.errorBody };
+  return {
+    ...own,
+    upstream: (body, kind, memory) => chatRequest(t.toChat(body, memory), kind),
+    extract: openaiChat.extract,
+    assembler: openaiChat.assembler,
+    view: (harness) => t.view(harness),
+    translated: { answer: (harness, chat) => t.answer(chatAnswer(chat), harness) },
+    native: nativeProtocol(own, t.native.kind, t.native.broken),
+  };
+}
