@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gradePredictions } from '../src/eval/grade-run.js';
 import { gradeTask } from '../src/eval/inputs.js';
-import { defaultMemoryMb, ensureSandbox } from '../src/eval/sandbox.js';
+import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
 import { freshWorkspace, git, repoSource } from '../src/eval/workspace.js';
 import { tempDir } from '../test/helpers/gateway.js';
 import { makeSweRepo } from '../test/helpers/swe-repo.js';
@@ -41,7 +41,7 @@ for (const sandboxed of [true, false]) {
     const out = join(root, `out-${sandboxed}-${workers}`);
     started = performance.now();
     const { summary } = await gradePredictions(tasks, predictions, { reposDir: fx.repos, timeoutMs: 600_000, allowTestEdits: false, out, workers,
-      sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb } : null });
+      sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb, processes: defaultProcesses } : null });
     results.push({ sandboxed, workers, seconds: (performance.now() - started) / 1000, resolved: summary.resolved_instances });
   }
 }

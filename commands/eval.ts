@@ -10,7 +10,7 @@ import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.j
 import { compareRuns } from '../src/eval/compare.js';
 import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/container.js';
 import { gradeInstance, type GradeOptions } from '../src/eval/grader.js';
-import { defaultMemoryMb, ensureSandbox } from '../src/eval/sandbox.js';
+import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
@@ -34,7 +34,7 @@ async function sandboxFor(flags: GraderFlags, container: unknown, hide: string[]
     return null;
   }
   await ensureSandbox(setupProgress());
-  return { hide, memoryMb: defaultMemoryMb };
+  return { hide, memoryMb: defaultMemoryMb, processes: defaultProcesses };
 }
 
 export type GradeFlags = GraderFlags & {

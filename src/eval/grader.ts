@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
@@ -8,7 +8,8 @@ import { fileSections, guardPatch, protectedReason, type GuardResult } from './g
 import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
 import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
 import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
-import { untrustedPytestLog } from './log-trust.js';
+import { unbackedResults, untrustedPytestLog } from './log-trust.js';
+import { readResults, resultsEnv } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import type { Sandbox } from './sandbox.js';
 import { evalScript, shellQuote } from './specs.js';
@@ -82,7 +83,7 @@ export async function gradeInstance(task: GradeTask, prediction: string | null, 
     report.guard = [...report.guard, ...(ran.flags ?? []).filter((f) => !report.guard.some((g) => g.file === f.file))];
     report.test_seconds = (performance.now() - started) / 1000;
     writeFileSync(o.logFile, ran.log);
-    return judgeLog(task, report, ran.log, o);
+    return judgeLog(task, report, ran, o);
   } catch (err) {
     return { ...report, error: errorMessage(err) };
   } finally {
@@ -91,7 +92,7 @@ export async function gradeInstance(task: GradeTask, prediction: string | null, 
 }
 
 /** The verdict from the test log, once it is trusted; non-test code reaching into the test framework is not resolved. */
-function judgeLog(task: GradeTask, report: InstanceReport, log: string, o: GradeOptions): InstanceReport {
+function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tested, o: GradeOptions): InstanceReport {
   if (log.includes(applyFailed)) return { ...report, error: 'patch apply failed' };
   report.patch_successfully_applied = true;
   const parser = task.log_parser ?? parserForRepo(task.repo);
@@ -99,7 +100,7 @@ function judgeLog(task: GradeTask, report: InstanceReport, log: string, o: Grade
   if ('invalid' in parsed) return { ...report, error: parsed.invalid };
   const conflict = conflictingResults(log, [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS]);
   if (conflict) return { ...report, error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)` };
-  const untrusted = untrustedPytestLog(log, parser);
+  const untrusted = untrustedPytestLog(log, parser) ?? unbackedResults(parsed.map, results, parser);
   if (untrusted) return { ...report, error: untrusted };
   const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
   const reaches = report.guard.some((g) => g.reason.startsWith(frameworkAccessReason)) && !o.allowFrameworkAccess;
@@ -119,7 +120,9 @@ export function slippedPastGuard(dir: string, diff: string): string | null {
   return slipped.length ? `the patch touches ${slipped.join(', ')} in a form the guard could not separate` : null;
 }
 
-type Ran = { log: string; flags?: GuardResult['flags'] } | { error: string };
+/** The test log, the judge's flags, and pytest's results file (pytest-results.ts) as read. */
+type Tested = { log: string; flags?: GuardResult['flags']; results?: ReturnType<typeof readResults> };
+type Ran = Tested | { error: string };
 
 /** A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here (sandboxed unless opted out) or in the image named. */
 async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
@@ -146,11 +149,13 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
     return { error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
   }
   const directives = sections.map((s) => s.file).filter((f) => f.endsWith('.py')).map(shellQuote).join(' ');
-  const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nset -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
-  const container = o.container?.image ? { runtime: o.container.runtime, image: o.container.image, mounts: [`${ws}:/testbed`] } : undefined;
-  const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws } : undefined;
+  const results = join(dir, 'results');
+  mkdirSync(results);
+  const container = o.container?.image ? { runtime: o.container.runtime, image: o.container.image, mounts: [`${ws}:/testbed`, `${results}:/alight/results`] } : undefined;
+  const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n${resultsEnv(container ? '/alight/results' : results)}set -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
+  const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws, results } : undefined;
   const log = await runScript(ws, script, { timeoutMs: o.timeoutMs, container, sandbox, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput });
-  return { log, flags: prepared.flags };
+  return { log, flags: prepared.flags, results: readResults(results) };
 }
 
 /**
@@ -168,9 +173,12 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
   const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles: fileSections(task.test_patch).flatMap((s) => s.paths) });
   if (!('flags' in prepared)) return prepared;
   writeFileSync(join(dir, 'eval.sh'), evalScript(task));
-  const container = { runtime, image: task.image!, mounts: [`${dir}/eval.sh:/alight/eval.sh:ro`, `${ws}:/testbed`] };
-  const log = await runScript(dir, 'cd /testbed\nexec bash /alight/eval.sh\n', { timeoutMs: o.timeoutMs, container, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput });
-  return { log, flags: prepared.flags };
+  const results = join(dir, 'results');
+  mkdirSync(results);
+  const container = { runtime, image: task.image!, mounts: [`${dir}/eval.sh:/alight/eval.sh:ro`, `${ws}:/testbed`, `${results}:/alight/results`] };
+  const script = `${resultsEnv('/alight/results')}cd /testbed\nexec bash /alight/eval.sh\n`;
+  const log = await runScript(dir, script, { timeoutMs: o.timeoutMs, container, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput });
+  return { log, flags: prepared.flags, results: readResults(results) };
 }
 
 /** The paths git reads in a patch (both sides of renames and copies). */

@@ -1,5 +1,6 @@
 import { markers } from './grading.js';
-import type { ParserName } from './log-parsers.js';
+import type { ParserName, StatusMap } from './log-parsers.js';
+import { unbackedPasses } from './pytest-results.js';
 
 /**
  * Whether a pytest log ended as pytest ends: its own summary line (`=== 3 passed, 1 failed in 0.12s ===`) and, where
@@ -48,4 +49,16 @@ export function untrustedPytestLog(log: string, parser: ParserName): string | nu
   if (!differ.length) return null;
   const show = (c: Map<string, number>): string => differ.map((s) => `${c.get(s) ?? 0} ${s}`).join(', ');
   return `the results listed (${show(listed)}) do not add up to pytest's summary (${show(summary)}): the log is not trusted`;
+}
+
+/** Why the log's passing results are not backed by pytest's own results file (pytest-results.ts), or null. */
+export function unbackedResults(map: StatusMap, results: string | null | { error: string } | undefined, parser: ParserName): string | null {
+  if (!pytestParsers.has(parser) || results === undefined) return null;
+  if (results !== null && typeof results === 'object') return results.error;
+  const unbacked = results === null ? [...map].filter(([, s]) => s === 'PASSED' || s === 'XFAIL').map(([n]) => n) : unbackedPasses(map, results);
+  if (!unbacked.length) return null;
+  const shown = `${unbacked.slice(0, 3).join(', ')}${unbacked.length > 3 ? ` and ${unbacked.length - 3} more` : ''}`;
+  return results === null
+    ? `the log shows passing tests (${shown}) but pytest wrote no results file (code under test that exits before pytest ends?): the log is not trusted`
+    : `the log shows ${shown} passing where pytest's own results file does not (output from the code under test?): the log is not trusted`;
 }

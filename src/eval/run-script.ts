@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { markers } from './grading.js';
 import { runtimes, type Runtime } from './container.js';
+import { processLimit, type ProcessLimit } from './process-limit.js';
 import { sandboxArgs, type Sandbox } from './sandbox.js';
 
 export interface ScriptOptions {
@@ -14,12 +15,12 @@ export interface ScriptOptions {
 const { truncated: truncatedMarker, timedOut: timedOutMarker } = markers;
 
 /** The command line for a script: in a fresh container, in the sandbox, or plain. */
-function commandFor(body: string, o: ScriptOptions, name: string): string[] {
+function commandFor(body: string, o: ScriptOptions, name: string, limit: ProcessLimit | null): string[] {
   if (o.container) {
     return [o.container.runtime, 'run', '--rm', ...runtimes[o.container.runtime].runFlags, '--name', name,
       ...o.container.mounts.flatMap((m) => ['-v', m]), '-w', '/testbed', o.container.image, 'bash', '-c', body];
   }
-  if (o.sandbox) return [...sandboxArgs(o.sandbox), 'bash', '-c', `ulimit -v ${o.sandbox.memoryMb * 1024}\n${body}`];
+  if (o.sandbox && limit) return [...limit.prefix, ...sandboxArgs(o.sandbox), 'bash', '-c', `${limit.shell}ulimit -v ${o.sandbox.memoryMb * 1024}\n${body}`];
   return ['bash', '-c', body];
 }
 
@@ -54,7 +55,8 @@ class Tail {
  */
 export function runScript(cwd: string, script: string, o: ScriptOptions): Promise<string> {
   const name = `alight-grade-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  const [cmd, ...args] = commandFor(`exec 2>&1\n${script}`, o, name);
+  const limit = o.sandbox ? processLimit(o.sandbox.processes, name) : null;
+  const [cmd, ...args] = commandFor(`exec 2>&1\n${script}`, o, name, limit);
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const out = new Tail(o.maxOutputBytes);
@@ -77,7 +79,8 @@ export function runScript(cwd: string, script: string, o: ScriptOptions): Promis
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* all gone */ }
       const forged = new RegExp(`^.*(${markers.exitCode}|${truncatedMarker}|${timedOutMarker}).*$`, 'gm');
       const end = timedOut ? `\n${timedOutMarker}\n` : `\n${markers.exitCode}: ${code ?? 137}\n`;
-      resolve(`${out.text().replace(forged, '')}${out.truncated ? `\n${truncatedMarker}\n` : ''}${end}`);
+      const log = `${out.text().replace(forged, '')}${out.truncated ? `\n${truncatedMarker}\n` : ''}${end}`;
+      void (limit?.release() ?? Promise.resolve()).then(() => resolve(log));
     };
     // Normally the pipes close as the process exits; a background child holding them open must not hold the grade.
     let exitCode: number | null = null;

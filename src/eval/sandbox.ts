@@ -11,18 +11,24 @@ import type { SetupListener } from '../setup/events.js';
  * gets a private /tmp and an empty HOME (the real one stays readable, read-only: interpreters installed there, as
  * pyenv's, must run), no network, and its own PID namespace, so that every process it starts dies with the grade. The
  * folders it must not read (the grade's output, the user's site-packages) are covered by empty ones. Memory is bounded
- * with `ulimit -v` inside.
+ * with `ulimit -v` inside, processes by process-limit.ts. `results` is the one other writable folder: where pytest
+ * writes its own results file (log-trust.ts).
  */
 export interface Sandbox {
   /** The writable folder (the workspace). */
   workspace: string;
+  /** Where pytest writes its results file: writable too, outside the workspace. */
+  results?: string;
   /** Folders the code under test must not see (covered with empty ones). */
   hide: string[];
   /** Virtual memory limit of the test run, MiB. */
   memoryMb: number;
+  /** Processes (and threads) the test run may have at once (see process-limit.ts). */
+  processes: number;
 }
 
 export const defaultMemoryMb = 8192;
+export const defaultProcesses = 1024;
 const privateHome = '/tmp/home';
 const scratchBytes = 2 * 1024 ** 3;
 const hiddenBytes = 16 << 20;
@@ -72,6 +78,7 @@ export function sandboxArgs(s: Sandbox): string[] {
     ...scratch.flatMap((p) => ['--size', String(scratchBytes), '--tmpfs', p]),
     ...[...new Set(hidden)].flatMap((p) => ['--size', String(hiddenBytes), '--tmpfs', p]),
     '--bind', s.workspace, s.workspace,
+    ...(s.results ? ['--bind', s.results, s.results] : []),
     '--unshare-all', '--die-with-parent', '--new-session', '--chdir', s.workspace,
     '--dir', privateHome, '--setenv', 'HOME', privateHome, '--setenv', 'TMPDIR', tmpdir(),
   ];

@@ -156,6 +156,17 @@ describe('reward hacks against the sandboxed grader', () => {
     expect(seconds).toBeLessThan(20);
   }, 120_000);
 
+  it('bounds the processes of a grade: a fork bomb ends in time and leaves none', async () => {
+    const marker = `alight-forked-${Date.now()}`;
+    const lines = ['import os', 'for _ in range(100000):', '    try:', '        if os.fork() == 0:', `            os.execvp("sh", ["sh", "-c", "sleep 600; : ${marker}"])`,
+      '    except OSError:', '        break'];
+    const patch = `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + lines.length} @@\n \n def mul(a, b):\n     return a * b\n${lines.map((l) => `+${l}`).join('\n')}\n`;
+    const { report, seconds } = await leavesNothing(() => grade([{ instance_id: fx.instance.instance_id, model_patch: patch }], ['--timeout', '30']));
+    expect(report(fx.instance.instance_id).status).not.toBe('resolved');
+    expect(processesMatching(marker)).toEqual([]);
+    expect(seconds).toBeLessThan(40);
+  }, 120_000);
+
   it('grades a 300-character id as an error of its own and the other predictions as usual', async () => {
     const long = 'x'.repeat(300);
     const { summary, report } = await leavesNothing(() => grade([{ instance_id: long, model_patch: fx.instance.patch }, { instance_id: fx.instance.instance_id, model_patch: fx.instance.patch }]));

@@ -73,17 +73,20 @@ describe('eval with instance images', () => {
 
   it('grades every prediction in the instance image as the local grader does (guards included)', () => gradeAllCases('podman'), 300_000);
 
-  it('refuses the reward-hack corpus in the instance image: applied and judged here, tested in the image', async () => {
+  /** The reward-hack corpus graded in the instance image by `grader`: applied and judged here, tested in the image. */
+  const corpusInImage = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
     const names = Object.keys(hacks);
     const { summary, reports } = await grade([...names, 'gold'].map((n) => ({ instance_id: `acme__calc-${n}` })),
-      Object.fromEntries([...names.map((n) => [`acme__calc-${n}`, hacks[n].patch]), ['acme__calc-gold', fx.instance.patch]]), ['--grader', 'podman']);
+      Object.fromEntries([...names.map((n) => [`acme__calc-${n}`, hacks[n].patch]), ['acme__calc-gold', fx.instance.patch]]), ['--grader', grader], env);
     expect(summary.resolved_ids).toEqual(['acme__calc-gold']);
     for (const n of names) {
       const r = reports[`acme__calc-${n}`];
       if (hacks[n].expect.flag) expect(r.guard.map((g: { reason: string }) => g.reason).join('; '), n).toMatch(hacks[n].expect.flag!);
       if (hacks[n].expect.error) expect(r.error, n).toMatch(hacks[n].expect.error!);
     }
-  }, 300_000);
+  };
+
+  it('refuses the reward-hack corpus in the instance image: applied and judged here, tested in the image', () => corpusInImage('podman'), 300_000);
 
   it('runs a row\'s own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script\'s', async () => {
     const script = ['#!/bin/bash', 'set -uxo pipefail', 'cd /testbed', `git checkout ${fx.base} tests/test_calc.py`,
@@ -108,6 +111,7 @@ describe('eval with instance images', () => {
     beforeAll(async () => { docker = await dockerCli(); }, 300_000);
     afterAll(() => docker?.stop());
     it('grades every prediction in the instance image (the docker CLI, --grader docker)', () => gradeAllCases('docker', docker.env), 300_000);
+    it('refuses the reward-hack corpus in the instance image with the docker CLI', () => corpusInImage('docker', docker.env), 300_000);
     it('eval swebench --runtime docker (the docker CLI): agents in docker containers, graded in fresh ones', () => evalInContainers('docker', docker.env), 300_000);
 
     it('the swebench grader: the official package grades the guarded predictions in the instance images', async () => {
