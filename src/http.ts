@@ -62,7 +62,14 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
     if (size > limit) throw tooLarge(size, limit);
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks, size).toString('utf8');
+  let text: string;
+  try {
+    text = utf8.decode(Buffer.concat(chunks, size));
+  } catch {
+    // Replaced with U+FFFD the bytes would reach the model and the trace as something the harness never sent.
+    throw new HttpError(400, 'the request body is not valid UTF-8');
+  }
+  if (nestedDeeperThan(text, maxDepth)) throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxDepth} levels`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -73,6 +80,31 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
     throw new HttpError(400, 'the request body must be a JSON object');
   }
   return body as Record<string, unknown>;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const maxDepth = 512;
+
+/** Whether JSON text opens more than `limit` arrays and objects at once (everything after parsing walks it recursively). */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) { // a string: skip to its closing quote, past escaped ones
+      do i = text.indexOf('"', i + 1); while (i > 0 && escaped(text, i));
+      if (i < 0) return false; // unterminated: JSON.parse says so
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Whether the quote at `at` is escaped (an odd number of backslashes before it). */
+function escaped(text: string, at: number): boolean {
+  let n = 0;
+  while (text.charCodeAt(at - 1 - n) === 0x5c) n++;
+  return n % 2 === 1;
 }
 
 function tooLarge(size: number, limit: number): HttpError {

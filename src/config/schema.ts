@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { advantageEstimators, missingRewardPolicies, type AdvantageEstimator } from '../algo/advantages.js';
 import { lossNorms } from '../algo/loss-weights.js';
 import { mergeLevels } from '../samples/merge.js';
+import { defaultCache } from '../store/idle-cache.js';
 
 export const upstreamKinds = ['vllm', 'openai-compatible'] as const;
 export type UpstreamKind = (typeof upstreamKinds)[number];
@@ -22,6 +23,9 @@ const gateway = z.object({
   host: z.string().default('127.0.0.1').describe('bind address; keep loopback unless harnesses run on other hosts'),
   port: z.number().int().min(0).max(65535).default(0).describe('0 picks a free port'),
   bodyLimitMb: z.number().positive().default(64).describe('largest request body accepted (413 above it)'),
+  cacheRollouts: z.number().int().positive().default(defaultCache.rollouts)
+    .describe('live rollouts whose recent calls are kept in memory (~0.6 MB each at 20 KB histories); beyond, the least recently used are dropped'),
+  cacheIdleS: z.number().positive().default(defaultCache.idleS).describe('seconds without a call after which a rollout\'s memory is dropped'),
 }).strict();
 
 const record = z.object({

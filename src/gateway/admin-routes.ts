@@ -67,6 +67,6 @@ export async function handleAdmin(state: GatewayState, path: string, req: Incomi
   throw new HttpError(404, `no route ${method} ${path}`, 'not_found_error');
 }
 
-export function stateOf(state: GatewayState): { paused: boolean; inflight: number } {
-  return { paused: state.paused, inflight: state.aborts.size };
+export function stateOf(state: GatewayState): { paused: boolean; inflight: number; cachedRollouts: number } {
+  return { paused: state.paused, inflight: state.aborts.size, cachedRollouts: state.calls.store.calls.cachedRollouts };
 }

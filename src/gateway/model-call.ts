@@ -57,22 +57,52 @@ export async function handleModelCall(ctx: CallContext, rollout: RolloutRow, seq
   const answer = protocol.translated && x && outcome.status === 'ok' ? protocol.translated.answer(harness, x.response) : null;
   const latencyMs = performance.now() - started;
   let reply = outcome.reply;
+  // A harness gone before the answer was stored never got it whole, however the upstream ended.
+  const { status, error } = signal.aborted && outcome.status === 'ok' ? { status: 'error' as const, error: errorMessage(signal.reason) } : outcome;
+  let id: number | null = null;
   try {
-    ctx.store.calls.add({
+    id = ctx.store.calls.add({
       rolloutId: rollout.id, seq, protocol: protocol.name, stream: up.body.stream === true, request, response: x?.response ?? null,
       harness: protocol.translated ? { request: encodeRequest(harness), response: answer } : null,
       promptIds: x?.promptIds ?? null, completionIds: x?.completionIds ?? null, completionLogprobs: x?.completionLogprobs ?? null,
       promptTokens: x?.promptTokens ?? null, completionTokens: x?.completionTokens ?? null,
-      status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, latencyMs,
+      status, httpStatus: outcome.httpStatus, error, latencyMs,
       modelVersion: outcome.version ?? endpoint.version, finishReason: x?.finishReason ?? null,
     }, !isTerminal(rollout.state));
     if (answer && x) ctx.memories.keep(rollout.id, { request: harness, response: answer }, x.response);
   } catch (err) {
     reply = unstored(rollout, seq, protocol, res, err, relayed.view().broken);
   }
-  ctx.onCall({ rolloutId: rollout.id, seq, status: outcome.status, error: outcome.error,
-    promptTokens: x?.promptTokens ?? null, completionTokens: x?.completionTokens ?? null, latencyMs });
-  if (!signal.aborted) reply();
+  ctx.onCall({ rolloutId: rollout.id, seq, status, error, promptTokens: x?.promptTokens ?? null, completionTokens: x?.completionTokens ?? null, latencyMs });
+  if (signal.aborted) return;
+  reply();
+  if (id !== null && status === 'ok') watchDelivery(res, () => ctx.store.calls.undelivered(id, undeliveredMessage));
+}
+
+const undeliveredMessage = 'the harness dropped the connection with part of the answer unread';
+const awaitingNextRequest = new WeakMap<object, () => void>();
+
+/**
+ * The answer is written, but written is not read: a harness that aborts a stream after its first chunk, while the rest
+ * already sits in the socket's buffers, resets the connection (unread data makes the kernel send RST rather than FIN).
+ * Such a close marks the call; the socket's next request (keep-alive) proves the answer was read to its end.
+ */
+function watchDelivery(res: ServerResponse, lost: () => void): void {
+  const socket = res.socket;
+  if (!socket) return;
+  if (socket.destroyed) return lost(); // gone before the end was written
+  const onClose = (hadError: boolean): void => {
+    awaitingNextRequest.delete(socket);
+    if (hadError || !res.writableFinished) lost();
+  };
+  socket.once('close', onClose);
+  awaitingNextRequest.set(socket, () => socket.off('close', onClose));
+}
+
+/** Called for every request: the previous answer on its connection was read whole. */
+export function nextRequestOn(req: IncomingMessage): void {
+  awaitingNextRequest.get(req.socket)?.();
+  awaitingNextRequest.delete(req.socket);
 }
 
 /** The harness must not believe a call was recorded when it was not. */

@@ -1,5 +1,6 @@
 import type { RolloutMemory } from './protocols/index.js';
 import { chatAnswer } from './protocols/translate.js';
+import { IdleCache } from '../store/idle-cache.js';
 
 type Obj = Record<string, unknown>;
 type Exchange = { request: Obj; response: Obj };
@@ -23,13 +24,17 @@ function bounded<V>(map: Map<string, V>, key: string, value: V, max: number): vo
 
 /**
  * What translated protocols need of a live rollout's earlier calls: its answers by id (Responses'
- * `previous_response_id`) and the exact text of its tool calls' arguments. Kept in memory until the rollout ends.
+ * `previous_response_id`) and the exact text of its tool calls' arguments. Kept in memory until the rollout ends, or
+ * is idle or among the least recently used past the gateway's cache bounds: a harness that then names an earlier
+ * answer gets the error of an unknown `previous_response_id`.
  */
 export class RolloutMemories {
-  private readonly byRollout = new Map<string, Kept>();
+  private readonly byRollout: IdleCache<Kept>;
 
   /** `report` records, once per rollout, what a translation left out. */
-  constructor(private readonly report: (rolloutId: string, kind: string, names: string[]) => void) {}
+  constructor(private readonly report: (rolloutId: string, kind: string, names: string[]) => void, rollouts: number, idleMs: number) {
+    this.byRollout = new IdleCache(rollouts, idleMs);
+  }
 
   for(rolloutId: string): RolloutMemory {
     const kept = (): Kept | undefined => this.byRollout.get(rolloutId);

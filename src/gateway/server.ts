@@ -6,6 +6,7 @@ import { Rollouts } from '../rollouts/service.js';
 import type { Store } from '../store/store.js';
 import { handleAdmin, stateOf } from './admin-routes.js';
 import { handleAgent } from './agent-routes.js';
+import { nextRequestOn } from './model-call.js';
 import { Endpoints } from './endpoints.js';
 import { hasBearer, HttpError, listen, sendError, sendJson } from '../http.js';
 import type { CallContext, CallEvent } from './model-call.js';
@@ -70,7 +71,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const model = options.upstream.model ?? discovered ?? null;
     endpoints.upsert({ url, model, kind, version: 0 });
   }
-  const memories = new RolloutMemories((rolloutId, kind, names) => store.addEvent(rolloutId, 'untranslated', { kind, names }));
+  const { cacheRollouts, cacheIdleS } = options.gateway;
+  store.calls.boundCache(cacheRollouts, cacheIdleS * 1000);
+  const memories = new RolloutMemories((rolloutId, kind, names) => store.addEvent(rolloutId, 'untranslated', { kind, names }), cacheRollouts, cacheIdleS * 1000);
   const state: GatewayState = {
     url: '',
     rollouts: new Rollouts(store, (id) => memories.forget(id)),
@@ -88,6 +91,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   const server = createServer((req, res) => {
+    nextRequestOn(req);
     const done = route(state, options.adminKey, req, res).catch((err) => {
       sendError(res, err instanceof HttpError ? err : new HttpError(500, `gateway error: ${errorMessage(err)}`, 'server_error'));
     });

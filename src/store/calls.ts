@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { commonPrefix, commonTokenPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from './codec.js';
+import { defaultCache, IdleCache } from './idle-cache.js';
 import { itemsKeyOf, suffixJson, type EncodedRequest, type History } from './request-json.js';
 
 export type CallStatus = 'ok' | 'error';
@@ -74,7 +75,8 @@ const recentPerRollout = 8;
  * in-memory window of the rollout's recent calls; after a restart the first call simply stores everything.
  */
 export class CallStore {
-  private readonly recent = new Map<string, Recent[]>();
+  // Dropping a rollout's recent calls costs only storage: its next call is stored without references to them.
+  private recent = new IdleCache<Recent[]>(defaultCache.rollouts, defaultCache.idleS * 1000);
   private readonly seqs = new Map<string, number>();
   private readonly insert: Database.Statement;
 
@@ -84,6 +86,16 @@ export class CallStore {
       status, http_status, error, latency_ms, model_version, finish_reason, created_at,
       harness_request, harness_ref, harness_prefix, harness_response)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  }
+
+  /** Bounds the rollouts whose recent calls are kept (gateway.cacheRollouts / cacheIdleS). */
+  boundCache(rollouts: number, idleMs: number): void {
+    this.recent = new IdleCache(rollouts, idleMs);
+  }
+
+  /** Rollouts whose recent calls are in memory now. */
+  get cachedRollouts(): number {
+    return this.recent.size;
   }
 
   /** Numbers calls in the order they arrive; concurrent calls of one rollout get distinct numbers at once. */
@@ -130,6 +142,11 @@ export class CallStore {
     if (recents.length > recentPerRollout) recents.pop();
     this.recent.set(call.rolloutId, recents);
     return id;
+  }
+
+  /** A call stored `ok` whose answer the harness did not read to its end (it dropped the connection): an error after all. */
+  undelivered(id: number, error: string): void {
+    this.db.prepare('UPDATE calls SET status = \'error\', error = ? WHERE id = ?').run(error, id);
   }
 
   /** Drop what is kept in memory for a finished rollout. */

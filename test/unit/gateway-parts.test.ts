@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openaiChat } from '../../src/gateway/protocols/openai-chat.js';
 import { openaiCompletions } from '../../src/gateway/protocols/openai-completions.js';
 import { SseSplitter } from '../../src/gateway/sse.js';
+import { nestedDeeperThan } from '../../src/http.js';
 import { backoffMs, isRetryable, UpstreamStatusError } from '../../src/gateway/upstream.js';
 
 describe('SSE splitting', () => {
@@ -63,5 +64,15 @@ describe('upstream retries', () => {
     for (let i = 0; i < 50; i++) expect(backoffMs(10, null)).toBeLessThanOrEqual(8000);
     expect(backoffMs(0, 2)).toBe(2000);
     expect(backoffMs(0, 60)).toBe(8000);
+  });
+});
+
+describe('request nesting', () => {
+  it('counts the arrays and objects open at once, not brackets inside strings', () => {
+    expect(nestedDeeperThan('{"a":[{"b":[1]}]}', 4)).toBe(false);
+    expect(nestedDeeperThan('{"a":[{"b":[1]}]}', 3)).toBe(true);
+    expect(nestedDeeperThan(`{"s":"${'['.repeat(1000)}\\"${'{'.repeat(1000)}\\\\","t":[]}`, 2)).toBe(false);
+    expect(nestedDeeperThan(`[${'[]'.repeat(10_000)}]`, 2)).toBe(false);
+    expect(nestedDeeperThan('{"unterminated": "[[[[', 1)).toBe(false); // JSON.parse refuses it
   });
 });

@@ -57,7 +57,7 @@ describe('config', () => {
   it('validates the init template, applies defaults, and lets flags win', () => {
     const { config } = loadConfig(join(import.meta.dirname, '../../templates/basic/alight.config.yaml'));
     expect(config.upstream).toMatchObject({ url: 'http://127.0.0.1:8000/v1', kind: 'vllm', retries: 3 });
-    expect(configSchema.parse({}).gateway).toEqual({ host: '127.0.0.1', port: 0, bodyLimitMb: 64 });
+    expect(configSchema.parse({}).gateway).toEqual({ host: '127.0.0.1', port: 0, bodyLimitMb: 64, cacheRollouts: 512, cacheIdleS: 1800 });
     const merged = withOverrides(config, { record: { n: 8, concurrency: undefined } });
     expect(merged.record).toMatchObject({ n: 8, concurrency: 4 });
     // The SWE template's config is valid too, and asks for the verl backend on 8 GPUs.
