@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { exportTasks } from '../src/data/export.js';
 import { cleanTasks, decontaminateTasks, dedupeTasks, importFiles } from '../src/data/pipeline.js';
@@ -7,6 +9,19 @@ import type { ExportFormat, Format } from '../src/data/task.js';
 import { progressBars } from '../src/ui/progress-bar.js';
 import { table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
+
+const maxPerms = 2048;
+
+function readableFile(file: string, flag: string): void {
+  if (!existsSync(file)) throw new AlightError(`${flag} ${file}: no such file`, ExitCode.input);
+  if (statSync(file).isDirectory()) throw new AlightError(`${flag} ${file} is a folder, not a file`, ExitCode.input);
+}
+
+function writableFile(file: string, flag: string): void {
+  const folder = dirname(resolve(file));
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new AlightError(`${flag} ${file}: the folder ${folder} does not exist`, ExitCode.input);
+  if (existsSync(file) && statSync(file).isDirectory()) throw new AlightError(`${flag} ${file} is a folder, not a file`, ExitCode.input);
+}
 
 interface Common { db?: string; json?: boolean }
 const say = (o: Common, value: unknown, text: () => string): void => (o.json ? printJson(value) : void process.stdout.write(`${text()}\n`));
@@ -36,6 +51,8 @@ export async function cleanCommand(o: Common & { preset: Preset } & Partial<Rule
 export async function dedupeCommand(o: Common & { threshold: number; perms: number; shingle: number; near: boolean }) {
   if (!(o.threshold > 0 && o.threshold <= 1)) throw new AlightError(`--threshold must be in (0, 1], got ${o.threshold}`, ExitCode.usage);
   if (o.perms < 1 || o.shingle < 1) throw new AlightError('--perms and --shingle must be at least 1', ExitCode.usage);
+  // Choosing bands and rows costs perms² steps, and past a few hundred permutations the estimate gains nothing.
+  if (o.perms > maxPerms) throw new AlightError(`--perms must be at most ${maxPerms} (128 is datasketch's default), got ${o.perms}`, ExitCode.usage);
   return withStore(o, (store) => {
     const progress = bars(o);
     const s = (() => { try { return dedupeTasks(store, o, progress); } finally { progress.stop(); } })();
@@ -46,6 +63,8 @@ export async function dedupeCommand(o: Common & { threshold: number; perms: numb
 }
 
 export async function decontaminateCommand(o: Common & { against?: string[]; keepRepos?: boolean; ngram: number; builtin: boolean }) {
+  if (o.ngram < 1) throw new AlightError(`--ngram must be at least 1, got ${o.ngram}`, ExitCode.usage);
+  for (const f of o.against ?? []) readableFile(f, '--against');
   return withStore(o, async (store) => {
     const s = await decontaminateTasks(store, o.against ?? [], { keepRepos: Boolean(o.keepRepos), ngram: o.ngram, builtin: o.builtin });
     say(o, s, () => `decontaminate against ${s.referenceIds} reference ids, ${s.referenceRepos} repos${s.referenceRows ? ` and ${s.referenceRows} reference rows` : ''}: ` +
@@ -57,7 +76,9 @@ export async function decontaminateCommand(o: Common & { against?: string[]; kee
 
 export async function statsCommand(o: Common) {
   return withStore(o, (store) => {
-    const s = { ...dataStats(store), invalid_rows: store.data.invalidRows() };
+    const invalidRows = store.data.invalidRows();
+    // The list is the first rows only: say so, rather than let 20 rows pass for all of them.
+    const s = { ...dataStats(store), invalid_rows: invalidRows, invalid_rows_listed: invalidRows.length };
     const d = Object.entries(s.distributions).filter(([, v]) => v !== null) as [string, NonNullable<(typeof s.distributions)[keyof typeof s.distributions]>][];
     say(o, s, () => [
       `${s.tasks} tasks, ${s.kept} kept, ${s.invalid} invalid rows`, '',
@@ -65,7 +86,8 @@ export async function statsCommand(o: Common) {
       s.drops.length ? table(['stage', 'rule', 'dropped'], s.drops.map((x) => [x.stage, x.rule, x.n])) : 'no drops', '',
       table(['kept: repo', 'tasks'], s.repos.map((x) => [x.repo, x.n])), '',
       table(['kept', 'min', 'p50', 'p90', 'max', 'mean'], d.map(([k, v]) => [k, v.min, v.p50, v.p90, v.max, v.mean.toFixed(1)])),
-      ...(s.invalid_rows.length ? ['', table(['invalid: file', 'line', 'reason'], s.invalid_rows.map((x) => [x.file, x.line, x.reason.slice(0, 100)]))] : []),
+      ...(s.invalid_rows.length ? ['', `invalid rows${s.invalid > s.invalid_rows.length ? ` (the first ${s.invalid_rows.length} of ${s.invalid}; --json lists as many)` : ''}:`,
+        table(['file', 'line', 'reason'], s.invalid_rows.map((x) => [x.file, x.line, x.reason.slice(0, 100)]))] : []),
     ].join('\n'));
     return s;
   });
@@ -86,10 +108,11 @@ export async function explainCommand(instanceId: string, o: Common) {
 }
 
 export async function exportCommand(o: Common & { out: string; format: ExportFormat; split?: string; seed: number }) {
+  writableFile(o.out, '--out');
   return withStore(o, async (store) => {
-    const tasks = store.data.keptTasks();
-    if (tasks.length === 0) throw new AlightError('no kept tasks to export (alight data stats)', ExitCode.input);
-    const written = await exportTasks(tasks, o);
+    const count = store.data.keptCount();
+    if (count === 0) throw new AlightError('no kept tasks to export (alight data stats)', ExitCode.input);
+    const written = await exportTasks({ count, each: () => store.data.eachKeptTask() }, o);
     say(o, written, () => written.map((w) => `wrote ${w.tasks} tasks to ${w.file}`).join('\n'));
     return written;
   });

@@ -11,9 +11,14 @@ import { Store } from '../src/store/store.js';
 /** Opens the store the flags, ALIGHT_DB or the config file point to, runs `work`, and closes it. */
 export async function withStore<T>(opts: { db?: string; config?: string }, work: (store: Store, config: Config) => Promise<T> | T): Promise<T> {
   const { config } = loadConfig(opts.config);
-  const store = Store.open(resolveDb(opts.db, config));
+  const path = resolveDb(opts.db, config);
+  const store = Store.open(path);
   try {
     return await work(store, config);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    throw new AlightError(`${path} is being written by another process (an \`alight data import\` holds the store's write lock for its whole run, `
+      + 'so that an import is all or nothing): run this again when it has finished', ExitCode.input);
   } finally {
     store.close();
   }

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { maxJsonDepth, nestedDeeperThan } from './json-depth.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AlightError, ExitCode } from './errors.js';
@@ -69,7 +70,7 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
     // Replaced with U+FFFD the bytes would reach the model and the trace as something the harness never sent.
     throw new HttpError(400, 'the request body is not valid UTF-8');
   }
-  if (nestedDeeperThan(text, maxDepth)) throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxDepth} levels`);
+  if (nestedDeeperThan(text, maxJsonDepth)) throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxJsonDepth} levels`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -83,30 +84,6 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const maxDepth = 512;
-
-/** Whether JSON text opens more than `limit` arrays and objects at once (everything after parsing walks it recursively). */
-export function nestedDeeperThan(text: string, limit: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) { // a string: skip to its closing quote, past escaped ones
-      do i = text.indexOf('"', i + 1); while (i > 0 && escaped(text, i));
-      if (i < 0) return false; // unterminated: JSON.parse says so
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
-
-/** Whether the quote at `at` is escaped (an odd number of backslashes before it). */
-function escaped(text: string, at: number): boolean {
-  let n = 0;
-  while (text.charCodeAt(at - 1 - n) === 0x5c) n++;
-  return n % 2 === 1;
-}
-
 function tooLarge(size: number, limit: number): HttpError {
   return new HttpError(413, `the request body is ${size} bytes or more; the gateway accepts at most ${limit} (gateway.bodyLimitMb)`,
     'invalid_request_error', { connection: 'close' });

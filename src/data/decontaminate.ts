@@ -1,5 +1,5 @@
 import type { Drop } from '../store/data.js';
-import { patchHash, words } from './patch.js';
+import { matchedText, patchHash, words } from './patch.js';
 import type { DataTask } from './task.js';
 
 /** What a task set must not share with a benchmark: ids, (repo, base commit), gold patches, repos, statement n-grams. */
@@ -54,7 +54,7 @@ export function decontaminate(tasks: Iterable<DataTask>, ref: Reference, o: { ke
 }
 
 function ngramsOf(text: string, n: number): string[] {
-  const w = words(text);
+  const w = words(matchedText(text));
   const out: string[] = [];
   for (let i = 0; i + n <= w.length; i++) out.push(w.slice(i, i + n).join(' '));
   return out;

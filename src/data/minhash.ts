@@ -1,4 +1,4 @@
-import { words } from './patch.js';
+import { matchedText, words } from './patch.js';
 
 /**
  * MinHash signatures over word shingles and banded LSH, as datasketch does, so that the parameters mean the same:
@@ -13,7 +13,7 @@ export const defaultMinHash: MinHashOptions = { perms: 128, shingle: 5, threshol
  * hashed once and an n-gram's hash mixes its words' hashes, so no n-gram string is built.
  */
 export function shingles(text: string, n: number): Uint32Array {
-  const w = words(text);
+  const w = words(matchedText(text));
   if (w.length === 0) return new Uint32Array(0);
   const wordHashes = w.map(fnv1a);
   const count = Math.max(w.length - n + 1, 1);
@@ -77,36 +77,15 @@ export function lshParams(threshold: number, perms: number): { bands: number; ro
   return { bands: best.bands, rows: best.rows };
 }
 
-/** Pairs of items whose signatures agree on a whole band: the candidates to verify. */
-export function candidatePairs(signatures: Uint32Array[], bands: number, rows: number): [number, number][] {
-  const pairs = new Set<string>();
-  const out: [number, number][] = [];
-  for (let band = 0; band < bands; band++) {
-    // A band's rows hashed to 52 bits: a rare collision only adds a candidate, which verification then rejects.
-    const buckets = new Map<number, number[]>();
-    signatures.forEach((sig, i) => {
-      if (sig.length === 0) return;
-      let h1 = 0x12345678;
-      let h2 = 0x9abcdef0;
-      for (let r = band * rows; r < (band + 1) * rows; r++) {
-        h1 = Math.imul(h1 ^ sig[r], 0x01000193);
-        h2 = Math.imul(h2 ^ sig[r], 0x5bd1e995) ^ (h2 >>> 13);
-      }
-      const key = (fmix32(h1) & 0x1fffff) * 2 ** 32 + fmix32(h2);
-      const bucket = buckets.get(key);
-      if (bucket) bucket.push(i);
-      else buckets.set(key, [i]);
-    });
-    for (const bucket of buckets.values()) {
-      for (let x = 0; x < bucket.length; x++) {
-        for (let y = x + 1; y < bucket.length; y++) {
-          const id = `${bucket[x]},${bucket[y]}`;
-          if (!pairs.has(id)) { pairs.add(id); out.push([bucket[x], bucket[y]]); }
-        }
-      }
-    }
+/** A band of a signature hashed to 52 bits: a rare collision only adds a candidate, which verification then rejects. */
+export function bandKey(sig: Uint32Array, band: number, rows: number): number {
+  let h1 = 0x12345678;
+  let h2 = 0x9abcdef0;
+  for (let r = band * rows; r < (band + 1) * rows; r++) {
+    h1 = Math.imul(h1 ^ sig[r], 0x01000193);
+    h2 = Math.imul(h2 ^ sig[r], 0x5bd1e995) ^ (h2 >>> 13);
   }
-  return out;
+  return (fmix32(h1) & 0x1fffff) * 2 ** 32 + fmix32(h2);
 }
 
 /** |A ∩ B| / |A ∪ B| of two sorted shingle sets. */

@@ -44,10 +44,24 @@ export function patchHash(patch: string): string {
   return sha256(normal);
 }
 
-/** Problem statements that differ only in case and spacing hash the same. */
+/** Problem statements that differ only in case and spacing hash the same (as words(text).join(' '), without the array). */
 export function statementHash(text: string): string {
-  return sha256(words(text).join(' '));
+  return sha256(text.toLowerCase().replace(/\s+/g, ' ').trim());
 }
+
+/** How many words words() would give, counted without building them. */
+export function wordCount(text: string): number {
+  let n = 0;
+  const run = /\S+/g;
+  while (run.exec(text)) n++;
+  return n;
+}
+
+/**
+ * The part of a statement near-dedupe and n-gram decontamination compare: its first MiB. A statement is ~1 KB; the rare
+ * huge one (a pasted log) would cost ~20× its size in word arrays, and its first MiB tells it apart as well.
+ */
+export const matchedText = (text: string): string => (text.length > 2 ** 20 ? text.slice(0, 2 ** 20) : text);
 
 export function words(text: string): string[] {
   return text.toLowerCase().split(/\s+/).filter(Boolean);

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
+import type { Drop } from '../store/data.js';
 import type { Store } from '../store/store.js';
 import { decontaminate, addReference, emptyReference } from './decontaminate.js';
 import { dedupe, type DedupeResult } from './dedupe.js';
@@ -72,21 +73,24 @@ export interface CleanSummary { checked: number; dropped: number; byRule: Record
 export function cleanTasks(store: Store, preset: Preset, overrides: Partial<RuleOptions>): CleanSummary {
   const o = { ...defaultRuleOptions, ...overrides };
   const names: RuleName[] = presets[preset].filter((r) => r !== 'missing-env' || o.requireEnv);
-  const tasks = store.data.ruleInputs();
-  const drops = tasks.flatMap((t) => breaches(t, names, o).map((b) => ({ uid: t.uid, ...b })));
+  const drops: Drop[] = [];
+  let checked = 0;
+  for (const t of store.data.ruleInputs()) {
+    checked++;
+    for (const b of breaches(t, names, o)) drops.push({ uid: t.uid, ...b });
+  }
   store.data.setStage('clean', drops);
   const byRule: Record<string, number> = {};
   for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;
-  return { checked: tasks.length, dropped: new Set(drops.map((d) => d.uid)).size, byRule, rules: names };
+  return { checked, dropped: new Set(drops.map((d) => d.uid)).size, byRule, rules: names };
 }
 
 /** `alight data dedupe`: over the tasks clean kept; replaces the last dedupe. */
-export function dedupeTasks(store: Store, o: Partial<MinHashOptions> & { near: boolean }, progress?: DataProgress): Omit<DedupeResult, 'drops' | 'groups'> & { checked: number; dropped: number; groups: number } {
-  const tasks = store.data.keptFacts(['problem_statement'], 'dedupe');
-  const result = dedupe(tasks, { ...defaultMinHash, ...o }, (done, total) => progress?.({ stage: 'minhash', done, total }));
+export function dedupeTasks(store: Store, o: Partial<MinHashOptions> & { near: boolean }, progress?: DataProgress): Omit<DedupeResult, 'drops' | 'groups'> & { dropped: number; groups: number } {
+  const result = dedupe(store.data.dedupeSource(), { ...defaultMinHash, ...o }, (done, total) => progress?.({ stage: 'minhash', done, total }));
   store.data.setStage('dedupe', result.drops, result.groups);
   const { drops, groups, ...numbers } = result;
-  return { ...numbers, checked: tasks.length, dropped: drops.length, groups: groups.length };
+  return { ...numbers, dropped: drops.length, groups: groups.length };
 }
 
 /** `alight data decontaminate`: against the shipped SWE-bench Verified list and any reference files; replaces the last run. */

@@ -1,9 +1,9 @@
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { AlightError, ExitCode } from '../errors.js';
+import { maxJsonDepth, nestedDeeperThan } from '../json-depth.js';
 
 /** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
 export type FileRow = { line: number; row: unknown } | { line: number; error: string };
@@ -23,19 +23,60 @@ export function readRows(path: string): AsyncGenerator<FileRow> {
   return jsonlRows(path);
 }
 
+/** The largest row alight reads: larger ones (a 300 MB statement) are kept aside as invalid, never parsed. */
+export const maxRowBytes = 32 * 2 ** 20;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * JSONL read as bytes, split at newlines by hand: a line is decoded only when it is under the row cap (readline would
+ * build any line as one string, and one over V8's limit kills the process), and decoded strictly (bytes that are not
+ * UTF-8 make the row invalid rather than silently replaced).
+ */
 async function* jsonlRows(path: string): AsyncGenerator<FileRow> {
-  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  refuseParquet(path);
+  let parts: Buffer[] = [];
+  let size = 0;
+  let over = false;
   let n = 0;
-  for await (const line of lines) {
-    n++;
-    const text = n === 1 ? line.replace(/^\uFEFF/, '') : line; // a byte-order mark is not part of the first row
-    if (!text.trim()) continue;
-    try {
-      yield { line: n, row: JSON.parse(text) };
-    } catch (err) {
-      yield { line: n, error: `not JSON (${(err as Error).message}; a truncated line?)` };
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    for (let start = 0; ;) {
+      const nl = chunk.indexOf(10, start);
+      const end = nl < 0 ? chunk.length : nl;
+      if (!over && size + end - start > maxRowBytes) { over = true; parts = []; }
+      if (!over) { parts.push(chunk.subarray(start, end)); size += end - start; }
+      if (nl < 0) break;
+      const row = lineRow(++n, over ? null : Buffer.concat(parts, size));
+      if (row) yield row;
+      [parts, size, over, start] = [[], 0, false, nl + 1];
     }
   }
+  const last = size > 0 || over ? lineRow(++n, over ? null : Buffer.concat(parts, size)) : null;
+  if (last) yield last;
+}
+
+function lineRow(n: number, bytes: Buffer | null): FileRow | null {
+  if (bytes === null) return { line: n, error: `longer than ${maxRowBytes / 2 ** 20} MiB: not read (rows must be smaller)` };
+  let text: string;
+  try {
+    text = utf8.decode(bytes); // a byte-order mark is dropped by the decoder, not part of the first row
+  } catch {
+    return { line: n, error: 'not valid UTF-8' };
+  }
+  if (!text.trim()) return null;
+  if (nestedDeeperThan(text, maxJsonDepth)) return { line: n, error: `nests arrays and objects deeper than ${maxJsonDepth} levels` };
+  try {
+    return { line: n, row: JSON.parse(text) };
+  } catch (err) {
+    return { line: n, error: `not JSON (${(err as Error).message}; a truncated line?)` };
+  }
+}
+
+/** A Parquet file under another name would read as thousands of invalid rows: say what it is instead. */
+function refuseParquet(path: string): void {
+  const head = Buffer.alloc(4);
+  const fd = openSync(path, 'r');
+  try { readSync(fd, head, 0, 4, 0); } finally { closeSync(fd); }
+  if (head.toString('latin1') === 'PAR1') throw new AlightError(`${path} is a Parquet file: name it .parquet`, ExitCode.input);
 }
 
 async function* jsonRows(path: string): AsyncGenerator<FileRow> {
@@ -88,8 +129,17 @@ async function* parquetRows(path: string): AsyncGenerator<FileRow> {
     } catch (err) {
       throw new AlightError(`cannot read rows ${start + 1}..${end} of ${path}: ${(err as Error).message}`, ExitCode.input);
     }
-    for (let i = 0; i < rows.length; i++) yield { line: start + i + 1, row: plain(rows[i]) };
+    for (let i = 0; i < rows.length; i++) yield plainRow(start + i + 1, rows[i]);
     start = end;
+  }
+}
+
+function plainRow(line: number, row: Record<string, unknown>): FileRow {
+  try {
+    return { line, row: plain(row) };
+  } catch (err) {
+    if (err instanceof RangeError) return { line, error: 'a value nests too deep to read' }; // the stack, on a 100,000-deep list
+    throw err;
   }
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { patchHash, patchStats, sha256, statementHash, words } from './patch.js';
+import { patchHash, patchStats, sha256, statementHash, wordCount } from './patch.js';
+import { maxRowBytes } from './read.js';
 
 export const formats = ['swe-bench', 'swe-smith', 'swe-gym', 'swe-rebench'] as const;
 export type Format = (typeof formats)[number];
@@ -20,10 +21,14 @@ const testList = (missingAsEmpty: boolean) => z.unknown().optional().transform((
 const text = z.string().nullish().transform((s) => s ?? '');
 const optionalText = z.union([z.string(), z.number()]).nullish().transform((s) => (s === null || s === undefined ? null : String(s)));
 
+// An id with a lone surrogate would be stored as U+FFFD, and then no command could name it.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const identity = z.string().min(1).refine((s) => !loneSurrogate.test(s), 'not valid Unicode (a lone surrogate)');
+
 /** A row of any of the SWE-bench-style exports, as read; unknown columns are kept aside. */
 export const rawTask = z.object({
-  instance_id: z.string().min(1),
-  repo: z.string().min(1),
+  instance_id: identity,
+  repo: identity,
   base_commit: z.string().nullish().transform((s) => s ?? null),
   patch: z.string(),
   test_patch: text,
@@ -35,6 +40,12 @@ export const rawTask = z.object({
     const ms = typeof v === 'number' ? (Math.abs(v) < 1e11 ? v * 1000 : v) : Date.parse(v);
     if (!Number.isFinite(ms) || !Number.isFinite(new Date(ms).getTime())) {
       ctx.addIssue({ code: 'custom', message: `not a date: ${JSON.stringify(v)}` });
+      return z.NEVER;
+    }
+    // Years past 9999 are written `+275760-…`, which sorts before every ordinary date: such a date is an error.
+    const year = new Date(ms).getUTCFullYear();
+    if (year < 1 || year > 9999) {
+      ctx.addIssue({ code: 'custom', message: `a date in the year ${year}: ${JSON.stringify(v)}` });
       return z.NEVER;
     }
     return new Date(ms).toISOString(); // one form, so that dates compare as strings
@@ -87,7 +98,8 @@ export function detectFormat(row: Record<string, unknown>): Format {
   const repo = String(row.repo ?? '');
   const id = String(row.instance_id ?? '');
   if (repo.startsWith('swesmith/') || /\.(pr_\d+|lm_modify__|func_pm_|combine_file__|combine_module__)/.test(id)) return 'swe-smith';
-  if (row.install_config !== undefined || row.meta !== undefined) return 'swe-rebench';
+  // A column that is present but null (an export's, where other rows have it) says nothing.
+  if ((row.install_config ?? null) !== null || (row.meta ?? null) !== null) return 'swe-rebench';
   return 'swe-bench';
 }
 
@@ -95,7 +107,19 @@ export type Parsed = { ok: true; task: DataTask } | { ok: false; reason: string 
 
 /** Validates one row and normalises it; an invalid row comes back with the reason, never silently dropped. */
 export function parseTask(row: unknown, at: { source: string; format: Format | 'auto'; file: string; line: number }): Parsed {
+  try {
+    return parseRow(row, at);
+  } catch (err) {
+    // JSON.stringify of a 100,000-deep value (Parquet's and JSON documents' rows are not depth-checked as text) overflows the stack.
+    if (err instanceof RangeError) return { ok: false, reason: `a value nests too deep or is too large to store (${err.message})` };
+    throw err;
+  }
+}
+
+function parseRow(row: unknown, at: { source: string; format: Format | 'auto'; file: string; line: number }): Parsed {
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return { ok: false, reason: 'not a JSON object' };
+  const big = ['problem_statement', 'patch', 'test_patch', 'hints_text'].reduce((n, k) => n + String((row as Record<string, unknown>)[k] ?? '').length, 0);
+  if (big > maxRowBytes) return { ok: false, reason: `its text is over ${maxRowBytes / 2 ** 20} MiB (rows must be smaller)` };
   const parsed = rawTask.safeParse(row);
   if (!parsed.success) {
     return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`).join('; ') };
@@ -103,7 +127,8 @@ export function parseTask(row: unknown, at: { source: string; format: Format | '
   const r = parsed.data;
   const format = at.format === 'auto' ? detectFormat(row as Record<string, unknown>) : at.format;
   const stats = patchStats(r.patch);
-  const extra = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
+  // Null columns are absent columns: a Parquet export cannot tell them apart, and a row must re-import as it was.
+  const extra = Object.fromEntries(Object.entries(r).filter(([k, v]) => !known.has(k) && v !== null && v !== undefined));
   const task: Omit<DataTask, 'uid'> = {
     instance_id: r.instance_id, source: at.source, format, repo: r.repo, base_commit: r.base_commit, patch: r.patch,
     patch_kind: r.patch_kind ?? (format === 'swe-smith' ? 'bug' : 'fix'), test_patch: r.test_patch,
@@ -112,7 +137,7 @@ export function parseTask(row: unknown, at: { source: string; format: Format | '
     image_name: r.image_name, eval_script: r.eval_script, install_config: r.install_config ?? null, difficulty: r.difficulty, extra,
     n_files: stats.files.length, n_source_files: stats.sourceFiles.length, n_hunks: stats.hunks, n_lines: stats.lines,
     n_source_lines: stats.sourceLines, patch_bytes: Buffer.byteLength(r.patch), n_f2p: r.FAIL_TO_PASS.length, n_p2p: r.PASS_TO_PASS.length,
-    ps_chars: r.problem_statement.trim().length, ps_words: words(r.problem_statement).length,
+    ps_chars: r.problem_statement.trim().length, ps_words: wordCount(r.problem_statement),
     patch_sha: patchHash(r.patch), ps_sha: statementHash(r.problem_statement), file: at.file, line: at.line,
   };
   // The same row imported again under the same source gets the same uid: importing a file again changes nothing.

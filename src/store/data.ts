@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { DataTask } from '../data/task.js';
+import type { DedupeFacts, DedupeSource, ExactKey } from '../data/dedupe.js';
 
 export type DataStage = 'clean' | 'dedupe' | 'decontaminate';
 export interface Drop { uid: string; rule: string; detail: string }
@@ -11,6 +12,8 @@ export type TaskFacts = Pick<DataTask, 'uid' | 'instance_id' | 'source' | 'repo'
 
 const factColumns = 'uid, instance_id, source, repo, base_commit, created_at, n_files, n_source_files, n_hunks, n_lines, n_source_lines, ' +
   'patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, patch_sha, ps_sha, seq';
+const statColumns = ['n_lines', 'n_files', 'n_f2p', 'n_p2p', 'ps_words'] as const;
+type StatColumn = (typeof statColumns)[number];
 export const dataStages: DataStage[] = ['clean', 'dedupe', 'decontaminate'];
 const kept = 'NOT EXISTS (SELECT 1 FROM data_drops d WHERE d.uid = t.uid)';
 /** What a stage works on: the tasks no earlier stage dropped (clean sees them all). */
@@ -49,11 +52,26 @@ export class DataStore {
     })();
   }
 
-  /** The tasks `stage` works on (default: those no stage dropped), in import order: their facts and the texts `with` names. */
-  keptFacts<K extends 'problem_statement' | 'patch'>(withText: K[] = [], stage?: DataStage): (TaskFacts & Record<K, string>)[] {
-    const texts = withText.map((k) => `, json_extract(task, '$.${k}') AS ${k}`).join('');
-    return this.db.prepare(`SELECT ${factColumns}${texts} FROM data_tasks t WHERE ${stage ? keptBefore(stage) : kept} ORDER BY seq`)
-      .all() as (TaskFacts & Record<K, string>)[];
+  /** What dedupe reads, streamed from the tasks dedupe works on (dedupe.ts). */
+  dedupeSource(): DedupeSource {
+    const where = keptBefore('dedupe');
+    const keyExpr: Record<ExactKey, string> = {
+      'instance-id': 'instance_id',
+      patch: 'CASE WHEN patch_bytes > 0 THEN patch_sha END',
+      'repo-commit-patch': "CASE WHEN patch_bytes > 0 AND coalesce(base_commit, '') != '' THEN repo || '@' || base_commit || ':' || patch_sha END",
+      statement: 'CASE WHEN ps_words > 0 THEN ps_sha END',
+    };
+    const statementOf = this.db.prepare("SELECT json_extract(task, '$.problem_statement') FROM data_tasks WHERE seq = ?").pluck();
+    const factsOf = this.db.prepare('SELECT uid, instance_id, source, created_at, seq FROM data_tasks WHERE seq = ?');
+    return {
+      seqs: () => Int32Array.from(this.db.prepare(`SELECT seq FROM data_tasks t WHERE ${where} ORDER BY seq`).pluck().iterate() as Iterable<number>),
+      byKey: (key) => this.db.prepare(`SELECT seq, k AS key FROM (SELECT seq, ${keyExpr[key]} AS k FROM data_tasks t WHERE ${where}) WHERE k IS NOT NULL ORDER BY k, seq`)
+        .iterate() as Iterable<{ seq: number; key: string }>,
+      statements: () => this.db.prepare(`SELECT seq, json_extract(task, '$.problem_statement') AS statement FROM data_tasks t WHERE ${where} ORDER BY seq`)
+        .iterate() as Iterable<{ seq: number; statement: string }>,
+      statementOf: (seq) => statementOf.get(seq) as string,
+      factsOf: (seq) => factsOf.get(seq) as DedupeFacts,
+    };
   }
 
   keptTasks(): DataTask[] {
@@ -67,12 +85,26 @@ export class DataStore {
     }
   }
 
-  /** Every task's facts (clean judges them all), and whether it names an environment (image, install_config, eval_script). */
-  ruleInputs(): (TaskFacts & { has_env: boolean })[] {
-    return (this.db.prepare(`SELECT ${factColumns}, (coalesce(json_extract(task, '$.image_name'), json_extract(task, '$.extra.image'),
-      json_extract(task, '$.eval_script'), json_extract(task, '$.install_config')) IS NOT NULL) AS has_env FROM data_tasks t ORDER BY seq`)
-      .all() as (TaskFacts & { has_env: number })[])
-      .map((t) => ({ ...t, has_env: t.has_env === 1 }));
+  /** Every task's facts (clean judges them all), one at a time, and whether it names an environment (image, install_config, eval_script). */
+  *ruleInputs(): Generator<TaskFacts & { has_env: boolean }> {
+    const rows = this.db.prepare(`SELECT ${factColumns}, (coalesce(json_extract(task, '$.image_name'), json_extract(task, '$.extra.image'),
+      json_extract(task, '$.eval_script'), json_extract(task, '$.install_config')) IS NOT NULL) AS has_env FROM data_tasks t ORDER BY seq`);
+    for (const t of rows.iterate() as Iterable<TaskFacts & { has_env: number }>) yield { ...t, has_env: t.has_env === 1 };
+  }
+
+  /** The kept tasks' numbers the stats describe, column by column. */
+  keptNumbers(): Record<StatColumn, number[]> {
+    const out: Record<StatColumn, number[]> = { n_lines: [], n_files: [], n_f2p: [], n_p2p: [], ps_words: [] };
+    const rows = this.db.prepare(`SELECT n_lines, n_files, n_f2p, n_p2p, ps_words FROM data_tasks t WHERE ${kept}`);
+    for (const r of rows.iterate() as Iterable<Record<StatColumn, number>>) {
+      for (const k of statColumns) out[k].push(r[k]);
+    }
+    return out;
+  }
+
+  /** How many tasks are kept. */
+  keptCount(): number {
+    return (this.db.prepare(`SELECT count(*) AS n FROM data_tasks t WHERE ${kept}`).get() as { n: number }).n;
   }
 
   /**

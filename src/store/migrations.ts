@@ -140,4 +140,8 @@ export const migrations: string[] = [
   ALTER TABLE calls ADD COLUMN harness_prefix INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE calls ADD COLUMN harness_response TEXT;
   `,
+  // Every data pass reads tasks in import order: without an index each one sorted the whole table (texts included).
+  `
+  CREATE INDEX data_tasks_by_seq ON data_tasks(seq);
+  `,
 ];

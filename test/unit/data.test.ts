@@ -32,8 +32,10 @@ describe('task data parts', () => {
     const near = base.replace('word40', 'other');
     const far = Array.from({ length: 80 }, (_, i) => `term${i}`).join(' ');
     expect(jaccard(shingles(base, 5), shingles(near, 5))).toBeCloseTo(71 / 81, 6);
+    // Links enough to join the group (0, 2 and 3), each verified; the far text in none.
     const { pairs } = nearDuplicatePairs([base, far, near, base.toUpperCase()], defaultMinHash);
-    expect(pairs.map(([i, j]) => [i, j]).sort()).toEqual([[0, 2], [0, 3], [2, 3]]);
+    expect(pairs.map(([i, j]) => [i, j]).sort()).toEqual([[0, 2], [0, 3]]);
+    for (const [, , similarity] of pairs) expect(similarity).toBeGreaterThanOrEqual(0.8);
     expect(shingles('two words', 5)).toHaveLength(1);
     expect(shingles('', 5)).toHaveLength(0);
   });

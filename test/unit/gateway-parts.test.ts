@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openaiChat } from '../../src/gateway/protocols/openai-chat.js';
 import { openaiCompletions } from '../../src/gateway/protocols/openai-completions.js';
 import { SseSplitter } from '../../src/gateway/sse.js';
-import { nestedDeeperThan } from '../../src/http.js';
+import { nestedDeeperThan } from '../../src/json-depth.js';
 import { backoffMs, isRetryable, UpstreamStatusError } from '../../src/gateway/upstream.js';
 
 describe('SSE splitting', () => {
