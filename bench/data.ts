@@ -10,11 +10,13 @@
  *   npm run bench:data          # ~15 min on 2 cores, ~7 GB of temporary disk; DATA_BENCH_TASKS / _BIG_TASKS / _MILLION change the sizes
  */
 import { execFileSync, fork, spawnSync } from 'node:child_process';
-import { createWriteStream, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { dedupeTasks, cleanTasks, importFiles } from '../src/data/pipeline.js';
 import { exportTasks } from '../src/data/export.js';
+import { readRows } from '../src/data/read.js';
 import { nearDuplicatePairs } from '../src/data/dedupe.js';
 import { defaultMinHash, jaccard, shingles } from '../src/data/minhash.js';
 import { Store } from '../src/store/store.js';
@@ -60,14 +62,22 @@ if (process.argv[2] === 'import-only') {
   const child = fork(import.meta.filename, ['pipeline', join(dir, 'bench.db'), file], { execArgv: ['--import', 'tsx'] });
   const pipe = await new Promise<PipelineRun>((resolve) => child.once('message', resolve as never));
 
+  // The JSONL reader (bytes split by hand, strict UTF-8, nesting checked) against readline + JSON.parse, same file.
+  const readStarted = performance.now();
+  for await (const line of createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity })) JSON.parse(line);
+  const readlineSeconds = (performance.now() - readStarted) / 1000;
+  const oursStarted = performance.now();
+  for await (const item of readRows(file)) if ('error' in item) throw new Error(item.error);
+  const readerSeconds = (performance.now() - oursStarted) / 1000;
+
   // Near-dedupe alone, on the same statements, against datasketch.
   const started = performance.now();
   const ours = nearDuplicatePairs(statements, defaultMinHash);
   const oursSeconds = (performance.now() - started) / 1000;
   const python = await ensurePythonEnv(setupProgress());
   if (spawnSync(python, ['-c', 'import datasketch'], { stdio: 'ignore' }).status !== 0) {
-    // numpy stays below 2: the virtualenv's torch (Debian's 1.13) needs numpy 1.x.
-    execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'datasketch==2.0.0', 'numpy<2'], { stdio: 'inherit' });
+    // Only datasketch: the environment's numpy (2.x, which its torch and verl need) satisfies it and must stay.
+    execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'datasketch==2.0.0'], { stdio: 'inherit' });
   }
   writeFileSync(join(dir, 'statements.jsonl'), statements.map((s) => JSON.stringify(s)).join('\n'));
   execFileSync(python, [join(import.meta.dirname, 'near-dedupe.py'), join(dir, 'statements.jsonl'), '--out', join(dir, 'pairs.json')], { stdio: 'inherit' });
@@ -95,6 +105,8 @@ if (process.argv[2] === 'import-only') {
   console.log(`import + clean + dedupe: ${pipe.seconds.toFixed(1)} s (${Math.round(TASKS / pipe.seconds)} tasks/s; import ${pipe.phases.import.toFixed(1)} s, ` +
     `clean ${pipe.phases.clean.toFixed(1)} s, dedupe ${pipe.phases.dedupe.toFixed(1)} s), peak RSS ${pipe.rssMb.toFixed(0)} MB; ` +
     `${pipe.imported} imported, ${pipe.dropped} dropped by clean, ${pipe.duplicates} as duplicates.\n`);
+  console.log(`JSONL reader over the ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB file: ${readerSeconds.toFixed(2)} s; readline + JSON.parse `
+    + `${readlineSeconds.toFixed(2)} s (${(readerSeconds / readlineSeconds).toFixed(2)}×).\n`);
   console.log('| near-dedupe (128 perms, 5-word shingles, Jaccard ≥ 0.8) | seconds | tasks/s | bands × rows | verified links | recall on a 5k sample (by group) |');
   console.log('|---|--:|--:|--:|--:|--:|');
   console.log(`| alight | ${oursSeconds.toFixed(1)} | ${Math.round(TASKS / oursSeconds)} | ${ours.bands} × ${ours.rows} | ${ourSet.size} | ${recall(ourSet).toFixed(3)} |`);

@@ -123,6 +123,30 @@ describe('alight data under adversarial input', () => {
   }, 120_000);
 });
 
+describe('memory', () => {
+  it('cleans, dedupes, describes and exports 100,000 tasks in a 128 MB heap: every stage streams the store', async () => {
+    const file = join(dir, 'many.jsonl');
+    const fd = openSync(file, 'w');
+    for (let i = 0; i < 100_000; i += 1000) {
+      writeSync(fd, `${Array.from({ length: 1000 }, (_, k) => JSON.stringify(row(`acme__many-${i + k}`, { hints_text: 'h'.repeat(1000) }))).join('\n')}\n`);
+    }
+    closeSync(fd);
+    const db = join(dir, 'many.db');
+    const small = { NODE_OPTIONS: '--max-old-space-size=128' };
+    const step = async (args: string[]) => {
+      const res = await alight(['data', ...args, '--db', db, '--json'], { env: small, timeoutMs: 600_000 });
+      expect(res.code, res.stderr.slice(-2000)).toBe(0);
+      return JSON.parse(res.stdout);
+    };
+    expect(await step(['import', file])).toMatchObject({ added: 100_000 });
+    expect(await step(['clean'])).toMatchObject({ checked: 100_000 });
+    expect((await step(['dedupe'])).checked).toBeGreaterThan(90_000);
+    expect((await step(['stats'])).distributions.statement_words).not.toBeNull();
+    const written = await step(['export', '--format', 'parquet', '--out', join(dir, 'many.parquet')]);
+    expect(written[0].tasks).toBeGreaterThan(90_000);
+  }, 600_000);
+});
+
 describe('export round trip', () => {
   it('re-imports JSONL and Parquet exports of six input shapes to the same tasks, every column equal', async () => {
     const listed = (r: Record<string, unknown>) => ({ ...r, FAIL_TO_PASS: JSON.parse(r.FAIL_TO_PASS as string), PASS_TO_PASS: JSON.parse(r.PASS_TO_PASS as string) });
