@@ -1,15 +1,19 @@
 /** A bench/server.ts process, driven over IPC. */
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import type { ToChild, ToParent, Usage } from './server.js';
 
 const children = new Set<ChildProcess>();
 
 export class Child {
-  private constructor(private readonly proc: ChildProcess, readonly url: string) {}
+  private constructor(
+    private readonly proc: ChildProcess,
+    readonly url: string,
+  ) {}
 
   static async start(args: string[], execArgv: string[] = []): Promise<Child> {
     const proc = fork(new URL('./server.ts', import.meta.url), args, {
-      execArgv: ['--import', 'tsx', ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: ['--import', 'tsx', ...execArgv],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     children.add(proc);
     proc.once('exit', () => children.delete(proc));
@@ -21,7 +25,9 @@ export class Child {
     for (const proc of children) proc.kill('SIGKILL');
   }
 
-  async ask<T extends ToChild['type']>(message: Extract<ToChild, { type: T }>): Promise<Extract<ToParent, { type: T }>> {
+  async ask<T extends ToChild['type']>(
+    message: Extract<ToChild, { type: T }>,
+  ): Promise<Extract<ToParent, { type: T }>> {
     const answer = next(this.proc, message.type);
     this.proc.send(message);
     return answer;
@@ -46,7 +52,8 @@ function next<T extends ToParent['type']>(proc: ChildProcess, type: T): Promise<
       proc.off('message', onMessage).off('exit', onExit);
       resolve(m as Extract<ToParent, { type: T }>);
     };
-    const onExit = (code: number | null): void => reject(new Error(`bench server exited (${code}) before answering ${type}`));
+    const onExit = (code: number | null): void =>
+      reject(new Error(`bench server exited (${code}) before answering ${type}`));
     proc.on('message', onMessage).once('exit', onExit);
   });
 }

@@ -20,7 +20,11 @@ const N = Number(process.env.EVAL_BENCH_INSTANCES ?? 100);
 const root = tempDir('alight-bench-eval-');
 const fx = makeSweRepo(root);
 const tasks = Array.from({ length: N }, (_, i) => gradeTask({ ...fx.instance, instance_id: `acme__calc-${i + 1}` }));
-const predictions = tasks.map((t) => ({ instance_id: t.instance_id, model_name_or_path: 'gold', model_patch: fx.instance.patch }));
+const predictions = tasks.map((t) => ({
+  instance_id: t.instance_id,
+  model_name_or_path: 'gold',
+  model_patch: fx.instance.patch,
+}));
 
 // The raw test command, alone, in a workspace that already has the fix and the test patch.
 const ws = join(root, 'raw');
@@ -31,7 +35,8 @@ git(ws, ['apply', join(root, 'fix.diff')]);
 git(ws, ['apply', join(root, 'test.diff')]);
 const rawRuns = 10;
 let started = performance.now();
-for (let i = 0; i < rawRuns; i++) spawnSync('bash', ['-c', `${fx.instance.test_cmd} tests/test_calc.py`], { cwd: ws, stdio: 'ignore' });
+for (let i = 0; i < rawRuns; i++)
+  spawnSync('bash', ['-c', `${fx.instance.test_cmd} tests/test_calc.py`], { cwd: ws, stdio: 'ignore' });
 const raw = (performance.now() - started) / 1000 / rawRuns;
 
 await ensureSandbox(() => {});
@@ -40,20 +45,37 @@ for (const sandboxed of [true, false]) {
   for (const workers of [1, 2]) {
     const out = join(root, `out-${sandboxed}-${workers}`);
     started = performance.now();
-    const { summary } = await gradePredictions(tasks, predictions, { reposDir: fx.repos, timeoutMs: 600_000, allowTestEdits: false, out, workers,
-      sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb, processes: defaultProcesses } : null });
-    results.push({ sandboxed, workers, seconds: (performance.now() - started) / 1000, resolved: summary.resolved_instances });
+    const { summary } = await gradePredictions(tasks, predictions, {
+      reposDir: fx.repos,
+      timeoutMs: 600_000,
+      allowTestEdits: false,
+      out,
+      workers,
+      sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb, processes: defaultProcesses } : null,
+    });
+    results.push({
+      sandboxed,
+      workers,
+      seconds: (performance.now() - started) / 1000,
+      resolved: summary.resolved_instances,
+    });
   }
 }
 execFileSync('rm', ['-rf', root]);
 
 console.log(`## alight eval grading benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
-console.log(`${N} instances (gold predictions) on a real git repository with a pytest suite; the raw test command alone takes ${raw.toFixed(3)} s.\n`);
-console.log('| sandbox | workers | seconds | instances/min | resolved | seconds per instance | overhead over the raw test command | ÷ unsandboxed |');
+console.log(
+  `${N} instances (gold predictions) on a real git repository with a pytest suite; the raw test command alone takes ${raw.toFixed(3)} s.\n`,
+);
+console.log(
+  '| sandbox | workers | seconds | instances/min | resolved | seconds per instance | overhead over the raw test command | ÷ unsandboxed |',
+);
 console.log('|---|--:|--:|--:|--:|--:|--:|--:|');
 for (const r of results) {
   const per = r.seconds / N;
   const bare = results.find((b) => !b.sandboxed && b.workers === r.workers)!;
-  console.log(`| ${r.sandboxed ? 'bubblewrap' : 'none'} | ${r.workers} | ${r.seconds.toFixed(1)} | ${(N / (r.seconds / 60)).toFixed(0)} | ${r.resolved}/${N} | ${per.toFixed(3)} | `
-    + `${r.workers === 1 ? `${(((per - raw) / raw) * 100).toFixed(1)}%` : '–'} | ${(r.seconds / bare.seconds).toFixed(2)}× |`);
+  console.log(
+    `| ${r.sandboxed ? 'bubblewrap' : 'none'} | ${r.workers} | ${r.seconds.toFixed(1)} | ${(N / (r.seconds / 60)).toFixed(0)} | ${r.resolved}/${N} | ${per.toFixed(3)} | ` +
+      `${r.workers === 1 ? `${(((per - raw) / raw) * 100).toFixed(1)}%` : '–'} | ${(r.seconds / bare.seconds).toFixed(2)}× |`,
+  );
 }

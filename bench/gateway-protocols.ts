@@ -30,12 +30,22 @@ interface Shape {
   done(text: string, stream: boolean): boolean;
 }
 
-const ask = (call: number): Message => ({ role: 'user', content: `Turn ${call}: run the tests again and fix what fails.` });
+const ask = (call: number): Message => ({
+  role: 'user',
+  content: `Turn ${call}: run the tests again and fix what fails.`,
+});
 const shapes: Record<'chat, asking for tokens' | 'chat/completions' | 'messages' | 'responses', Shape> = {
   // What bench/gateway.ts measures: the harness asks for the token fields itself, so its answers pass unchanged.
   'chat, asking for tokens': {
     path: 'chat/completions',
-    body: (h, call, stream) => ({ model: 'scripted-model', stream, max_tokens: 256, logprobs: true, return_token_ids: true, messages: [...h, ask(call)] }),
+    body: (h, call, stream) => ({
+      model: 'scripted-model',
+      stream,
+      max_tokens: 256,
+      logprobs: true,
+      return_token_ids: true,
+      messages: [...h, ask(call)],
+    }),
     done: (text, stream) => (stream ? text.endsWith('data: [DONE]\n\n') : text.endsWith('}')),
   },
   'chat/completions': {
@@ -45,12 +55,24 @@ const shapes: Record<'chat, asking for tokens' | 'chat/completions' | 'messages'
   },
   messages: {
     path: 'messages',
-    body: (h, call, stream) => ({ model: 'agent', stream, max_tokens: 256, system: h[0].content, messages: [...h.slice(1), ask(call)] }),
+    body: (h, call, stream) => ({
+      model: 'agent',
+      stream,
+      max_tokens: 256,
+      system: h[0].content,
+      messages: [...h.slice(1), ask(call)],
+    }),
     done: (text, stream) => (stream ? text.includes('event: message_stop') : text.endsWith('}')),
   },
   responses: {
     path: 'responses',
-    body: (h, call, stream) => ({ model: 'agent', stream, max_output_tokens: 256, instructions: h[0].content, input: [...h.slice(1), ask(call)] }),
+    body: (h, call, stream) => ({
+      model: 'agent',
+      stream,
+      max_output_tokens: 256,
+      instructions: h[0].content,
+      input: [...h.slice(1), ask(call)],
+    }),
     done: (text, stream) => (stream ? text.includes('event: response.completed') : text.endsWith('}')),
   },
 };
@@ -62,11 +84,17 @@ let callNo = 0;
 async function measure(name: Name, upstreamUrl: string, dir: string): Promise<{ phase: Phase; cpuUs: number }> {
   const shape = shapes[name];
   const prof = process.env.BENCH_CPU_PROF;
-  const gateway = await Child.start(['gateway', upstreamUrl, dir], prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}/${name.replace(/\W+/g, '-')}`] : []);
+  const gateway = await Child.start(
+    ['gateway', upstreamUrl, dir],
+    prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}/${name.replace(/\W+/g, '-')}`] : [],
+  );
   const { tokens } = await gateway.ask({ type: 'tokens', n: CLIENTS });
   const spec = {
-    urlOf: (c: number) => `${gateway.url}/r/${tokens[c]}/v1/${shape.path}`, clients: CLIENTS, limitMs: 120_000,
-    bodyOf: (c: number, stream: boolean) => JSON.stringify(shape.body(histories[c], callNo++, stream)), complete: shape.done,
+    urlOf: (c: number) => `${gateway.url}/r/${tokens[c]}/v1/${shape.path}`,
+    clients: CLIENTS,
+    limitMs: 120_000,
+    bodyOf: (c: number, stream: boolean) => JSON.stringify(shape.body(histories[c], callNo++, stream)),
+    complete: shape.done,
   };
   await loadPhase({ ...spec, total: WARMUP });
   const before = await gateway.usage();
@@ -84,7 +112,12 @@ for (let round = 1; round <= ROUNDS; round++) {
     console.error(`round ${round}/${ROUNDS}: ${name}`);
     const { phase, cpuUs } = await measure(name, upstream.url, dir);
     const p = pooled.get(name) ?? { done: 0, errors: 0, cpuUs: 0, ms: [] };
-    pooled.set(name, { done: p.done + phase.done, errors: p.errors + phase.errors, cpuUs: p.cpuUs + cpuUs, ms: [...p.ms, ...phase.whole, ...phase.stream] });
+    pooled.set(name, {
+      done: p.done + phase.done,
+      errors: p.errors + phase.errors,
+      cpuUs: p.cpuUs + cpuUs,
+      ms: [...p.ms, ...phase.whole, ...phase.stream],
+    });
   }
 }
 await upstream.stop();

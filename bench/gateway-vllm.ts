@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startVllm } from '../src/serve/vllm.js';
-import { ensureVllm } from '../src/setup/vllm-env.js';
 import { PYTHON_DIR } from '../src/setup/python-env.js';
+import { ensureVllm } from '../src/setup/vllm-env.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { Child } from './child.js';
 
@@ -22,12 +22,23 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 120);
 const CLIENTS = [1, 4];
 const dir = mkdtempSync(join(tmpdir(), 'alight-bench-vllm-'));
 const python = await ensureVllm('cpu', setupProgress());
-execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--hidden', '128', '--layers', '4'], { cwd: PYTHON_DIR, stdio: 'ignore' });
+execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--hidden', '128', '--layers', '4'], {
+  cwd: PYTHON_DIR,
+  stdio: 'ignore',
+});
 console.error('starting vLLM (CPU)');
-const vllm = await startVllm({ model: join(dir, 'model'), device: 'cpu', logFile: join(dir, 'vllm.log'), gpuMemoryUtilization: 0.1 });
+const vllm = await startVllm({
+  model: join(dir, 'model'),
+  device: 'cpu',
+  logFile: join(dir, 'vllm.log'),
+  gpuMemoryUtilization: 0.1,
+});
 const history = 'You are a coding agent. Read the file and run the tests. '.repeat(11);
 
-interface Result { latencies: number[]; cpuMs: number | null }
+interface Result {
+  latencies: number[];
+  cpuMs: number | null;
+}
 
 /** `clients` loops of `total` chat calls; half of each client's calls streamed. */
 async function load(url: string, key: string, clients: number, total: number): Promise<number[]> {
@@ -36,10 +47,22 @@ async function load(url: string, key: string, clients: number, total: number): P
   const client = async (c: number): Promise<void> => {
     while (issued < total) {
       const n = issued++;
-      const body = JSON.stringify({ model: vllm.model, messages: [{ role: 'user', content: `${history} (call ${n})` }], max_tokens: 32,
-        min_tokens: 32, seed: n, stream: n % 2 === 1, return_token_ids: true, logprobs: true });
+      const body = JSON.stringify({
+        model: vllm.model,
+        messages: [{ role: 'user', content: `${history} (call ${n})` }],
+        max_tokens: 32,
+        min_tokens: 32,
+        seed: n,
+        stream: n % 2 === 1,
+        return_token_ids: true,
+        logprobs: true,
+      });
       const started = performance.now();
-      const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+      const res = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body,
+      });
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`client ${c}: HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
       latencies.push(performance.now() - started);
@@ -82,12 +105,16 @@ try {
     }
     const base = p50(rows.get('direct')!.latencies);
     for (const [config, r] of rows) {
-      lines.push(`| ${clients} | ${config} | ${p50(r.latencies).toFixed(1)} | ${config === 'direct' ? '—' : (p50(r.latencies) - base).toFixed(2)} | ${r.cpuMs?.toFixed(2) ?? '—'} |`);
+      lines.push(
+        `| ${clients} | ${config} | ${p50(r.latencies).toFixed(1)} | ${config === 'direct' ? '—' : (p50(r.latencies) - base).toFixed(2)} | ${r.cpuMs?.toFixed(2) ?? '—'} |`,
+      );
     }
     const gw = rows.get('gateway')!.cpuMs!;
     const pt = rows.get('pass-through')!.cpuMs!;
-    ratios.push(`${clients} client(s): gateway CPU ${gw.toFixed(2)} ms/call = ${(gw / pt).toFixed(2)}× the pass-through's ${pt.toFixed(2)}; ` +
-      `added p50 ${(p50(rows.get('gateway')!.latencies) - base).toFixed(1)} ms on vLLM's ${base.toFixed(0)} ms`);
+    ratios.push(
+      `${clients} client(s): gateway CPU ${gw.toFixed(2)} ms/call = ${(gw / pt).toFixed(2)}× the pass-through's ${pt.toFixed(2)}; ` +
+        `added p50 ${(p50(rows.get('gateway')!.latencies) - base).toFixed(1)} ms on vLLM's ${base.toFixed(0)} ms`,
+    );
   }
 } finally {
   await vllm.stop();

@@ -54,12 +54,20 @@ interface Row {
   peakRssBytes: number | null;
 }
 
-async function measure(config: Config, server: Child | null, urlOf: (c: number) => string, clients: number, total: number): Promise<Row> {
+async function measure(
+  config: Config,
+  server: Child | null,
+  urlOf: (c: number) => string,
+  clients: number,
+  total: number,
+): Promise<Row> {
   const [proxy0, up0, client0] = [await server?.usage(), await upstream.usage(), process.cpuUsage()];
   const phase = await load(urlOf, clients, total);
   const [proxy1, up1, client1] = [await server?.usage(), await upstream.usage(), process.cpuUsage(client0)];
   return {
-    config, clients, phase,
+    config,
+    clients,
+    phase,
     proxyCpuUs: proxy0 && proxy1 ? proxy1.cpuUs - proxy0.cpuUs : null,
     upstreamCpuUs: up1.cpuUs - up0.cpuUs,
     clientCpuUs: client1.user + client1.system,
@@ -78,7 +86,10 @@ async function run(config: Config): Promise<Row[]> {
   } else if (config === 'gateway') {
     const prof = process.env.BENCH_CPU_PROF;
     const flags = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
-    server = await Child.start(['gateway', upstream.url, dir], [...flags, ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])]);
+    server = await Child.start(
+      ['gateway', upstream.url, dir],
+      [...flags, ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
+    );
     const { tokens } = await server.ask({ type: 'tokens', n: CLIENTS });
     urlOf = (c) => `${server!.url}/r/${tokens[c]}/v1/chat/completions`;
   }
@@ -97,8 +108,11 @@ function pool(a: Row, b: Row): Row {
   return {
     ...a,
     phase: {
-      done: a.phase.done + b.phase.done, errors: a.phase.errors + b.phase.errors, seconds: a.phase.seconds + b.phase.seconds,
-      whole: [...a.phase.whole, ...b.phase.whole], stream: [...a.phase.stream, ...b.phase.stream],
+      done: a.phase.done + b.phase.done,
+      errors: a.phase.errors + b.phase.errors,
+      seconds: a.phase.seconds + b.phase.seconds,
+      whole: [...a.phase.whole, ...b.phase.whole],
+      stream: [...a.phase.stream, ...b.phase.stream],
     },
     proxyCpuUs: sum(a.proxyCpuUs, b.proxyCpuUs),
     upstreamCpuUs: a.upstreamCpuUs + b.upstreamCpuUs,
@@ -128,14 +142,24 @@ function table(rows: Row[]): string {
   ];
   for (const r of rows) {
     const added = (get: (x: Row) => number): number | null => (r === base ? null : get(r) - get(base));
-    lines.push(`| ${[
-      r.config, r.clients, `${r.phase.done} / ${r.phase.errors}`, f(r.phase.done / r.phase.seconds, 0),
-      f(pct(all(r), 0.5)), f(pct(all(r), 0.99)), `${f(pct(r.phase.whole, 0.5))} / ${f(pct(r.phase.stream, 0.5))}`,
-      signed(added((x) => pct(all(x), 0.5))), signed(added((x) => pct(all(x), 0.99))),
-      `${signed(added((x) => pct(x.phase.whole, 0.5)))} / ${signed(added((x) => pct(x.phase.stream, 0.5)))}`,
-      f(cpuMsPerReq(r.proxyCpuUs, r)), r.peakRssBytes === null ? '—' : `${mb(r.idleRssBytes)} / ${mb(r.peakRssBytes)}`,
-      f(cpuMsPerReq(r.upstreamCpuUs, r)), f(cpuMsPerReq(r.clientCpuUs, r)),
-    ].join(' | ')} |`);
+    lines.push(
+      `| ${[
+        r.config,
+        r.clients,
+        `${r.phase.done} / ${r.phase.errors}`,
+        f(r.phase.done / r.phase.seconds, 0),
+        f(pct(all(r), 0.5)),
+        f(pct(all(r), 0.99)),
+        `${f(pct(r.phase.whole, 0.5))} / ${f(pct(r.phase.stream, 0.5))}`,
+        signed(added((x) => pct(all(x), 0.5))),
+        signed(added((x) => pct(all(x), 0.99))),
+        `${signed(added((x) => pct(x.phase.whole, 0.5)))} / ${signed(added((x) => pct(x.phase.stream, 0.5)))}`,
+        f(cpuMsPerReq(r.proxyCpuUs, r)),
+        r.peakRssBytes === null ? '—' : `${mb(r.idleRssBytes)} / ${mb(r.peakRssBytes)}`,
+        f(cpuMsPerReq(r.upstreamCpuUs, r)),
+        f(cpuMsPerReq(r.clientCpuUs, r)),
+      ].join(' | ')} |`,
+    );
   }
   return lines.join('\n');
 }

@@ -36,10 +36,16 @@ export async function loadPhase(spec: LoadSpec): Promise<Phase> {
       const body = spec.bodyOf(c, stream);
       const started = performance.now();
       try {
-        const res = await request(spec.urlOf(c), { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher });
+        const res = await request(spec.urlOf(c), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          dispatcher,
+        });
         const text = await res.body.text();
         const ms = performance.now() - started;
-        if (res.statusCode !== 200 || !spec.complete(text, stream)) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+        if (res.statusCode !== 200 || !spec.complete(text, stream))
+          throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
         (stream ? phase.stream : phase.whole).push(ms);
         phase.done++;
       } catch (err) {

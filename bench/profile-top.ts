@@ -26,13 +26,19 @@ for (const file of process.argv.slice(2)) {
   profile.samples.forEach((id, i) => {
     const us = profile.timeDeltas[i] ?? 0;
     const { functionName, url } = frames.get(id)!;
-    if (functionName === '(idle)') return void (idle += us);
+    if (functionName === '(idle)') {
+      idle += us;
+      return;
+    }
     busy += us;
     // No line numbers: under tsx they are those of the transpiled code.
     const where = url.replace(/^file:\/\/.*?\/(node_modules|src|bench|test)\//, '$1/');
     add(byFunction, `${functionName || '(anonymous)'}  ${where}`.trim(), us);
-    const module = where.startsWith('node:') ? 'node: (core)'
-      : where.startsWith('node_modules/') ? where.split('/').slice(0, 2).join('/') : where || `(${functionName})`;
+    const module = where.startsWith('node:')
+      ? 'node: (core)'
+      : where.startsWith('node_modules/')
+        ? where.split('/').slice(0, 2).join('/')
+        : where || `(${functionName})`;
     add(byFile, module, us);
   });
 }
@@ -43,6 +49,8 @@ const print = (title: string, rows: Map<string, number>): void => {
     console.log(`| ${(us / 1000).toFixed(0)} | ${((100 * us) / busy).toFixed(1)}% | \`${key}\` |`);
   }
 };
-console.log(`${process.argv.length - 2} profile(s): ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle`);
+console.log(
+  `${process.argv.length - 2} profile(s): ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle`,
+);
 print('Self time by function', byFunction);
 print('Self time by file', byFile);

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { Agent, createServer, type IncomingHttpHeaders, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { configSchema } from '../src/config/schema.js';
@@ -20,7 +20,10 @@ import { startScriptedUpstream } from '../test/helpers/scripted-upstream.js';
 import { PROMPT_TOKENS, REPLY, TOKENS_PER_CHUNK } from './workload.js';
 
 export type Usage = { cpuUs: number; rssBytes: number; peakRssBytes: number };
-export type ToParent = { type: 'ready'; url: string } | { type: 'usage'; usage: Usage } | { type: 'tokens'; tokens: string[] }
+export type ToParent =
+  | { type: 'ready'; url: string }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'tokens'; tokens: string[] }
   | { type: 'stop'; dbBytes: number | null };
 export type ToChild = { type: 'usage' } | { type: 'tokens'; n: number } | { type: 'stop' };
 
@@ -33,15 +36,27 @@ interface Running {
 function usage(): Usage {
   const cpu = process.cpuUsage();
   // maxRSS is in kilobytes: the peak over the process's life, which is one configuration of the benchmark.
-  return { cpuUs: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss(), peakRssBytes: process.resourceUsage().maxRSS * 1024 };
+  return {
+    cpuUs: cpu.user + cpu.system,
+    rssBytes: process.memoryUsage.rss(),
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+  };
 }
 
 async function upstream(): Promise<Running> {
-  const fixedPromptIds = Array.from({ length: PROMPT_TOKENS }, (_, i) => 1000 + (i * 7919) % 150_000);
+  const fixedPromptIds = Array.from({ length: PROMPT_TOKENS }, (_, i) => 1000 + ((i * 7919) % 150_000));
   const up = await startScriptedUpstream({ fixedPromptIds, reply: () => REPLY, tokensPerChunk: TOKENS_PER_CHUNK });
   // The scripted upstream logs every request it served; a benchmark has no use for that log.
-  setInterval(() => { up.log.length = 0; }, 200).unref();
-  return { url: up.url, stop: async () => { await up.close(); return null; } };
+  setInterval(() => {
+    up.log.length = 0;
+  }, 200).unref();
+  return {
+    url: up.url,
+    stop: async () => {
+      await up.close();
+      return null;
+    },
+  };
 }
 
 const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'proxy-connection', 'upgrade']);
@@ -54,14 +69,24 @@ async function proxy(target: string): Promise<Running> {
   const base = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const server = createServer((req, res) => {
-    const up = request({
-      host: base.hostname, port: base.port, method: req.method, path: req.url, // both serve under /v1
-      headers: endToEnd(req.headers), agent,
-    }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
-      answer.pipe(res);
+    const up = request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method: req.method,
+        path: req.url, // both serve under /v1
+        headers: endToEnd(req.headers),
+        agent,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
+        answer.pipe(res);
+      },
+    );
+    up.on('error', (err) => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end(String(err));
     });
-    up.on('error', (err) => { if (!res.headersSent) res.writeHead(502); res.end(String(err)); });
     req.pipe(up);
   });
   server.keepAliveTimeout = 65_000;
@@ -82,11 +107,17 @@ async function gateway(target: string, dir: string): Promise<Running> {
   const store = Store.open(db);
   const config = configSchema.parse({ upstream: { url: target, kind: 'vllm' }, gateway: { host: '127.0.0.1' } });
   // BENCH_UPSTREAM_KEY: the API key of an upstream that needs one (a vLLM alight started).
-  const gw = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: randomBytes(24).toString('hex'),
-    upstreamApiKey: process.env.BENCH_UPSTREAM_KEY });
+  const gw = await startGateway({
+    store,
+    gateway: config.gateway,
+    upstream: config.upstream,
+    adminKey: randomBytes(24).toString('hex'),
+    upstreamApiKey: process.env.BENCH_UPSTREAM_KEY,
+  });
   return {
     url: gw.url,
-    tokens: (n) => Array.from({ length: n }, (_, i) => gw.rollouts.create({ run: 'bench', taskId: `client-${i}` }).token),
+    tokens: (n) =>
+      Array.from({ length: n }, (_, i) => gw.rollouts.create({ run: 'bench', taskId: `client-${i}` }).token),
     async stop() {
       await gw.close();
       store.close(); // checkpoints the WAL into the main file
@@ -97,10 +128,16 @@ async function gateway(target: string, dir: string): Promise<Running> {
 
 const send = (message: ToParent): void => void process.send!(message);
 const [role, target, dir] = process.argv.slice(2);
-const running = role === 'upstream' ? await upstream()
-  : role === 'proxy' ? await proxy(target)
-    : role === 'gateway' ? await gateway(target, dir)
-      : (() => { throw new Error(`unknown role ${role}`); })();
+const running =
+  role === 'upstream'
+    ? await upstream()
+    : role === 'proxy'
+      ? await proxy(target)
+      : role === 'gateway'
+        ? await gateway(target, dir)
+        : (() => {
+            throw new Error(`unknown role ${role}`);
+          })();
 
 process.on('message', async (message: ToChild) => {
   if (message.type === 'usage') send({ type: 'usage', usage: usage() });

@@ -10,11 +10,24 @@ export const TOKENS_PER_CHUNK = 1;
 export const HISTORY_BYTES = 50 * 1024;
 
 const MESSAGE_BYTES = 2000;
-const words = ['the', 'agent', 'reads', 'file', 'src/index.ts', 'and', 'runs', '`npm test`', 'which', 'prints', '"ok"', 'then'];
+const words = [
+  'the',
+  'agent',
+  'reads',
+  'file',
+  'src/index.ts',
+  'and',
+  'runs',
+  '`npm test`',
+  'which',
+  'prints',
+  '"ok"',
+  'then',
+];
 
 function text(seed: number, bytes: number): string {
   let out = '';
-  for (let i = seed; out.length < bytes; i++) out += words[(i * 7) % words.length] + ((i % 13) === 0 ? '\n' : ' ');
+  for (let i = seed; out.length < bytes; i++) out += words[(i * 7) % words.length] + (i % 13 === 0 ? '\n' : ' ');
   return out.slice(0, bytes);
 }
 
@@ -24,9 +37,13 @@ function text(seed: number, bytes: number): string {
  * store can keep the shared part by reference.
  */
 export function historyOf(client: number): string {
-  const messages: string[] = [JSON.stringify({ role: 'system', content: `You are coding agent ${client}. ${text(client, MESSAGE_BYTES)}` })];
+  const messages: string[] = [
+    JSON.stringify({ role: 'system', content: `You are coding agent ${client}. ${text(client, MESSAGE_BYTES)}` }),
+  ];
   for (let turn = 1; messages.join(',').length < HISTORY_BYTES - MESSAGE_BYTES; turn++) {
-    messages.push(JSON.stringify({ role: turn % 2 ? 'user' : 'assistant', content: text(client * 100 + turn, MESSAGE_BYTES) }));
+    messages.push(
+      JSON.stringify({ role: turn % 2 ? 'user' : 'assistant', content: text(client * 100 + turn, MESSAGE_BYTES) }),
+    );
   }
   return messages.join(',');
 }

@@ -1,11 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { AlightError, ExitCode } from '../src/errors.js';
 import { exportTasks } from '../src/data/export.js';
 import { cleanTasks, decontaminateTasks, dedupeTasks, importFiles } from '../src/data/pipeline.js';
 import type { Preset, RuleOptions } from '../src/data/rules.js';
 import { dataStats } from '../src/data/stats.js';
 import type { ExportFormat, Format } from '../src/data/task.js';
+import { AlightError, ExitCode } from '../src/errors.js';
 import { progressBars } from '../src/ui/progress-bar.js';
 import { table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
@@ -19,21 +19,34 @@ function readableFile(file: string, flag: string): void {
 
 function writableFile(file: string, flag: string): void {
   const folder = dirname(resolve(file));
-  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new AlightError(`${flag} ${file}: the folder ${folder} does not exist`, ExitCode.input);
-  if (existsSync(file) && statSync(file).isDirectory()) throw new AlightError(`${flag} ${file} is a folder, not a file`, ExitCode.input);
+  if (!existsSync(folder) || !statSync(folder).isDirectory())
+    throw new AlightError(`${flag} ${file}: the folder ${folder} does not exist`, ExitCode.input);
+  if (existsSync(file) && statSync(file).isDirectory())
+    throw new AlightError(`${flag} ${file} is a folder, not a file`, ExitCode.input);
 }
 
-interface Common { db?: string; json?: boolean }
-const say = (o: Common, value: unknown, text: () => string): void => (o.json ? printJson(value) : void process.stdout.write(`${text()}\n`));
+interface Common {
+  db?: string;
+  json?: boolean;
+}
+const say = (o: Common, value: unknown, text: () => string): void =>
+  o.json ? printJson(value) : void process.stdout.write(`${text()}\n`);
 const bars = (o: Common) => progressBars(!o.json && Boolean(process.stderr.isTTY));
 
 export async function importCommand(files: string[], o: Common & { source?: string; format: Format | 'auto' }) {
   return withStore(o, async (store) => {
     const progress = bars(o);
     const s = await importFiles(store, files, o, progress).finally(() => progress.stop());
-    say(o, s, () => `${s.files.map((f) => `${f.file}: ${f.rows} rows, ${f.added} new, ${f.invalid} invalid`).join('\n')}\n` +
-      `${s.tasks} tasks in the store${s.invalid ? `; invalid rows: alight data stats (or --json) lists them with file, line and reason` : ''}` +
-      (s.verdictsCleared ? '\nnew rows: the earlier clean / dedupe / decontaminate verdicts were cleared; run them again' : ''));
+    say(
+      o,
+      s,
+      () =>
+        `${s.files.map((f) => `${f.file}: ${f.rows} rows, ${f.added} new, ${f.invalid} invalid`).join('\n')}\n` +
+        `${s.tasks} tasks in the store${s.invalid ? `; invalid rows: alight data stats (or --json) lists them with file, line and reason` : ''}` +
+        (s.verdictsCleared
+          ? '\nnew rows: the earlier clean / dedupe / decontaminate verdicts were cleared; run them again'
+          : ''),
+    );
     return s;
   });
 }
@@ -42,34 +55,69 @@ export async function cleanCommand(o: Common & { preset: Preset } & Partial<Rule
   return withStore(o, (store) => {
     const { preset, db: _db, json: _json, ...overrides } = o;
     const s = cleanTasks(store, preset, overrides);
-    say(o, s, () => `clean (${preset}: ${s.rules.join(', ') || 'no rules'}): ${s.checked} tasks checked, ${s.dropped} dropped` +
-      (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : ''));
+    say(
+      o,
+      s,
+      () =>
+        `clean (${preset}: ${s.rules.join(', ') || 'no rules'}): ${s.checked} tasks checked, ${s.dropped} dropped` +
+        (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : ''),
+    );
     return s;
   });
 }
 
 export async function dedupeCommand(o: Common & { threshold: number; perms: number; shingle: number; near: boolean }) {
-  if (!(o.threshold > 0 && o.threshold <= 1)) throw new AlightError(`--threshold must be in (0, 1], got ${o.threshold}`, ExitCode.usage);
+  if (!(o.threshold > 0 && o.threshold <= 1))
+    throw new AlightError(`--threshold must be in (0, 1], got ${o.threshold}`, ExitCode.usage);
   if (o.perms < 1 || o.shingle < 1) throw new AlightError('--perms and --shingle must be at least 1', ExitCode.usage);
   // Choosing bands and rows costs perms² steps, and past a few hundred permutations the estimate gains nothing.
-  if (o.perms > maxPerms) throw new AlightError(`--perms must be at most ${maxPerms} (128 is datasketch's default), got ${o.perms}`, ExitCode.usage);
+  if (o.perms > maxPerms)
+    throw new AlightError(
+      `--perms must be at most ${maxPerms} (128 is datasketch's default), got ${o.perms}`,
+      ExitCode.usage,
+    );
   return withStore(o, (store) => {
     const progress = bars(o);
-    const s = (() => { try { return dedupeTasks(store, o, progress); } finally { progress.stop(); } })();
-    say(o, s, () => `dedupe: ${s.checked} tasks, ${s.groups} duplicate groups, ${s.dropped} dropped ` +
-      `(${s.exactPairs} exact pairs; near: ${s.candidates} LSH candidates with ${s.bands} bands × ${s.rows} rows, ${s.nearPairs} verified at Jaccard ≥ ${o.threshold})`);
+    const s = (() => {
+      try {
+        return dedupeTasks(store, o, progress);
+      } finally {
+        progress.stop();
+      }
+    })();
+    say(
+      o,
+      s,
+      () =>
+        `dedupe: ${s.checked} tasks, ${s.groups} duplicate groups, ${s.dropped} dropped ` +
+        `(${s.exactPairs} exact pairs; near: ${s.candidates} LSH candidates with ${s.bands} bands × ${s.rows} rows, ${s.nearPairs} verified at Jaccard ≥ ${o.threshold})`,
+    );
     return s;
   });
 }
 
-export async function decontaminateCommand(o: Common & { against?: string[]; keepRepos?: boolean; ngram: number; builtin: boolean }) {
+export async function decontaminateCommand(
+  o: Common & { against?: string[]; keepRepos?: boolean; ngram: number; builtin: boolean },
+) {
   if (o.ngram < 1) throw new AlightError(`--ngram must be at least 1, got ${o.ngram}`, ExitCode.usage);
   for (const f of o.against ?? []) readableFile(f, '--against');
   return withStore(o, async (store) => {
-    const s = await decontaminateTasks(store, o.against ?? [], { keepRepos: Boolean(o.keepRepos), ngram: o.ngram, builtin: o.builtin });
-    say(o, s, () => `decontaminate against ${s.referenceIds} reference ids, ${s.referenceRepos} repos${s.referenceRows ? ` and ${s.referenceRows} reference rows` : ''}: ` +
-      `${s.checked} tasks checked, ${s.dropped} dropped, ${s.flagged} flagged (statement n-gram overlap)` +
-      (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : ''));
+    const s = await decontaminateTasks(store, o.against ?? [], {
+      keepRepos: Boolean(o.keepRepos),
+      ngram: o.ngram,
+      builtin: o.builtin,
+    });
+    say(
+      o,
+      s,
+      () =>
+        `decontaminate against ${s.referenceIds} reference ids, ${s.referenceRepos} repos${s.referenceRows ? ` and ${s.referenceRows} reference rows` : ''}: ` +
+        `${s.checked} tasks checked, ${s.dropped} dropped, ${s.flagged} flagged (statement n-gram overlap)` +
+        (s.referenceUnreadable
+          ? `\n${s.referenceUnreadable} reference rows could not be read and were not compared (first: ${s.firstUnreadable})`
+          : '') +
+        (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : ''),
+    );
     return s;
   });
 }
@@ -79,16 +127,47 @@ export async function statsCommand(o: Common) {
     const invalidRows = store.data.invalidRows();
     // The list is the first rows only: say so, rather than let 20 rows pass for all of them.
     const s = { ...dataStats(store), invalid_rows: invalidRows, invalid_rows_listed: invalidRows.length };
-    const d = Object.entries(s.distributions).filter(([, v]) => v !== null) as [string, NonNullable<(typeof s.distributions)[keyof typeof s.distributions]>][];
-    say(o, s, () => [
-      `${s.tasks} tasks, ${s.kept} kept, ${s.invalid} invalid rows`, '',
-      table(['source', 'tasks', 'kept'], s.sources.map((x) => [x.source, x.n, x.kept])), '',
-      s.drops.length ? table(['stage', 'rule', 'dropped'], s.drops.map((x) => [x.stage, x.rule, x.n])) : 'no drops', '',
-      table(['kept: repo', 'tasks'], s.repos.map((x) => [x.repo, x.n])), '',
-      table(['kept', 'min', 'p50', 'p90', 'max', 'mean'], d.map(([k, v]) => [k, v.min, v.p50, v.p90, v.max, v.mean.toFixed(1)])),
-      ...(s.invalid_rows.length ? ['', `invalid rows${s.invalid > s.invalid_rows.length ? ` (the first ${s.invalid_rows.length} of ${s.invalid}; --json lists as many)` : ''}:`,
-        table(['file', 'line', 'reason'], s.invalid_rows.map((x) => [x.file, x.line, x.reason.slice(0, 100)]))] : []),
-    ].join('\n'));
+    const d = Object.entries(s.distributions).filter(([, v]) => v !== null) as [
+      string,
+      NonNullable<(typeof s.distributions)[keyof typeof s.distributions]>,
+    ][];
+    say(o, s, () =>
+      [
+        `${s.tasks} tasks, ${s.kept} kept, ${s.invalid} invalid rows`,
+        '',
+        table(
+          ['source', 'tasks', 'kept'],
+          s.sources.map((x) => [x.source, x.n, x.kept]),
+        ),
+        '',
+        s.drops.length
+          ? table(
+              ['stage', 'rule', 'dropped'],
+              s.drops.map((x) => [x.stage, x.rule, x.n]),
+            )
+          : 'no drops',
+        '',
+        table(
+          ['kept: repo', 'tasks'],
+          s.repos.map((x) => [x.repo, x.n]),
+        ),
+        '',
+        table(
+          ['kept', 'min', 'p50', 'p90', 'max', 'mean'],
+          d.map(([k, v]) => [k, v.min, v.p50, v.p90, v.max, v.mean.toFixed(1)]),
+        ),
+        ...(s.invalid_rows.length
+          ? [
+              '',
+              `invalid rows${s.invalid > s.invalid_rows.length ? ` (the first ${s.invalid_rows.length} of ${s.invalid}; --json lists as many)` : ''}:`,
+              table(
+                ['file', 'line', 'reason'],
+                s.invalid_rows.map((x) => [x.file, x.line, x.reason.slice(0, 100)]),
+              ),
+            ]
+          : []),
+      ].join('\n'),
+    );
     return s;
   });
 }
@@ -96,13 +175,23 @@ export async function statsCommand(o: Common) {
 export async function explainCommand(instanceId: string, o: Common) {
   return withStore(o, (store) => {
     const rows = store.data.explain(instanceId);
-    if (rows.length === 0) throw new AlightError(`no task ${instanceId} was imported (alight data stats)`, ExitCode.input);
-    say(o, rows, () => rows.map((r) => [
-      `${instanceId} from ${r.source} (${r.file}:${r.line}), created ${r.created_at ?? 'unknown'}: ${r.drops.length ? 'DROPPED' : 'kept'}`,
-      ...r.drops.map((d) => `  ${d.stage} ${d.rule}: ${d.detail}`),
-      ...r.groups.map((g) => `  duplicate group ${g.group_id} (${g.kind}): ${g.members.map((m) => `${m.instance_id} [${m.source}]${m.kept ? ' kept' : ''}`).join(', ')}`),
-      ...r.flags.map((f) => `  flag ${f.kind}: ${f.detail}`),
-    ].join('\n')).join('\n'));
+    if (rows.length === 0)
+      throw new AlightError(`no task ${instanceId} was imported (alight data stats)`, ExitCode.input);
+    say(o, rows, () =>
+      rows
+        .map((r) =>
+          [
+            `${instanceId} from ${r.source} (${r.file}:${r.line}), created ${r.created_at ?? 'unknown'}: ${r.drops.length ? 'DROPPED' : 'kept'}`,
+            ...r.drops.map((d) => `  ${d.stage} ${d.rule}: ${d.detail}`),
+            ...r.groups.map(
+              (g) =>
+                `  duplicate group ${g.group_id} (${g.kind}): ${g.members.map((m) => `${m.instance_id} [${m.source}]${m.kept ? ' kept' : ''}`).join(', ')}`,
+            ),
+            ...r.flags.map((f) => `  flag ${f.kind}: ${f.detail}`),
+          ].join('\n'),
+        )
+        .join('\n'),
+    );
     return rows;
   });
 }

@@ -5,22 +5,27 @@ import { withOverrides } from '../src/config/load.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { readAllRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { gradePredictions, wilson, type GradeRunOptions, type GraderName } from '../src/eval/grade-run.js';
-import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
 import { compareRuns } from '../src/eval/compare.js';
 import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/container.js';
-import { gradeInstance, type GradeOptions } from '../src/eval/grader.js';
+import { type GradeRunOptions, type GraderName, gradePredictions, wilson } from '../src/eval/grade-run.js';
+import { type GradeOptions, gradeInstance } from '../src/eval/grader.js';
+import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
 import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
-import { setupProgress } from '../src/ui/setup-progress.js';
-import { evalSwebench, passAtK, type EvalResult } from '../src/eval/swebench-run.js';
+import { type EvalResult, evalSwebench, passAtK } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
 import { table } from '../src/ui/summary.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
 
 interface GraderFlags {
-  repos?: string; grader?: GraderName; image?: string; imageTemplate?: string; runtime?: Runtime;
-  sandbox?: boolean; allowTestFrameworkAccess?: boolean;
+  repos?: string;
+  grader?: GraderName;
+  image?: string;
+  imageTemplate?: string;
+  runtime?: Runtime;
+  sandbox?: boolean;
+  allowTestFrameworkAccess?: boolean;
 }
 
 /**
@@ -30,7 +35,9 @@ interface GraderFlags {
 async function sandboxFor(flags: GraderFlags, container: unknown, hide: string[]): Promise<GradeOptions['sandbox']> {
   if (container) return undefined;
   if (flags.sandbox === false) {
-    process.stderr.write('alight: grading without a sandbox (--no-sandbox): the code under test runs as you, with your files and network\n');
+    process.stderr.write(
+      'alight: grading without a sandbox (--no-sandbox): the code under test runs as you, with your files and network\n',
+    );
     return null;
   }
   await ensureSandbox(setupProgress());
@@ -38,7 +45,13 @@ async function sandboxFor(flags: GraderFlags, container: unknown, hide: string[]
 }
 
 export type GradeFlags = GraderFlags & {
-  predictions: string; tasks: string; out?: string; workers: number; timeout: number; allowTestEdits?: boolean; json?: boolean;
+  predictions: string;
+  tasks: string;
+  out?: string;
+  workers: number;
+  timeout: number;
+  allowTestEdits?: boolean;
+  json?: boolean;
 };
 
 /**
@@ -49,14 +62,26 @@ export type GradeFlags = GraderFlags & {
 function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'reposDir'> & { official: boolean } {
   const grader = flags.grader ?? (flags.repos ? 'local' : flags.runtime);
   const reposDir = flags.repos ? resolve(flags.repos) : undefined;
-  if (!grader) throw new AlightError('pass --repos <dir> (workspaces made here) or --grader podman|docker|swebench (each instance\'s image)', ExitCode.usage);
+  if (!grader)
+    throw new AlightError(
+      "pass --repos <dir> (workspaces made here) or --grader podman|docker|swebench (each instance's image)",
+      ExitCode.usage,
+    );
   if (grader === 'swebench') return { reposDir, official: true };
   if (grader === 'local') {
-    if (!reposDir) throw new AlightError('the local grader makes its workspaces from --repos <dir>: pass it, or grade in the instance images with --grader podman|docker', ExitCode.usage);
+    if (!reposDir)
+      throw new AlightError(
+        'the local grader makes its workspaces from --repos <dir>: pass it, or grade in the instance images with --grader podman|docker',
+        ExitCode.usage,
+      );
     return { reposDir, official: false };
   }
   if (!reposDir) {
-    if (flags.image) throw new AlightError('--image names the one image to mount --repos workspaces into: pass --repos, or --image-template for per-instance images', ExitCode.usage);
+    if (flags.image)
+      throw new AlightError(
+        '--image names the one image to mount --repos workspaces into: pass --repos, or --image-template for per-instance images',
+        ExitCode.usage,
+      );
     return { container: { runtime: grader }, official: false };
   }
   const image = flags.image ?? defaultImage;
@@ -69,41 +94,78 @@ function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'rep
 
 /** `alight eval grade`: existing predictions graded by the local grader; official report files; a table or the summary as JSON. */
 export async function gradeCommand(flags: GradeFlags) {
-  const [tasks, predictions] = await Promise.all([readGradeTasks(flags.tasks, flags.imageTemplate), readPredictions(flags.predictions)]);
+  const [tasks, predictions] = await Promise.all([
+    readGradeTasks(flags.tasks, flags.imageTemplate),
+    readPredictions(flags.predictions),
+  ]);
   if (predictions.length === 0) throw new AlightError(`${flags.predictions} has no predictions`, ExitCode.input);
   const out = resolve(flags.out ?? join('.alight', 'eval', `grade-${Date.now()}`));
   const { official, ...grader } = graderFor(flags);
   const { summary, reports } = await gradePredictions(tasks, predictions, {
-    ...grader, timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), out, workers: flags.workers,
-    sandbox: official ? undefined : await sandboxFor(flags, grader.container, [out]), allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
+    ...grader,
+    timeoutMs: flags.timeout * 1000,
+    allowTestEdits: Boolean(flags.allowTestEdits),
+    out,
+    workers: flags.workers,
+    sandbox: official ? undefined : await sandboxFor(flags, grader.container, [out]),
+    allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
     official: official ? { runId: basename(out) } : undefined,
   });
   if (flags.json) printJson(summary);
   else {
     const [lo, hi] = wilson(summary.resolved_instances, summary.submitted_instances);
-    process.stdout.write(`${table(['instance', 'status', 'flags', 'detail'], reports.map((r) => [r.instance_id, r.status,
-      r.guard.map((g) => `${g.file}${g.removed ? ' (removed)' : ''}`).join(', ') || '–', r.error ?? (r.tests_status
-        ? `F2P ${r.tests_status.FAIL_TO_PASS.success.length}/${r.tests_status.FAIL_TO_PASS.success.length + r.tests_status.FAIL_TO_PASS.failure.length}, ` +
-          `P2P ${r.tests_status.PASS_TO_PASS.success.length}/${r.tests_status.PASS_TO_PASS.success.length + r.tests_status.PASS_TO_PASS.failure.length}`
-        : '–')]))}\n\n` +
-      `resolved ${summary.resolved_instances}/${summary.submitted_instances} (${((summary.resolved_instances / summary.submitted_instances) * 100).toFixed(1)}%, ` +
-      `95% CI ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%); unresolved ${summary.unresolved_instances}, empty ${summary.empty_patch_instances}, ` +
-      `error ${summary.error_instances}, incomplete ${summary.incomplete_ids.length}\nreports in ${out}\n`);
+    process.stdout.write(
+      `${table(
+        ['instance', 'status', 'flags', 'detail'],
+        reports.map((r) => [
+          r.instance_id,
+          r.status,
+          r.guard.map((g) => `${g.file}${g.removed ? ' (removed)' : ''}`).join(', ') || '–',
+          r.error ??
+            (r.tests_status
+              ? `F2P ${r.tests_status.FAIL_TO_PASS.success.length}/${r.tests_status.FAIL_TO_PASS.success.length + r.tests_status.FAIL_TO_PASS.failure.length}, ` +
+                `P2P ${r.tests_status.PASS_TO_PASS.success.length}/${r.tests_status.PASS_TO_PASS.success.length + r.tests_status.PASS_TO_PASS.failure.length}`
+              : '–'),
+        ]),
+      )}\n\n` +
+        `resolved ${summary.resolved_instances}/${summary.submitted_instances} (${((summary.resolved_instances / summary.submitted_instances) * 100).toFixed(1)}%, ` +
+        `95% CI ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%); unresolved ${summary.unresolved_instances}, empty ${summary.empty_patch_instances}, ` +
+        `error ${summary.error_instances}, incomplete ${summary.incomplete_ids.length}\nreports in ${out}\n`,
+    );
   }
   return summary;
 }
 
 export type SwebenchFlags = GraderFlags & {
-  tasks?: string; fromDb?: boolean; instances?: string; k: number; workers: number; upstream?: string; serve?: string; serveVllm?: string; timeout: number;
-  gradeTimeout: number; runId?: string; out?: string; allowTestEdits?: boolean; db?: string; config?: string; json?: boolean;
+  tasks?: string;
+  fromDb?: boolean;
+  instances?: string;
+  k: number;
+  workers: number;
+  upstream?: string;
+  serve?: string;
+  serveVllm?: string;
+  timeout: number;
+  gradeTimeout: number;
+  runId?: string;
+  out?: string;
+  allowTestEdits?: boolean;
+  db?: string;
+  config?: string;
+  json?: boolean;
 };
 
 /** `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or --json. */
 export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
-  if (Boolean(flags.tasks) === Boolean(flags.fromDb)) throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
-  if ((flags.serve || flags.serveVllm) && flags.upstream) throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
+  if (Boolean(flags.tasks) === Boolean(flags.fromDb))
+    throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
+  if ((flags.serve || flags.serveVllm) && flags.upstream)
+    throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   if (Boolean(flags.repos) === Boolean(flags.runtime)) {
-    throw new AlightError('pass --repos <dir> (workspaces made here from clones or bundles) or --runtime podman|docker (a container of each instance\'s image)', ExitCode.usage);
+    throw new AlightError(
+      "pass --repos <dir> (workspaces made here from clones or bundles) or --runtime podman|docker (a container of each instance's image)",
+      ExitCode.usage,
+    );
   }
   const { official, ...grader } = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
@@ -111,21 +173,41 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
     const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
     const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
     if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
-    const tasks = rows.filter((r) => !wanted || wanted.has(String(r.instance_id))).map((row) => ({ row, grade: gradeTask(row, flags.imageTemplate) }));
+    const tasks = rows
+      .filter((r) => !wanted || wanted.has(String(r.instance_id)))
+      .map((row) => ({ row, grade: gradeTask(row, flags.imageTemplate) }));
     const config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
-    return withUpstream(config, flags, (c, upstreamApiKey) => withInterrupt(async (signal) => {
-      const run = flags.runId ?? defaultRunName('eval');
-      const result = await evalSwebench({
-        store, config: c, run, command: cmd, args, tasks, k: flags.k, workers: flags.workers, ...grader, official, runtime: flags.runtime,
-        timeoutMs: flags.timeout * 1000, gradeTimeoutMs: flags.gradeTimeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits),
-        sandbox: official ? undefined : await sandboxFor(flags, grader.container, [dirname(store.path)]), allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
-        out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')), adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
-        upstreamApiKey, signal, onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
-      });
-      if (flags.json) printJson(result.summary);
-      else process.stdout.write(`${renderEval(result, flags.k)}\n`);
-      return result;
-    }));
+    return withUpstream(config, flags, (c, upstreamApiKey) =>
+      withInterrupt(async (signal) => {
+        const run = flags.runId ?? defaultRunName('eval');
+        const result = await evalSwebench({
+          store,
+          config: c,
+          run,
+          command: cmd,
+          args,
+          tasks,
+          k: flags.k,
+          workers: flags.workers,
+          ...grader,
+          official,
+          runtime: flags.runtime,
+          timeoutMs: flags.timeout * 1000,
+          gradeTimeoutMs: flags.gradeTimeout * 1000,
+          allowTestEdits: Boolean(flags.allowTestEdits),
+          sandbox: official ? undefined : await sandboxFor(flags, grader.container, [dirname(store.path)]),
+          allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
+          out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')),
+          adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
+          upstreamApiKey,
+          signal,
+          onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
+        });
+        if (flags.json) printJson(result.summary);
+        else process.stdout.write(`${renderEval(result, flags.k)}\n`);
+        return result;
+      }),
+    );
   });
 }
 
@@ -142,14 +224,32 @@ function renderEval(r: EvalResult, k: number): string {
     if (a.report.status === 'resolved') e.resolved++;
     byRepo.set(repo, e);
   }
-  const correct = [...new Set(r.attempts.map((a) => a.instance_id))].map((id) => r.attempts.filter((a) => a.instance_id === id && a.report.status === 'resolved').length);
+  const correct = [...new Set(r.attempts.map((a) => a.instance_id))].map(
+    (id) => r.attempts.filter((a) => a.instance_id === id && a.report.status === 'resolved').length,
+  );
   return [
-    table(['instance', 'attempt', 'status', 'calls', 'tokens', 'seconds', 'flags / reason'], r.attempts.map((a) => [a.instance_id, a.attempt, a.report.status,
-      a.rollout.calls, a.rollout.prompt_tokens + a.rollout.completion_tokens, a.seconds?.toFixed(1) ?? '–',
-      [a.report.guard.map((g) => g.file).join(', '), a.report.error ?? ''].filter(Boolean).join('; ') || '–'])),
-    '', table(['repo', 'instances', 'resolved'], [...byRepo].map(([repo, e]) => [repo, e.n, e.resolved])), '',
+    table(
+      ['instance', 'attempt', 'status', 'calls', 'tokens', 'seconds', 'flags / reason'],
+      r.attempts.map((a) => [
+        a.instance_id,
+        a.attempt,
+        a.report.status,
+        a.rollout.calls,
+        a.rollout.prompt_tokens + a.rollout.completion_tokens,
+        a.seconds?.toFixed(1) ?? '–',
+        [a.report.guard.map((g) => g.file).join(', '), a.report.error ?? ''].filter(Boolean).join('; ') || '–',
+      ]),
+    ),
+    '',
+    table(
+      ['repo', 'instances', 'resolved'],
+      [...byRepo].map(([repo, e]) => [repo, e.n, e.resolved]),
+    ),
+    '',
     `resolved ${resolved}/${n} = ${((resolved / Math.max(n, 1)) * 100).toFixed(1)}% (95% Wilson interval ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%)` +
-      (k > 1 ? `; pass@${k} ${(passAtK(correct, k, k) * 100).toFixed(1)}%, pass@1 ${(passAtK(correct, k, 1) * 100).toFixed(1)}%` : ''),
+      (k > 1
+        ? `; pass@${k} ${(passAtK(correct, k, k) * 100).toFixed(1)}%, pass@1 ${(passAtK(correct, k, 1) * 100).toFixed(1)}%`
+        : ''),
     `statuses: ${['resolved', 'unresolved', 'empty_patch', 'error'].map((s) => `${s} ${first.filter((a) => a.report.status === s).length}`).join(', ')}`,
     `files in ${r.out} (predictions.jsonl, summary.json, reports/); traces: alight traces list --run ${r.run}`,
   ].join('\n');
@@ -166,27 +266,42 @@ export async function compareCommand(a: string, b: string, flags: { db?: string;
     const c = compareRuns(load(a), load(b));
     if (flags.json) printJson(c);
     else {
-      process.stdout.write(`${c.common} instances in both: both resolved ${c.bothResolved}, only ${a} ${c.onlyA.length}, only ${b} ${c.onlyB.length}, ` +
-        `neither ${c.neither}\nexact McNemar p = ${c.pValue.toPrecision(3)}${c.pValue < 0.05 ? ' (a difference at the 5% level)' : ' (no significant difference)'}\n` +
-        (c.onlyA.length ? `only ${a}: ${c.onlyA.join(', ')}\n` : '') + (c.onlyB.length ? `only ${b}: ${c.onlyB.join(', ')}\n` : ''));
+      process.stdout.write(
+        `${c.common} instances in both: both resolved ${c.bothResolved}, only ${a} ${c.onlyA.length}, only ${b} ${c.onlyB.length}, ` +
+          `neither ${c.neither}\nexact McNemar p = ${c.pValue.toPrecision(3)}${c.pValue < 0.05 ? ' (a difference at the 5% level)' : ' (no significant difference)'}\n` +
+          (c.onlyA.length ? `only ${a}: ${c.onlyA.join(', ')}\n` : '') +
+          (c.onlyB.length ? `only ${b}: ${c.onlyB.join(', ')}\n` : ''),
+      );
     }
     return c;
   });
 }
 
 /** `alight eval reward`: grades the workspace's current diff against the task (ALIGHT_TASK_JSON); prints 1 or 0, the reason on stderr. */
-export async function rewardCommand(flags: GraderFlags & { repos: string; workspace?: string; timeout: number; allowTestEdits?: boolean }) {
+export async function rewardCommand(
+  flags: GraderFlags & { repos: string; workspace?: string; timeout: number; allowTestEdits?: boolean },
+) {
   const raw = process.env.ALIGHT_TASK_JSON;
-  if (!raw || raw === 'null') throw new AlightError('ALIGHT_TASK_JSON is not set: run as a --reward-cmd of alight record/train with --tasks', ExitCode.usage);
+  if (!raw || raw === 'null')
+    throw new AlightError(
+      'ALIGHT_TASK_JSON is not set: run as a --reward-cmd of alight record/train with --tasks',
+      ExitCode.usage,
+    );
   const task = gradeTask(JSON.parse(raw) as Record<string, unknown>);
   const dir = mkdtempSync(join(tmpdir(), 'alight-reward-'));
   try {
     const report = await gradeInstance(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
-      reposDir: resolve(flags.repos), timeoutMs: flags.timeout * 1000, allowTestEdits: Boolean(flags.allowTestEdits), logFile: join(dir, 'test_output.txt'),
-      sandbox: await sandboxFor(flags, undefined, [dir]), allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
+      reposDir: resolve(flags.repos),
+      timeoutMs: flags.timeout * 1000,
+      allowTestEdits: Boolean(flags.allowTestEdits),
+      logFile: join(dir, 'test_output.txt'),
+      sandbox: await sandboxFor(flags, undefined, [dir]),
+      allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
     });
-    process.stderr.write(`alight eval reward: ${task.instance_id} ${report.status}${report.error ? `: ${report.error}` : ''}` +
-      `${report.guard.length ? ` (flagged: ${report.guard.map((g) => g.file).join(', ')})` : ''}\n`);
+    process.stderr.write(
+      `alight eval reward: ${task.instance_id} ${report.status}${report.error ? `: ${report.error}` : ''}` +
+        `${report.guard.length ? ` (flagged: ${report.guard.map((g) => g.file).join(', ')})` : ''}\n`,
+    );
     process.stdout.write(`${report.resolved ? 1 : 0}\n`);
     return report;
   } finally {

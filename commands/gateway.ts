@@ -6,8 +6,15 @@ import { startGateway } from '../src/gateway/server.js';
 import { newSecret, printJson, withStore } from './shared.js';
 
 export interface GatewayFlags {
-  upstream?: string; upstreamKind?: UpstreamKind; model?: string; host?: string; port?: number; adminKey?: string;
-  db?: string; config?: string; json?: boolean;
+  upstream?: string;
+  upstreamKind?: UpstreamKind;
+  model?: string;
+  host?: string;
+  port?: number;
+  adminKey?: string;
+  db?: string;
+  config?: string;
+  json?: boolean;
 }
 
 // Drain gives streams in flight this long to finish on SIGTERM.
@@ -23,7 +30,10 @@ export async function gatewayCommand(flags: GatewayFlags): Promise<void> {
     const given = flags.adminKey || process.env.ALIGHT_ADMIN_KEY;
     const key = given ? { value: given, file: null } : storedAdminKey(store.path);
     const gateway = await startGateway({
-      store, gateway: config.gateway, upstream: config.upstream, adminKey: key.value,
+      store,
+      gateway: config.gateway,
+      upstream: config.upstream,
+      adminKey: key.value,
       upstreamApiKey: config.upstream.apiKeyEnv ? process.env[config.upstream.apiKeyEnv] : undefined,
     });
     const info = { url: gateway.url, db: store.path, admin_key_file: key.file, upstream: config.upstream.url ?? null };

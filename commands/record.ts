@@ -1,24 +1,35 @@
-import { AlightError, ExitCode } from '../src/errors.js';
 import { withOverrides } from '../src/config/load.js';
-import type { UpstreamKind } from '../src/config/schema.js';
+import type { Config, UpstreamKind } from '../src/config/schema.js';
+import { AlightError, ExitCode } from '../src/errors.js';
 import { record } from '../src/runner/record.js';
 import type { RunSummary } from '../src/runner/summary.js';
 import { readTasks, type Task } from '../src/runner/tasks.js';
-import type { Config } from '../src/config/schema.js';
 import type { Store } from '../src/store/store.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { renderRunSummary } from '../src/ui/summary.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
 
 export interface RecordFlags {
-  upstream?: string; upstreamKind?: UpstreamKind; model?: string; run?: string; tasks?: string; n?: number;
-  concurrency?: number; timeout?: number; rewardCmd?: string; port?: number; db?: string; config?: string; json?: boolean;
+  upstream?: string;
+  upstreamKind?: UpstreamKind;
+  model?: string;
+  run?: string;
+  tasks?: string;
+  n?: number;
+  concurrency?: number;
+  timeout?: number;
+  rewardCmd?: string;
+  port?: number;
+  db?: string;
+  config?: string;
+  json?: boolean;
   serve?: string;
   serveVllm?: string;
 }
 
 export async function recordCommand(cmd: string, args: string[], flags: RecordFlags): Promise<RunSummary> {
-  if ((flags.serve || flags.serveVllm) && flags.upstream) throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
+  if ((flags.serve || flags.serveVllm) && flags.upstream)
+    throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
     const config = withOverrides(fileConfig, {
       upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
@@ -26,21 +37,41 @@ export async function recordCommand(cmd: string, args: string[], flags: RecordFl
       record: { n: flags.n, concurrency: flags.concurrency, timeoutS: flags.timeout, rewardCmd: flags.rewardCmd },
     });
     const tasks = flags.tasks ? readTasks(flags.tasks) : null;
-    return withUpstream(config, flags, (c, upstreamApiKey) => withInterrupt((signal) => recordWith(store, c, cmd, args, tasks, flags, upstreamApiKey, signal)));
+    return withUpstream(config, flags, (c, upstreamApiKey) =>
+      withInterrupt((signal) => recordWith(store, c, cmd, args, tasks, flags, upstreamApiKey, signal)),
+    );
   });
 }
 
-async function recordWith(store: Store, config: Config, cmd: string, args: string[], tasks: Task[] | null, flags: RecordFlags,
-  upstreamApiKey: string | undefined, signal: AbortSignal): Promise<RunSummary> {
+async function recordWith(
+  store: Store,
+  config: Config,
+  cmd: string,
+  args: string[],
+  tasks: Task[] | null,
+  flags: RecordFlags,
+  upstreamApiKey: string | undefined,
+  signal: AbortSignal,
+): Promise<RunSummary> {
   // With the terminal handed to a single harness, a live view would garble its output.
-  const live = tasks && !flags.json && process.stdout.isTTY ? (await import('../src/ui/record-view.js')).liveProgress() : null;
+  const live =
+    tasks && !flags.json && process.stdout.isTTY ? (await import('../src/ui/record-view.js')).liveProgress() : null;
   const plain = live ? null : plainProgress((line) => process.stderr.write(`alight: ${line}\n`), tasks ? 5000 : 60_000);
   const listener = live ?? plain!;
   let summary: RunSummary;
   try {
     summary = await record({
-      store, config, run: flags.run ?? defaultRunName('rec'), command: cmd, args, tasks, harnessStdoutToStderr: flags.json,
-      adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(), upstreamApiKey, signal, onEvent: listener,
+      store,
+      config,
+      run: flags.run ?? defaultRunName('rec'),
+      command: cmd,
+      args,
+      tasks,
+      harnessStdoutToStderr: flags.json,
+      adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
+      upstreamApiKey,
+      signal,
+      onEvent: listener,
     });
   } finally {
     plain?.stop();
@@ -48,7 +79,12 @@ async function recordWith(store: Store, config: Config, cmd: string, args: strin
   }
   if (flags.json) printJson(summary);
   else process.stdout.write(`${renderRunSummary(summary)}\n`);
-  if (summary.interrupted) throw new AlightError(`run ${summary.run} interrupted; finished rollouts and calls are stored`, ExitCode.interrupted);
-  if (summary.rollouts > 0 && summary.failed === summary.rollouts) throw new AlightError(`every rollout of run ${summary.run} failed`, ExitCode.failure);
+  if (summary.interrupted)
+    throw new AlightError(
+      `run ${summary.run} interrupted; finished rollouts and calls are stored`,
+      ExitCode.interrupted,
+    );
+  if (summary.rollouts > 0 && summary.failed === summary.rollouts)
+    throw new AlightError(`every rollout of run ${summary.run} failed`, ExitCode.failure);
   return summary;
 }

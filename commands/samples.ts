@@ -1,19 +1,29 @@
 import { z } from 'zod';
 import type { AdvantageEstimator, MissingRewardPolicy } from '../src/algo/advantages.js';
 import type { LossNorm } from '../src/algo/loss-weights.js';
-import { AlightError, ExitCode } from '../src/errors.js';
-import { buildRunBatch, diagnoseRun, type BuildResult, type DiagnoseResult } from '../src/samples/run-samples.js';
-import { diagnose, type Detokenize } from '../src/samples/diagnose.js';
-import { loadDetokenizer } from '../src/samples/tokenizer.js';
 import { loadConfig } from '../src/config/load.js';
+import { AlightError, ExitCode } from '../src/errors.js';
+import { type Detokenize, diagnose } from '../src/samples/diagnose.js';
 import type { MergeLevel } from '../src/samples/merge.js';
+import { type BuildResult, buildRunBatch, type DiagnoseResult, diagnoseRun } from '../src/samples/run-samples.js';
 import { readSafetensors } from '../src/samples/safetensors.js';
+import { loadDetokenizer } from '../src/samples/tokenizer.js';
 import { table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
 
 export interface BuildFlags {
-  run: string; out: string; level: MergeLevel; advantage: AdvantageEstimator; lossNorm: LossNorm; missingReward: MissingRewardPolicy;
-  maxPromptTokens?: number; maxResponseTokens: number; dropZeroVariance?: boolean; rowMultiple?: number; db?: string; json?: boolean;
+  run: string;
+  out: string;
+  level: MergeLevel;
+  advantage: AdvantageEstimator;
+  lossNorm: LossNorm;
+  missingReward: MissingRewardPolicy;
+  maxPromptTokens?: number;
+  maxResponseTokens: number;
+  dropZeroVariance?: boolean;
+  rowMultiple?: number;
+  db?: string;
+  json?: boolean;
 }
 
 export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
@@ -22,13 +32,15 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
     if (flags.json) printJson(result);
     else {
       const m = result.metrics;
-      process.stdout.write(`wrote ${result.out}: ${m.rollouts} rollouts, ${m.rows} rows, ${m.tokens} tokens (${m.loss_tokens} in the loss), ` +
-        `mean reward ${m.reward_mean?.toFixed(3) ?? '–'}\n` +
-        `merge: ${result.merge.breaks} breaks, ${result.merge.skipped_error_calls} failed calls and ` +
-        `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
-        `drops: ${m.dropped_missing_reward} rollouts without reward, ${m.dropped_zero_variance} in zero-variance groups, ` +
-        `${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
-        `${m.dropped_alignment_rows} rows for --row-multiple, ${m.truncated_rows} rows cut at --max-response-tokens\n`);
+      process.stdout.write(
+        `wrote ${result.out}: ${m.rollouts} rollouts, ${m.rows} rows, ${m.tokens} tokens (${m.loss_tokens} in the loss), ` +
+          `mean reward ${m.reward_mean?.toFixed(3) ?? '–'}\n` +
+          `merge: ${result.merge.breaks} breaks, ${result.merge.skipped_error_calls} failed calls and ` +
+          `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
+          `drops: ${m.dropped_missing_reward} rollouts without reward, ${m.dropped_zero_variance} in zero-variance groups, ` +
+          `${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
+          `${m.dropped_alignment_rows} rows for --row-multiple, ${m.truncated_rows} rows cut at --max-response-tokens\n`,
+      );
     }
     return result;
   });
@@ -36,7 +48,9 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
 
 const metaSchema = z.object({
   rollouts: z.array(z.object({ rollout_id: z.string(), reward: z.number(), rows: z.number() })),
-  advantage: z.string(), loss_norm: z.string(), metrics: z.record(z.string(), z.unknown()),
+  advantage: z.string(),
+  loss_norm: z.string(),
+  metrics: z.record(z.string(), z.unknown()),
 });
 
 /** The tokenizer named by the flag, else by the config file; none when neither names one. */
@@ -45,16 +59,20 @@ async function detokenizerFor(flags: { tokenizer?: string; config?: string }): P
   return spec ? loadDetokenizer(spec) : undefined;
 }
 
-export async function showSamples(path: string, opts: { json?: boolean; tokenizer?: string; config?: string }): Promise<void> {
+export async function showSamples(
+  path: string,
+  opts: { json?: boolean; tokenizer?: string; config?: string },
+): Promise<void> {
   const detokenize = await detokenizerFor(opts);
-  let file;
+  let file: ReturnType<typeof readSafetensors>;
   try {
     file = readSafetensors(path);
   } catch (err) {
     throw new AlightError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.input);
   }
   const meta = metaSchema.safeParse(JSON.parse(file.metadata.alight ?? 'null'));
-  if (!meta.success) throw new AlightError(`${path} is not an alight batch (no valid __metadata__.alight)`, ExitCode.input);
+  if (!meta.success)
+    throw new AlightError(`${path} is not an alight batch (no valid __metadata__.alight)`, ExitCode.input);
   const t = file.tensors as unknown as Record<string, ArrayLike<number>> & { row_offsets: BigInt64Array };
   const rows = Array.from({ length: t.prompt_lengths.length }, (_, b) => {
     const from = Number(t.row_offsets[b]);
@@ -64,16 +82,45 @@ export async function showSamples(path: string, opts: { json?: boolean; tokenize
     const first = Array.from({ length: to - from }, (_, k) => from + k).find((i) => t.loss_mask[i] === 1);
     const rollout = meta.data.rollouts[t.rollout_index[b]];
     const ids = detokenize ? Array.from(t.input_ids as ArrayLike<number>).slice(from, to) : [];
-    return { row: b, rollout: rollout.rollout_id, reward: rollout.reward, tokens: to - from, prompt: t.prompt_lengths[b], loss_tokens: loss,
-      advantage: first === undefined ? 0 : t.advantages[first], weight: first === undefined ? 0 : t.loss_weights[first],
-      ...(detokenize && { text: detokenize(ids), sampled_text: detokenize(ids.filter((_, k) => t.loss_mask[from + k] === 1)) }) };
+    return {
+      row: b,
+      rollout: rollout.rollout_id,
+      reward: rollout.reward,
+      tokens: to - from,
+      prompt: t.prompt_lengths[b],
+      loss_tokens: loss,
+      advantage: first === undefined ? 0 : t.advantages[first],
+      weight: first === undefined ? 0 : t.loss_weights[first],
+      ...(detokenize && {
+        text: detokenize(ids),
+        sampled_text: detokenize(ids.filter((_, k) => t.loss_mask[from + k] === 1)),
+      }),
+    };
   });
   if (opts.json) return printJson({ meta: meta.data, rows });
-  const texts = rows.filter((r) => r.text !== undefined)
-    .map((r) => `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n  sampled: ${JSON.stringify(clip(r.sampled_text!))}`).join('');
-  process.stdout.write(`${path}: advantage ${meta.data.advantage}, loss norm ${meta.data.loss_norm}\n` +
-    `${JSON.stringify(meta.data.metrics)}\n\n${table(['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
-      rows.map((r) => [r.row, r.rollout, r.reward, r.tokens, r.prompt, r.loss_tokens, r.advantage.toFixed(4), r.weight.toExponential(3)]))}\n${texts}${texts && '\n'}`);
+  const texts = rows
+    .filter((r) => r.text !== undefined)
+    .map(
+      (r) =>
+        `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n  sampled: ${JSON.stringify(clip(r.sampled_text!))}`,
+    )
+    .join('');
+  process.stdout.write(
+    `${path}: advantage ${meta.data.advantage}, loss norm ${meta.data.loss_norm}\n` +
+      `${JSON.stringify(meta.data.metrics)}\n\n${table(
+        ['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
+        rows.map((r) => [
+          r.row,
+          r.rollout,
+          r.reward,
+          r.tokens,
+          r.prompt,
+          r.loss_tokens,
+          r.advantage.toFixed(4),
+          r.weight.toExponential(3),
+        ]),
+      )}\n${texts}${texts && '\n'}`,
+  );
 }
 
 /** The end of a long text, where a row's latest turns are. */
@@ -81,19 +128,36 @@ function clip(text: string, max = 400): string {
   return text.length > max ? `…${text.slice(-max)}` : text;
 }
 
-export async function diagnoseSamples(flags: { run: string; tokenizer?: string; config?: string; db?: string; json?: boolean; worst: number }): Promise<DiagnoseResult> {
+export async function diagnoseSamples(flags: {
+  run: string;
+  tokenizer?: string;
+  config?: string;
+  db?: string;
+  json?: boolean;
+  worst: number;
+}): Promise<DiagnoseResult> {
   const detokenize = await detokenizerFor(flags);
   return withStore(flags, (store) => {
     const result = diagnoseRun(store, flags.run, (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));
     if (flags.json) printJson(result);
     else {
-      const kinds = Object.entries(result.kinds).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
-      process.stdout.write(`run ${result.run}: ${result.rollouts} rollouts, ${result.merge.breaks} merge breaks (${kinds})\n`);
+      const kinds =
+        Object.entries(result.kinds)
+          .filter(([, n]) => n > 0)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ') || 'none';
+      process.stdout.write(
+        `run ${result.run}: ${result.rollouts} rollouts, ${result.merge.breaks} merge breaks (${kinds})\n`,
+      );
       for (const b of result.breaks.filter((x) => x.diagnosis!.kind !== 'new-context').slice(0, flags.worst)) {
         const d = b.diagnosis!;
-        process.stdout.write(`\n${b.rollout_id} call ${b.seq}: ${d.kind} at token ${b.position}: ${d.reason}\n` +
-          `  history ids: …${b.context.join(' ')}\n  prompt ids:  …${b.prompt.join(' ')}\n` +
-          (d.contextText !== undefined ? `  history: ${JSON.stringify(d.contextText)}\n  prompt:  ${JSON.stringify(d.promptText)}\n` : ''));
+        process.stdout.write(
+          `\n${b.rollout_id} call ${b.seq}: ${d.kind} at token ${b.position}: ${d.reason}\n` +
+            `  history ids: …${b.context.join(' ')}\n  prompt ids:  …${b.prompt.join(' ')}\n` +
+            (d.contextText !== undefined
+              ? `  history: ${JSON.stringify(d.contextText)}\n  prompt:  ${JSON.stringify(d.promptText)}\n`
+              : ''),
+        );
       }
     }
     return result;

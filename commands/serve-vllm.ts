@@ -5,7 +5,17 @@ import { startVllm } from '../src/serve/vllm.js';
 import type { VllmDevice } from '../src/setup/vllm-env.js';
 import { printJson, withInterrupt } from './shared.js';
 
-export interface ServeVllmFlags { device?: VllmDevice; toolCallParser?: string; dtype?: string; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number; maxModelLen?: number; db?: string; json?: boolean }
+export interface ServeVllmFlags {
+  device?: VllmDevice;
+  toolCallParser?: string;
+  dtype?: string;
+  port?: number;
+  tensorParallel?: number;
+  gpuMemoryUtilization?: number;
+  maxModelLen?: number;
+  db?: string;
+  json?: boolean;
+}
 
 /**
  * `alight serve-vllm`: vLLM's OpenAI server on a model until Ctrl-C. Its API key goes to a file only the user can read
@@ -14,16 +24,29 @@ export interface ServeVllmFlags { device?: VllmDevice; toolCallParser?: string; 
 export async function serveVllmCommand(model: string, flags: ServeVllmFlags) {
   const folder = dirname(resolve(resolveDb(flags.db, loadConfig().config)));
   return withInterrupt(async (signal) => {
-    const served = await startVllm({ model, device: flags.device, toolCallParser: flags.toolCallParser, dtype: flags.dtype, logFile: join(folder, 'vllm.log'), port: flags.port, tensorParallel: flags.tensorParallel,
-      gpuMemoryUtilization: flags.gpuMemoryUtilization, maxModelLen: flags.maxModelLen, signal });
+    const served = await startVllm({
+      model,
+      device: flags.device,
+      toolCallParser: flags.toolCallParser,
+      dtype: flags.dtype,
+      logFile: join(folder, 'vllm.log'),
+      port: flags.port,
+      tensorParallel: flags.tensorParallel,
+      gpuMemoryUtilization: flags.gpuMemoryUtilization,
+      maxModelLen: flags.maxModelLen,
+      signal,
+    });
     const keyFile = join(folder, `vllm-${new URL(served.url).port}.key`);
     mkdirSync(folder, { recursive: true });
     writeFileSync(keyFile, `${served.apiKey}\n`, { mode: 0o600 });
     chmodSync(keyFile, 0o600);
     const info = { url: served.url, model: served.model, keyFile };
     if (flags.json) printJson(info);
-    else process.stdout.write(`vLLM serves ${served.model} at ${served.url}; its API key is in ${keyFile}\n` +
-      `record against it: export VLLM_KEY=$(cat ${keyFile}) and set upstream.apiKeyEnv: VLLM_KEY, upstream.url: ${served.url}\nCtrl-C stops it\n`);
+    else
+      process.stdout.write(
+        `vLLM serves ${served.model} at ${served.url}; its API key is in ${keyFile}\n` +
+          `record against it: export VLLM_KEY=$(cat ${keyFile}) and set upstream.apiKeyEnv: VLLM_KEY, upstream.url: ${served.url}\nCtrl-C stops it\n`,
+      );
     await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
     await served.stop();
     return info;

@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { startManagedServe, type ManagedServe } from '../src/serve/managed.js';
+import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
 import type { VllmDevice } from '../src/setup/vllm-env.js';
-import type { Config } from '../src/config/schema.js';
 import { Store } from '../src/store/store.js';
 
 /** Opens the store the flags, ALIGHT_DB or the config file point to, runs `work`, and closes it. */
-export async function withStore<T>(opts: { db?: string; config?: string }, work: (store: Store, config: Config) => Promise<T> | T): Promise<T> {
+export async function withStore<T>(
+  opts: { db?: string; config?: string },
+  work: (store: Store, config: Config) => Promise<T> | T,
+): Promise<T> {
   const { config } = loadConfig(opts.config);
   const path = resolveDb(opts.db, config);
   const store = Store.open(path);
@@ -17,8 +20,11 @@ export async function withStore<T>(opts: { db?: string; config?: string }, work:
     return await work(store, config);
   } catch (err) {
     if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
-    throw new AlightError(`${path} is being written by another process (an \`alight data import\` holds the store's write lock for its whole run, `
-      + 'so that an import is all or nothing): run this again when it has finished', ExitCode.input);
+    throw new AlightError(
+      `${path} is being written by another process (an \`alight data import\` holds the store's write lock for its whole run, ` +
+        'so that an import is all or nothing): run this again when it has finished',
+      ExitCode.input,
+    );
   } finally {
     store.close();
   }
@@ -55,7 +61,11 @@ export async function withInterrupt<T>(work: (signal: AbortSignal) => Promise<T>
 }
 
 /** Where a run's engine comes from: a URL (config, --upstream), or one alight starts for the run. */
-export interface ServeFlags { serve?: string; serveVllm?: string; device?: VllmDevice }
+export interface ServeFlags {
+  serve?: string;
+  serveVllm?: string;
+  device?: VllmDevice;
+}
 
 /**
  * The upstream a run records against: with `serve`, `alight serve` started on that GGUF model for the duration of
@@ -63,22 +73,44 @@ export interface ServeFlags { serve?: string; serveVllm?: string; device?: VllmD
  * gateway holds; else the config's URL. Checks the API key variable the config names, and hands the key to `work`
  * (never stored).
  */
-export async function withUpstream<T>(config: Config, flags: ServeFlags, work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>): Promise<T> {
+export async function withUpstream<T>(
+  config: Config,
+  flags: ServeFlags,
+  work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>,
+): Promise<T> {
   if (flags.serve && flags.serveVllm) throw new AlightError('pass --serve or --serve-vllm, not both', ExitCode.usage);
-  if (flags.device && !flags.serveVllm) throw new AlightError('--device chooses the vLLM of --serve-vllm: pass both, or neither', ExitCode.usage);
-  const served: (ManagedServe & { apiKey?: string }) | null = flags.serve ? await startManagedServe(flags.serve)
-    // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
-    : flags.serveVllm ? await withInterrupt((signal) => startVllm({ model: flags.serveVllm!, device: flags.device, logFile: join(dirname(config.db), 'vllm.log'), signal }))
+  if (flags.device && !flags.serveVllm)
+    throw new AlightError('--device chooses the vLLM of --serve-vllm: pass both, or neither', ExitCode.usage);
+  const served: (ManagedServe & { apiKey?: string }) | null = flags.serve
+    ? await startManagedServe(flags.serve)
+    : // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
+      flags.serveVllm
+      ? await withInterrupt((signal) =>
+          startVllm({
+            model: flags.serveVllm!,
+            device: flags.device,
+            logFile: join(dirname(config.db), 'vllm.log'),
+            signal,
+          }),
+        )
       : null;
   try {
-    const c = served ? withOverrides(config, { upstream: { url: served.url, kind: 'vllm', model: served.model, apiKeyEnv: undefined } }) : config;
-    if (!c.upstream.url) throw new AlightError('no upstream: pass --upstream http://HOST:PORT/v1 (or --serve MODEL), or set upstream.url in alight.config.yaml', ExitCode.usage);
+    const c = served
+      ? withOverrides(config, {
+          upstream: { url: served.url, kind: 'vllm', model: served.model, apiKeyEnv: undefined },
+        })
+      : config;
+    if (!c.upstream.url)
+      throw new AlightError(
+        'no upstream: pass --upstream http://HOST:PORT/v1 (or --serve MODEL), or set upstream.url in alight.config.yaml',
+        ExitCode.usage,
+      );
     if (served) return await work(c, served.apiKey);
     const apiKeyEnv = c.upstream.apiKeyEnv;
-    if (apiKeyEnv && !process.env[apiKeyEnv]) throw new AlightError(`upstream.apiKeyEnv names ${apiKeyEnv}, which is not set`, ExitCode.usage);
+    if (apiKeyEnv && !process.env[apiKeyEnv])
+      throw new AlightError(`upstream.apiKeyEnv names ${apiKeyEnv}, which is not set`, ExitCode.usage);
     return await work(c, apiKeyEnv ? process.env[apiKeyEnv] : undefined);
   } finally {
     await served?.stop();
   }
 }
-

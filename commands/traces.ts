@@ -1,13 +1,14 @@
-import { createWriteStream, openSync } from 'node:fs';
 import { once } from 'node:events';
+import { createWriteStream, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { AlightError, ExitCode } from '../src/errors.js';
 import type { RolloutSummary } from '../src/store/store.js';
-import { rolloutTrace, type RolloutTrace } from '../src/traces/export.js';
+import { type RolloutTrace, rolloutTrace } from '../src/traces/export.js';
 import { printable, table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
 
-const times = (counts: Map<string, number>): string => [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ');
+const times = (counts: Map<string, number>): string =>
+  [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ');
 
 function count(keys: string[]): Map<string, number> {
   const counts = new Map<string, number>();
@@ -18,17 +19,25 @@ function count(keys: string[]): Map<string, number> {
 /** The rollout's events by type, and the routes it asked for that the gateway does not serve (why it made no call). */
 function eventLine(events: { type: string; data: string }[]): string {
   if (!events.length) return '';
-  const unserved = events.filter((e) => e.type === 'unserved-route').map((e) => {
-    const { method, path } = JSON.parse(e.data) as { method: string; path: string };
-    return printable(`${method} ${path}`);
-  });
-  const untranslated = events.filter((e) => e.type === 'untranslated').map((e) => {
-    const { kind, names } = JSON.parse(e.data) as { kind: string; names: string[] };
-    return printable(`${kind} ${names.join(', ')}`);
-  });
-  return `\nevents: ${times(count(events.map((e) => e.type)))}` +
+  const unserved = events
+    .filter((e) => e.type === 'unserved-route')
+    .map((e) => {
+      const { method, path } = JSON.parse(e.data) as { method: string; path: string };
+      return printable(`${method} ${path}`);
+    });
+  const untranslated = events
+    .filter((e) => e.type === 'untranslated')
+    .map((e) => {
+      const { kind, names } = JSON.parse(e.data) as { kind: string; names: string[] };
+      return printable(`${kind} ${names.join(', ')}`);
+    });
+  return (
+    `\nevents: ${times(count(events.map((e) => e.type)))}` +
     (unserved.length ? `\nroutes the gateway does not serve: ${times(count(unserved))}` : '') +
-    (untranslated.length ? `\nleft out when translating for the upstream (it cannot run them): ${untranslated.join('; ')}` : '');
+    (untranslated.length
+      ? `\nleft out when translating for the upstream (it cannot run them): ${untranslated.join('; ')}`
+      : '')
+  );
 }
 
 const seconds = (r: RolloutSummary): string =>
@@ -38,30 +47,62 @@ export async function listTraces(opts: { run?: string; db?: string; json?: boole
   return withStore(opts, (store) => {
     const rows = store.rolloutSummaries({ run: opts.run });
     if (opts.json) printJson(rows);
-    else if (rows.length === 0) process.stdout.write(`no rollouts${opts.run ? ` in run ${opts.run}` : ''} in ${store.path}\n`);
+    else if (rows.length === 0)
+      process.stdout.write(`no rollouts${opts.run ? ` in run ${opts.run}` : ''} in ${store.path}\n`);
     else {
-      process.stdout.write(`${table(['rollout', 'run', 'task', 'state', 'reward', 'calls', 'tokens', 'time', 'error'],
-        rows.map((r) => [r.id, r.run, r.task_id ?? '-', r.state, r.reward ?? '–', r.calls, r.prompt_tokens + r.completion_tokens,
-          seconds(r), (r.error ?? '').slice(0, 60)]))}\n`);
+      process.stdout.write(
+        `${table(
+          ['rollout', 'run', 'task', 'state', 'reward', 'calls', 'tokens', 'time', 'error'],
+          rows.map((r) => [
+            r.id,
+            r.run,
+            r.task_id ?? '-',
+            r.state,
+            r.reward ?? '–',
+            r.calls,
+            r.prompt_tokens + r.completion_tokens,
+            seconds(r),
+            (r.error ?? '').slice(0, 60),
+          ]),
+        )}\n`,
+      );
     }
     return rows;
   });
 }
 
-export async function showTrace(id: string, opts: { db?: string; json?: boolean; call?: number }): Promise<RolloutTrace> {
+export async function showTrace(
+  id: string,
+  opts: { db?: string; json?: boolean; call?: number },
+): Promise<RolloutTrace> {
   return withStore(opts, (store) => {
     const trace = rolloutTrace(store, id);
     if (opts.call !== undefined) showCall(trace, opts.call, opts.json === true);
     else if (opts.json) printJson(trace);
     else {
       const t = trace;
-      process.stdout.write(`rollout ${t.rollout_id}  run ${t.run}  task ${t.task_id ?? '-'}  ${t.state}` +
-        `${t.exit_code !== null ? ` (exit ${t.exit_code})` : ''}  reward ${t.reward ?? '–'}` +
-        `${t.error ? `\nerror: ${t.error}` : ''}\nstored: ${store.calls.storedBytes(id)} bytes${eventLine(store.events(id))}\n\n`);
-      process.stdout.write(`${table(['seq', 'protocol', 'stream', 'status', 'prompt', 'completion', 'finish', 'ms', 'version', 'error'],
-        t.calls.map((c) => [c.seq, c.protocol, c.stream ? 'yes' : 'no', c.status, c.prompt_token_ids?.length ?? '–',
-          c.completion_token_ids?.length ?? '–', c.finish_reason ?? '–', Math.round(c.latency_ms), c.model_version ?? '–',
-          (c.error ?? '').slice(0, 50)]))}\n`);
+      process.stdout.write(
+        `rollout ${t.rollout_id}  run ${t.run}  task ${t.task_id ?? '-'}  ${t.state}` +
+          `${t.exit_code !== null ? ` (exit ${t.exit_code})` : ''}  reward ${t.reward ?? '–'}` +
+          `${t.error ? `\nerror: ${t.error}` : ''}\nstored: ${store.calls.storedBytes(id)} bytes${eventLine(store.events(id))}\n\n`,
+      );
+      process.stdout.write(
+        `${table(
+          ['seq', 'protocol', 'stream', 'status', 'prompt', 'completion', 'finish', 'ms', 'version', 'error'],
+          t.calls.map((c) => [
+            c.seq,
+            c.protocol,
+            c.stream ? 'yes' : 'no',
+            c.status,
+            c.prompt_token_ids?.length ?? '–',
+            c.completion_token_ids?.length ?? '–',
+            c.finish_reason ?? '–',
+            Math.round(c.latency_ms),
+            c.model_version ?? '–',
+            (c.error ?? '').slice(0, 50),
+          ]),
+        )}\n`,
+      );
     }
     return trace;
   });
@@ -71,9 +112,13 @@ export async function showTrace(id: string, opts: { db?: string; json?: boolean;
 const shownChars = 400;
 function cut(key: string, value: unknown): unknown {
   if (key === 'tools' && Array.isArray(value)) {
-    return value.map((t: { name?: string; type?: string; function?: { name?: string } }) => t.name ?? t.function?.name ?? t.type);
+    return value.map(
+      (t: { name?: string; type?: string; function?: { name?: string } }) => t.name ?? t.function?.name ?? t.type,
+    );
   }
-  return typeof value === 'string' && value.length > shownChars ? `${value.slice(0, shownChars)}… (${value.length - shownChars} more characters)` : value;
+  return typeof value === 'string' && value.length > shownChars
+    ? `${value.slice(0, shownChars)}… (${value.length - shownChars} more characters)`
+    : value;
 }
 
 /**
@@ -82,15 +127,32 @@ function cut(key: string, value: unknown): unknown {
  */
 function showCall(trace: RolloutTrace, seq: number, json: boolean): void {
   const call = trace.calls.find((c) => c.seq === seq);
-  if (!call) throw new AlightError(`rollout ${trace.rollout_id} has no call ${seq} (its calls: 0–${trace.calls.length - 1})`, ExitCode.input);
-  if (json) return printJson(call);
+  if (!call)
+    throw new AlightError(
+      `rollout ${trace.rollout_id} has no call ${seq} (its calls: 0–${trace.calls.length - 1})`,
+      ExitCode.input,
+    );
+  if (json) {
+    printJson(call);
+    return;
+  }
   const sides: [string, unknown][] = call.harness
-    ? [[`the harness's request (${call.protocol})`, call.harness.request], ['the answer it got', call.harness.response],
-      ['translated: the chat/completions request sent upstream', call.request], ['the chat answer', call.response]]
-    : [[`the request (${call.protocol})`, call.request], ['the answer', call.response]];
-  const head = `call ${call.seq} of ${trace.rollout_id}: ${call.status}${call.error ? ` (${call.error})` : ''}, ` +
+    ? [
+        [`the harness's request (${call.protocol})`, call.harness.request],
+        ['the answer it got', call.harness.response],
+        ['translated: the chat/completions request sent upstream', call.request],
+        ['the chat answer', call.response],
+      ]
+    : [
+        [`the request (${call.protocol})`, call.request],
+        ['the answer', call.response],
+      ];
+  const head =
+    `call ${call.seq} of ${trace.rollout_id}: ${call.status}${call.error ? ` (${call.error})` : ''}, ` +
     `${call.prompt_token_ids?.length ?? '–'} prompt and ${call.completion_token_ids?.length ?? '–'} completion tokens\n`;
-  process.stdout.write(head + sides.map(([title, value]) => `\n── ${title}\n${JSON.stringify(value, cut, 2)}\n`).join(''));
+  process.stdout.write(
+    head + sides.map(([title, value]) => `\n── ${title}\n${JSON.stringify(value, cut, 2)}\n`).join(''),
+  );
 }
 
 function openOut(path: string): number {
@@ -103,7 +165,8 @@ function openOut(path: string): number {
 
 export async function exportTraces(opts: { run?: string; out?: string; db?: string }): Promise<number> {
   return withStore(opts, async (store) => {
-    if (opts.run && !store.getRun(opts.run)) throw new AlightError(`no run ${opts.run} in ${store.path} (alight runs list)`, ExitCode.input);
+    if (opts.run && !store.getRun(opts.run))
+      throw new AlightError(`no run ${opts.run} in ${store.path} (alight runs list)`, ExitCode.input);
     const out: Writable = opts.out ? createWriteStream('', { fd: openOut(opts.out) }) : process.stdout;
     const ids = store.rolloutSummaries({ run: opts.run }).map((r) => r.id);
     for (const id of ids) {

@@ -17,7 +17,24 @@ const alight = async (...args: string[]): Promise<number> => {
 
 console.log(`demo project in ${dir}\n`);
 await alight('init', '.');
-const code = await alight('record', '--serve', 'gemma3-270m', '--run', 'demo', '--tasks', 'tasks.jsonl', '-n', '2', '--concurrency', '3', '--', 'node', 'harness.mjs');
+const code = await alight(
+  'record',
+  '--serve',
+  'gemma3-270m',
+  '--run',
+  'demo',
+  '--tasks',
+  'tasks.jsonl',
+  '-n',
+  '2',
+  '--concurrency',
+  '3',
+  '--',
+  'node',
+  'harness.mjs',
+);
 const show = await alight('traces', 'list', '--run', 'demo');
-console.log(`\nexport the traces: node ${bin} traces export --run demo --db ${join(dir, '.alight', 'alight.db')} | head -c 600`);
+console.log(
+  `\nexport the traces: node ${bin} traces export --run demo --db ${join(dir, '.alight', 'alight.db')} | head -c 600`,
+);
 process.exit(code || show);

@@ -29,16 +29,49 @@ await runEntry(async () => {
   console.log(`demo project in ${dir}\n`);
   // First run: alight's Python environment (torch and the worker's packages from PyPI, ~3 GB), with progress.
   const python = await ensurePythonEnv(setupProgress());
-  execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--seed', '0'], { cwd: PYTHON_DIR, stdio: 'inherit' });
-  const code = await alight('train', '--model', 'model', '--tasks', join(root, 'examples/vowels/tasks.jsonl'), '-n', '8', '--batch-size', '4',
-    '--steps', String(STEPS), '--lr', '0.01', '--seed', '0', '--save-every', '10', '--run', 'demo', '--', 'node', join(root, 'examples/vowels/harness.mjs'));
+  execFileSync(python, ['-m', 'alight_worker.tiny', '--out', join(dir, 'model'), '--seed', '0'], {
+    cwd: PYTHON_DIR,
+    stdio: 'inherit',
+  });
+  const code = await alight(
+    'train',
+    '--model',
+    'model',
+    '--tasks',
+    join(root, 'examples/vowels/tasks.jsonl'),
+    '-n',
+    '8',
+    '--batch-size',
+    '4',
+    '--steps',
+    String(STEPS),
+    '--lr',
+    '0.01',
+    '--seed',
+    '0',
+    '--save-every',
+    '10',
+    '--run',
+    'demo',
+    '--',
+    'node',
+    join(root, 'examples/vowels/harness.mjs'),
+  );
   if (code !== 0) throw new AlightError(`alight train exited with ${code}`, code as ExitCodeValue);
   const plot = join(dir, 'curves.svg');
-  const shown = JSON.parse(execFileSync(process.execPath, [bin, 'runs', 'show', 'demo', '--plot', plot, '--json'], { cwd: dir, encoding: 'utf8' }));
+  const shown = JSON.parse(
+    execFileSync(process.execPath, [bin, 'runs', 'show', 'demo', '--plot', plot, '--json'], {
+      cwd: dir,
+      encoding: 'utf8',
+    }),
+  );
   const rewards: number[] = shown.steps.map((s: { metrics: { reward_mean: number } }) => s.metrics.reward_mean);
   const mean = (xs: number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length;
   const [first, last] = [mean(rewards.slice(0, 5)), mean(rewards.slice(-5))];
-  console.log(`\nmean reward, first 5 steps: ${first.toFixed(3)}; last 5 steps: ${last.toFixed(3)} (+${(last - first).toFixed(3)}; the README promises ≥ +${MARGIN})`);
+  console.log(
+    `\nmean reward, first 5 steps: ${first.toFixed(3)}; last 5 steps: ${last.toFixed(3)} (+${(last - first).toFixed(3)}; the README promises ≥ +${MARGIN})`,
+  );
   console.log(`plot: ${plot}\nmetrics: node ${bin} runs show demo --db ${join(dir, '.alight', 'alight.db')}`);
-  if (last - first < MARGIN) throw new AlightError(`the reward rose by ${(last - first).toFixed(3)}, less than the promised ${MARGIN}`);
+  if (last - first < MARGIN)
+    throw new AlightError(`the reward rose by ${(last - first).toFixed(3)}, less than the promised ${MARGIN}`);
 });

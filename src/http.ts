@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
-import { maxJsonDepth, nestedDeeperThan } from './json-depth.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AlightError, ExitCode } from './errors.js';
 import type { z } from 'zod';
 import { formatIssues } from './config/load.js';
+import { AlightError, ExitCode } from './errors.js';
+import { maxJsonDepth, nestedDeeperThan } from './json-depth.js';
 
 /** Whether an `Authorization: Bearer …` header carries `key` (compared in constant time; an empty key never matches). */
 export function hasBearer(header: string | undefined, key: string): boolean {
@@ -16,8 +16,14 @@ export function hasBearer(header: string | undefined, key: string): boolean {
 /** Starts `server` on host:port (0: a free port) and returns the port; a taken port is a clear error. */
 export async function listen(server: Server, host: string, port: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new AlightError(
-      `cannot listen on ${host}:${port}: ${err.code ?? err.message} (pick another --port)`, ExitCode.usage)));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new AlightError(
+          `cannot listen on ${host}:${port}: ${err.code ?? err.message} (pick another --port)`,
+          ExitCode.usage,
+        ),
+      ),
+    );
     server.listen(port, host, resolve);
   });
   return (server.address() as AddressInfo).port;
@@ -28,16 +34,30 @@ export const smallBody = 1024 * 1024;
 
 /** An HTTP failure with the OpenAI-style error body every SDK understands. */
 export class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly type = 'invalid_request_error', readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type = 'invalid_request_error',
+    readonly headers: Record<string, string> = {},
+  ) {
     super(message);
   }
 }
 
-export function errorBody(status: number, message: string, type: string): { error: { message: string; type: string; code: number } } {
+export function errorBody(
+  status: number,
+  message: string,
+  type: string,
+): { error: { message: string; type: string; code: number } } {
   return { error: { message, type, code: status } };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -70,7 +90,8 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
     // Replaced with U+FFFD the bytes would reach the model and the trace as something the harness never sent.
     throw new HttpError(400, 'the request body is not valid UTF-8');
   }
-  if (nestedDeeperThan(text, maxJsonDepth)) throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxJsonDepth} levels`);
+  if (nestedDeeperThan(text, maxJsonDepth))
+    throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxJsonDepth} levels`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -85,8 +106,12 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 function tooLarge(size: number, limit: number): HttpError {
-  return new HttpError(413, `the request body is ${size} bytes or more; the gateway accepts at most ${limit} (gateway.bodyLimitMb)`,
-    'invalid_request_error', { connection: 'close' });
+  return new HttpError(
+    413,
+    `the request body is ${size} bytes or more; the gateway accepts at most ${limit} (gateway.bodyLimitMb)`,
+    'invalid_request_error',
+    { connection: 'close' },
+  );
 }
 
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {

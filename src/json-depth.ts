@@ -9,8 +9,10 @@ export function nestedDeeperThan(text: string, limit: number): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) { // a string: skip to its closing quote, past escaped ones
-      do i = text.indexOf('"', i + 1); while (i > 0 && escaped(text, i));
+    if (c === 0x22) {
+      // a string: skip to its closing quote, past escaped ones
+      do i = text.indexOf('"', i + 1);
+      while (i > 0 && escaped(text, i));
       if (i < 0) return false; // unterminated: JSON.parse says so
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > limit) return true;

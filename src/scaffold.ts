@@ -21,6 +21,8 @@ export function scaffold(dir: string, template: Template = 'basic', force = fals
     throw new AlightError(`${existing.join(', ')} already exist; pass --force to overwrite`, ExitCode.input);
   }
   mkdirSync(dir, { recursive: true });
-  files.forEach((f, i) => copyFileSync(join(templates, template, f), targets[i]));
+  files.forEach((f, i) => {
+    copyFileSync(join(templates, template, f), targets[i]);
+  });
   return targets;
 }

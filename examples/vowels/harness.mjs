@@ -7,7 +7,8 @@ import OpenAI from 'openai';
 const task = JSON.parse(process.env.ALIGHT_TASK_JSON);
 const openai = new OpenAI();
 const ask = async (messages) =>
-  (await openai.chat.completions.create({ model: 'policy', messages, max_tokens: 8, temperature: 1 })).choices[0].message.content ?? '';
+  (await openai.chat.completions.create({ model: 'policy', messages, max_tokens: 8, temperature: 1 })).choices[0]
+    .message.content ?? '';
 
 const messages = [{ role: 'user', content: `${task.question} Answer in vowels only.` }];
 const first = await ask(messages);
@@ -18,5 +19,7 @@ const second = await ask(messages);
 const score = (text) => [...text.padEnd(8).slice(0, 8)].filter((c) => 'aeiou'.includes(c)).length / 8;
 const reward = (score(first) + score(second)) / 2;
 await fetch(process.env.ALIGHT_REWARD_URL, {
-  method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value: reward, reason: `${first} | ${second}` }),
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ value: reward, reason: `${first} | ${second}` }),
 });

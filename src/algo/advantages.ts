@@ -24,7 +24,11 @@ export type AdvantageEstimator = keyof typeof advantageEstimators;
  * Advantages of `rewards` (one per rollout) grouped by `groups` (the group of each rollout). A group of one has no
  * baseline: its advantage is its reward, whatever the estimator (as verl does).
  */
-export function groupAdvantages(rewards: readonly number[], groups: readonly string[], estimator: AdvantageEstimator): Float64Array {
+export function groupAdvantages(
+  rewards: readonly number[],
+  groups: readonly string[],
+  estimator: AdvantageEstimator,
+): Float64Array {
   const members = new Map<string, number[]>();
   groups.forEach((g, i) => {
     const list = members.get(g);
@@ -35,7 +39,9 @@ export function groupAdvantages(rewards: readonly number[], groups: readonly str
   for (const indices of members.values()) {
     const group = indices.map((i) => rewards[i]);
     const advantages = group.length === 1 ? group : advantageEstimators[estimator](group);
-    indices.forEach((i, k) => { out[i] = advantages[k]; });
+    indices.forEach((i, k) => {
+      out[i] = advantages[k];
+    });
   }
   return out;
 }
@@ -51,7 +57,10 @@ export type MissingRewardPolicy = (typeof missingRewardPolicies)[number];
  * Rewards for the estimators: a rollout without one counts as 0 (`zero`), or leaves its group and the batch (`drop`,
  * so that it shifts no baseline). Returns the indices kept and their rewards.
  */
-export function settleRewards(rewards: readonly (number | null)[], policy: MissingRewardPolicy): { kept: number[]; rewards: number[] } {
+export function settleRewards(
+  rewards: readonly (number | null)[],
+  policy: MissingRewardPolicy,
+): { kept: number[]; rewards: number[] } {
   const kept: number[] = [];
   const values: number[] = [];
   rewards.forEach((r, i) => {

@@ -1,5 +1,11 @@
 /** How the token losses of a step are summed (DESIGN §6): the weight of every loss token of each row. */
-export const lossNorms = ['per-rollout-mean', 'token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant'] as const;
+export const lossNorms = [
+  'per-rollout-mean',
+  'token-mean',
+  'seq-mean-token-mean',
+  'seq-mean-token-sum',
+  'constant',
+] as const;
 export type LossNorm = (typeof lossNorms)[number];
 
 export interface RowShape {
@@ -21,7 +27,9 @@ export function lossWeights(rows: readonly RowShape[], rollouts: number, norm: L
       // Every rollout counts once however many rows it was split into: 1 / (N · T_r).
       const perRollout = new Float64Array(rollouts);
       for (const r of rows) perRollout[r.rollout] += r.lossTokens;
-      rows.forEach((r, i) => { out[i] = 1 / (rollouts * perRollout[r.rollout]); });
+      rows.forEach((r, i) => {
+        out[i] = 1 / (rollouts * perRollout[r.rollout]);
+      });
       break;
     }
     case 'token-mean': {
@@ -30,7 +38,9 @@ export function lossWeights(rows: readonly RowShape[], rollouts: number, norm: L
       break;
     }
     case 'seq-mean-token-mean':
-      rows.forEach((r, i) => { out[i] = 1 / (rowsCount * r.lossTokens); });
+      rows.forEach((r, i) => {
+        out[i] = 1 / (rowsCount * r.lossTokens);
+      });
       break;
     case 'seq-mean-token-sum':
       out.fill(1 / rowsCount);
@@ -40,6 +50,8 @@ export function lossWeights(rows: readonly RowShape[], rollouts: number, norm: L
       break;
   }
   // A row without loss tokens contributes nothing; keep its weight finite.
-  rows.forEach((r, i) => { if (r.lossTokens === 0) out[i] = 0; });
+  rows.forEach((r, i) => {
+    if (r.lossTokens === 0) out[i] = 0;
+  });
   return out;
 }

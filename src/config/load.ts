@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { z } from 'zod';
 import { AlightError, ExitCode } from '../errors.js';
-import { configSchema, type Config } from './schema.js';
+import { type Config, configSchema } from './schema.js';
 
 export const configFileName = 'alight.config.yaml';
 
@@ -30,13 +30,20 @@ export function formatIssues(error: z.ZodError): string {
 }
 
 /** Flags win over the config file; undefined flags leave the file's value. The result is validated again. */
-export function withOverrides(config: Config, overrides: { [K in keyof Config]?: Partial<Config[K]> | Config[K] }): Config {
+export function withOverrides(
+  config: Config,
+  overrides: { [K in keyof Config]?: Partial<Config[K]> | Config[K] },
+): Config {
   const merged: Record<string, unknown> = { ...config };
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
-    merged[key] = typeof value === 'object' && value !== null
-      ? { ...(config[key as keyof Config] as object), ...Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) }
-      : value;
+    merged[key] =
+      typeof value === 'object' && value !== null
+        ? {
+            ...(config[key as keyof Config] as object),
+            ...Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)),
+          }
+        : value;
   }
   return validateConfig(merged, 'the command-line flags');
 }

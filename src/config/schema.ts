@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { advantageEstimators, missingRewardPolicies, type AdvantageEstimator } from '../algo/advantages.js';
+import { type AdvantageEstimator, advantageEstimators, missingRewardPolicies } from '../algo/advantages.js';
 import { lossNorms } from '../algo/loss-weights.js';
 import { mergeLevels } from '../samples/merge.js';
 import { defaultCache } from '../store/idle-cache.js';
@@ -7,102 +7,226 @@ import { defaultCache } from '../store/idle-cache.js';
 export const upstreamKinds = ['vllm', 'openai-compatible'] as const;
 export type UpstreamKind = (typeof upstreamKinds)[number];
 
-const upstream = z.object({
-  url: z.string().url().optional().describe('OpenAI-compatible base URL ending in /v1, e.g. http://127.0.0.1:8000/v1'),
-  kind: z.enum(upstreamKinds).default('vllm')
-    .describe('vllm: ask for token ids and logprobs; openai-compatible: pass through, token fields null'),
-  model: z.string().optional().describe('model name sent upstream; default: the first model the upstream lists'),
-  apiKeyEnv: z.string().optional().describe('name of the env var holding the upstream API key (never stored)'),
-  timeoutS: z.number().positive().default(600).describe('seconds to wait for the upstream headers, and between stream chunks'),
-  retries: z.number().int().min(0).default(3).describe('retries of 429/5xx/connect errors/timeouts before the first byte reached the harness'),
-  nativeProtocols: z.boolean().default(false)
-    .describe('openai-compatible: relay Anthropic Messages and Responses unchanged to an upstream that serves them, instead of translating to chat'),
-}).strict();
+const upstream = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .optional()
+      .describe('OpenAI-compatible base URL ending in /v1, e.g. http://127.0.0.1:8000/v1'),
+    kind: z
+      .enum(upstreamKinds)
+      .default('vllm')
+      .describe('vllm: ask for token ids and logprobs; openai-compatible: pass through, token fields null'),
+    model: z.string().optional().describe('model name sent upstream; default: the first model the upstream lists'),
+    apiKeyEnv: z.string().optional().describe('name of the env var holding the upstream API key (never stored)'),
+    timeoutS: z
+      .number()
+      .positive()
+      .default(600)
+      .describe('seconds to wait for the upstream headers, and between stream chunks'),
+    retries: z
+      .number()
+      .int()
+      .min(0)
+      .default(3)
+      .describe('retries of 429/5xx/connect errors/timeouts before the first byte reached the harness'),
+    nativeProtocols: z
+      .boolean()
+      .default(false)
+      .describe(
+        'openai-compatible: relay Anthropic Messages and Responses unchanged to an upstream that serves them, instead of translating to chat',
+      ),
+  })
+  .strict();
 
-const gateway = z.object({
-  host: z.string().default('127.0.0.1').describe('bind address; keep loopback unless harnesses run on other hosts'),
-  port: z.number().int().min(0).max(65535).default(0).describe('0 picks a free port'),
-  bodyLimitMb: z.number().positive().default(64).describe('largest request body accepted (413 above it)'),
-  cacheRollouts: z.number().int().positive().default(defaultCache.rollouts)
-    .describe('live rollouts whose recent calls are kept in memory (~0.6 MB each at 20 KB histories); beyond, the least recently used are dropped'),
-  cacheIdleS: z.number().positive().default(defaultCache.idleS).describe('seconds without a call after which a rollout\'s memory is dropped'),
-}).strict();
+const gateway = z
+  .object({
+    host: z.string().default('127.0.0.1').describe('bind address; keep loopback unless harnesses run on other hosts'),
+    port: z.number().int().min(0).max(65535).default(0).describe('0 picks a free port'),
+    bodyLimitMb: z.number().positive().default(64).describe('largest request body accepted (413 above it)'),
+    cacheRollouts: z
+      .number()
+      .int()
+      .positive()
+      .default(defaultCache.rollouts)
+      .describe(
+        'live rollouts whose recent calls are kept in memory (~0.6 MB each at 20 KB histories); beyond, the least recently used are dropped',
+      ),
+    cacheIdleS: z
+      .number()
+      .positive()
+      .default(defaultCache.idleS)
+      .describe("seconds without a call after which a rollout's memory is dropped"),
+  })
+  .strict();
 
-const record = z.object({
-  n: z.number().int().positive().default(1).describe('rollouts per task'),
-  concurrency: z.number().int().positive().default(4).describe('harness processes at once'),
-  timeoutS: z.number().positive().default(3600).describe('seconds before a harness is killed and its rollout failed (with --tasks)'),
-  rewardCmd: z.string().optional().describe('shell command run after the harness; the last number it prints is the reward'),
-}).strict();
+const record = z
+  .object({
+    n: z.number().int().positive().default(1).describe('rollouts per task'),
+    concurrency: z.number().int().positive().default(4).describe('harness processes at once'),
+    timeoutS: z
+      .number()
+      .positive()
+      .default(3600)
+      .describe('seconds before a harness is killed and its rollout failed (with --tasks)'),
+    rewardCmd: z
+      .string()
+      .optional()
+      .describe('shell command run after the harness; the last number it prints is the reward'),
+  })
+  .strict();
 
-const train = z.object({
-  backend: z.enum(['torch', 'verl']).default('torch')
-    .describe('torch: the PyTorch worker (CPU or one GPU); verl: verl\'s FSDP actor and vLLM servers on Ray (CUDA GPUs)'),
-  gpus: z.number().int().min(1).default(1).describe('verl: GPUs per node'),
-  nodes: z.number().int().min(1).default(1).describe('verl: nodes (more than one: a Ray cluster, --ray-address)'),
-  rayAddress: z.string().optional().describe('verl: join this Ray cluster (ray start --head on the first node) instead of starting one here'),
-  tensorParallel: z.number().int().min(1).optional().describe('verl: vLLM tensor parallel size (default: the preset\'s)'),
-  gpuMemoryUtilization: z.number().gt(0).lt(1).optional().describe('verl (or --serve-vllm): the share of GPU memory vLLM may take (default: the preset\'s; --serve-vllm: 0.4 on a GPU, 0.2 of RAM on CPU)'),
-  oldLogprobs: z.enum(['recompute', 'rollout']).default('recompute')
-    .describe('verl: the PPO ratio\'s denominator: recomputed by the actor before the update, or the engine\'s rollout logprobs as recorded'),
-  verl: z.array(z.string()).default([]).describe('verl: extra Hydra overrides (key=value), applied after alight\'s'),
-  serveVllm: z.boolean().default(false)
-    .describe('torch: vLLM serves the policy (reloaded after each update) instead of the worker\'s own server'),
-  vllmDevice: z.enum(['cpu', 'cuda']).optional().describe('with serveVllm: vLLM\'s build (default: cuda where nvidia-smi lists a GPU)'),
-  model: z.string().optional().describe('the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template)'),
-  tasks: z.string().optional().describe('training tasks, JSONL (id or instance_id names each)'),
-  fromDb: z.boolean().default(false).describe('train on the tasks `alight data` kept in the store instead of a task file'),
-  n: z.number().int().min(1).default(8).describe('rollouts per task per step (the group)'),
-  batchSize: z.number().int().min(1).default(4).describe('tasks per step'),
-  steps: z.number().int().min(1).default(20).describe('training steps'),
-  concurrency: z.number().int().min(1).default(8).describe('harness processes at once'),
-  timeoutS: z.number().positive().default(600).describe('seconds before a harness is killed and its rollout failed'),
-  rewardCmd: z.string().optional().describe('shell command run after each harness; its last printed number is the reward'),
-  failedRollouts: z.enum(['drop', 'zero']).default('drop')
-    .describe('a rollout whose harness failed: drop it from its group, or train on its calls with reward 0 (as Agent Lightning does)'),
-  advantage: z.enum(Object.keys(advantageEstimators) as [AdvantageEstimator, ...AdvantageEstimator[]]).default('grpo'),
-  lossNorm: z.enum(lossNorms).default('per-rollout-mean'),
-  missingReward: z.enum(missingRewardPolicies).default('zero').describe('a finished rollout that posted no reward'),
-  level: z.enum(mergeLevels).default('trajectory'),
-  maxPromptTokens: z.number().int().positive().optional(),
-  maxResponseTokens: z.number().int().positive().default(4096),
-  dropZeroVariance: z.boolean().default(false),
-  rowMultiple: z.number().int().positive().optional(),
-  lr: z.number().positive().default(1e-5),
-  weightDecay: z.number().min(0).default(0),
-  maxGradNorm: z.number().positive().default(1),
-  clipLow: z.number().min(0).default(0.2).describe('PPO ratio clip below 1'),
-  clipHigh: z.number().min(0).default(0.28).describe('PPO ratio clip above 1 (clip-higher, as DAPO)'),
-  klCoef: z.number().min(0).default(0).describe('weight of a k3 KL penalty to the initial policy; 0 keeps no reference model'),
-  ppoEpochs: z.number().int().min(1).default(1).describe('passes over each batch'),
-  microBatchRows: z.number().int().min(1).default(8).describe('rows per forward/backward in the worker'),
-  valTasks: z.string().optional().describe('validation tasks, JSONL; run once each with ALIGHT_MODE=val'),
-  valEvery: z.number().int().min(0).default(0).describe('validate every N steps (0: never)'),
-  saveEvery: z.number().int().min(0).default(1)
-    .describe('checkpoint every N steps (and after the last; 0: only then): a killed run redoes the steps since the last one'),
-  seed: z.number().int().default(0).describe('data order and the worker\'s seeds'),
-  threads: z.number().int().positive().optional().describe('torch threads in the worker'),
-  workerTimeoutS: z.number().positive().default(1800).describe('longest a worker call (an update, a save) may take'),
-  restarts: z.number().int().min(0).default(1).describe('times a crashed worker is restarted from the last checkpoint before the run fails'),
-  asyncGroups: z.number().int().min(0).default(0)
-    .describe('async rollouts: keep this many groups (task × n) in flight across steps and train on the first batchSize to complete (0: synchronous steps)'),
-  maxStaleness: z.number().int().min(0).default(1)
-    .describe('async: drop (and count) a group whose oldest call was served more than this many versions before the update'),
-  isCorrection: z.enum(['none', 'token']).default('none')
-    .describe('token: PPO ratio against the policy at the update\'s start, each token weighted by min(π_old / π_rollout, isCap) (truncated IS)'),
-  isCap: z.number().positive().default(2).describe('the cap of the token-level importance weight'),
-}).strict();
+const train = z
+  .object({
+    backend: z
+      .enum(['torch', 'verl'])
+      .default('torch')
+      .describe(
+        "torch: the PyTorch worker (CPU or one GPU); verl: verl's FSDP actor and vLLM servers on Ray (CUDA GPUs)",
+      ),
+    gpus: z.number().int().min(1).default(1).describe('verl: GPUs per node'),
+    nodes: z.number().int().min(1).default(1).describe('verl: nodes (more than one: a Ray cluster, --ray-address)'),
+    rayAddress: z
+      .string()
+      .optional()
+      .describe('verl: join this Ray cluster (ray start --head on the first node) instead of starting one here'),
+    tensorParallel: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("verl: vLLM tensor parallel size (default: the preset's)"),
+    gpuMemoryUtilization: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .optional()
+      .describe(
+        "verl (or --serve-vllm): the share of GPU memory vLLM may take (default: the preset's; --serve-vllm: 0.4 on a GPU, 0.2 of RAM on CPU)",
+      ),
+    oldLogprobs: z
+      .enum(['recompute', 'rollout'])
+      .default('recompute')
+      .describe(
+        "verl: the PPO ratio's denominator: recomputed by the actor before the update, or the engine's rollout logprobs as recorded",
+      ),
+    verl: z.array(z.string()).default([]).describe("verl: extra Hydra overrides (key=value), applied after alight's"),
+    serveVllm: z
+      .boolean()
+      .default(false)
+      .describe("torch: vLLM serves the policy (reloaded after each update) instead of the worker's own server"),
+    vllmDevice: z
+      .enum(['cpu', 'cuda'])
+      .optional()
+      .describe("with serveVllm: vLLM's build (default: cuda where nvidia-smi lists a GPU)"),
+    model: z
+      .string()
+      .optional()
+      .describe('the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template)'),
+    tasks: z.string().optional().describe('training tasks, JSONL (id or instance_id names each)'),
+    fromDb: z
+      .boolean()
+      .default(false)
+      .describe('train on the tasks `alight data` kept in the store instead of a task file'),
+    n: z.number().int().min(1).default(8).describe('rollouts per task per step (the group)'),
+    batchSize: z.number().int().min(1).default(4).describe('tasks per step'),
+    steps: z.number().int().min(1).default(20).describe('training steps'),
+    concurrency: z.number().int().min(1).default(8).describe('harness processes at once'),
+    timeoutS: z.number().positive().default(600).describe('seconds before a harness is killed and its rollout failed'),
+    rewardCmd: z
+      .string()
+      .optional()
+      .describe('shell command run after each harness; its last printed number is the reward'),
+    failedRollouts: z
+      .enum(['drop', 'zero'])
+      .default('drop')
+      .describe(
+        'a rollout whose harness failed: drop it from its group, or train on its calls with reward 0 (as Agent Lightning does)',
+      ),
+    advantage: z
+      .enum(Object.keys(advantageEstimators) as [AdvantageEstimator, ...AdvantageEstimator[]])
+      .default('grpo'),
+    lossNorm: z.enum(lossNorms).default('per-rollout-mean'),
+    missingReward: z.enum(missingRewardPolicies).default('zero').describe('a finished rollout that posted no reward'),
+    level: z.enum(mergeLevels).default('trajectory'),
+    maxPromptTokens: z.number().int().positive().optional(),
+    maxResponseTokens: z.number().int().positive().default(4096),
+    dropZeroVariance: z.boolean().default(false),
+    rowMultiple: z.number().int().positive().optional(),
+    lr: z.number().positive().default(1e-5),
+    weightDecay: z.number().min(0).default(0),
+    maxGradNorm: z.number().positive().default(1),
+    clipLow: z.number().min(0).default(0.2).describe('PPO ratio clip below 1'),
+    clipHigh: z.number().min(0).default(0.28).describe('PPO ratio clip above 1 (clip-higher, as DAPO)'),
+    klCoef: z
+      .number()
+      .min(0)
+      .default(0)
+      .describe('weight of a k3 KL penalty to the initial policy; 0 keeps no reference model'),
+    ppoEpochs: z.number().int().min(1).default(1).describe('passes over each batch'),
+    microBatchRows: z.number().int().min(1).default(8).describe('rows per forward/backward in the worker'),
+    valTasks: z.string().optional().describe('validation tasks, JSONL; run once each with ALIGHT_MODE=val'),
+    valEvery: z.number().int().min(0).default(0).describe('validate every N steps (0: never)'),
+    saveEvery: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe(
+        'checkpoint every N steps (and after the last; 0: only then): a killed run redoes the steps since the last one',
+      ),
+    seed: z.number().int().default(0).describe("data order and the worker's seeds"),
+    threads: z.number().int().positive().optional().describe('torch threads in the worker'),
+    workerTimeoutS: z.number().positive().default(1800).describe('longest a worker call (an update, a save) may take'),
+    restarts: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe('times a crashed worker is restarted from the last checkpoint before the run fails'),
+    asyncGroups: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        'async rollouts: keep this many groups (task × n) in flight across steps and train on the first batchSize to complete (0: synchronous steps)',
+      ),
+    maxStaleness: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe(
+        'async: drop (and count) a group whose oldest call was served more than this many versions before the update',
+      ),
+    isCorrection: z
+      .enum(['none', 'token'])
+      .default('none')
+      .describe(
+        "token: PPO ratio against the policy at the update's start, each token weighted by min(π_old / π_rollout, isCap) (truncated IS)",
+      ),
+    isCap: z.number().positive().default(2).describe('the cap of the token-level importance weight'),
+  })
+  .strict();
 
 /** `alight.config.yaml`: every setting, its default and what it does. Flags override it. */
-export const configSchema = z.object({
-  db: z.string().default('.alight/alight.db').describe('SQLite trace store (ALIGHT_DB or --db override)'),
-  upstream: upstream.default(upstream.parse({})),
-  gateway: gateway.default(gateway.parse({})),
-  record: record.default(record.parse({})),
-  train: train.default(train.parse({})),
-  tokenizer: z.string().optional()
-    .describe('the policy model\'s tokenizer, for decoded text in samples diagnose/show: a tokenizer.json, a model folder holding one, or a GGUF model'),
-}).strict();
+export const configSchema = z
+  .object({
+    db: z.string().default('.alight/alight.db').describe('SQLite trace store (ALIGHT_DB or --db override)'),
+    upstream: upstream.default(upstream.parse({})),
+    gateway: gateway.default(gateway.parse({})),
+    record: record.default(record.parse({})),
+    train: train.default(train.parse({})),
+    tokenizer: z
+      .string()
+      .optional()
+      .describe(
+        "the policy model's tokenizer, for decoded text in samples diagnose/show: a tokenizer.json, a model folder holding one, or a GGUF model",
+      ),
+  })
+  .strict();
 
 export type Config = z.infer<typeof configSchema>;
 export type UpstreamConfig = Config['upstream'];

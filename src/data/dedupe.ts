@@ -1,13 +1,28 @@
 import type { Drop, Group } from '../store/data.js';
-import { bandKey, jaccard, lshParams, permutations, shingles, signature, type MinHashOptions } from './minhash.js';
+import { bandKey, jaccard, lshParams, type MinHashOptions, permutations, shingles, signature } from './minhash.js';
 
-export interface DedupeResult { checked: number; drops: Drop[]; groups: Group[]; exactPairs: number; nearPairs: number; candidates: number; bands: number; rows: number }
+export interface DedupeResult {
+  checked: number;
+  drops: Drop[];
+  groups: Group[];
+  exactPairs: number;
+  nearPairs: number;
+  candidates: number;
+  bands: number;
+  rows: number;
+}
 
 export type ExactKey = 'instance-id' | 'patch' | 'repo-commit-patch' | 'statement';
 export const exactKeys: ExactKey[] = ['instance-id', 'patch', 'repo-commit-patch', 'statement'];
 
 /** What of a task a duplicate group reports (its kept member chosen by age). */
-export interface DedupeFacts { uid: string; instance_id: string; source: string; created_at: string | null; seq: number }
+export interface DedupeFacts {
+  uid: string;
+  instance_id: string;
+  source: string;
+  created_at: string | null;
+  seq: number;
+}
 
 /**
  * The tasks dedupe judges, read as it goes (the store streams them: a million tasks are never in memory at once).
@@ -30,7 +45,11 @@ export interface DedupeSource {
  * threshold) joined into groups; each group keeps its earliest task (by created_at, then import order) and drops the
  * rest, saying of whom it is a duplicate and why. Memory: a few typed arrays per task (its group, its band keys).
  */
-export function dedupe(source: DedupeSource, o: MinHashOptions & { near: boolean }, progress?: (done: number, total: number) => void): DedupeResult {
+export function dedupe(
+  source: DedupeSource,
+  o: MinHashOptions & { near: boolean },
+  progress?: (done: number, total: number) => void,
+): DedupeResult {
   const seqs = source.seqs();
   const indexOf = (seq: number): number => binarySearch(seqs, seq);
   const groups = new UnionFind(seqs.length);
@@ -47,7 +66,10 @@ export function dedupe(source: DedupeSource, o: MinHashOptions & { near: boolean
     let first = -1;
     for (const t of source.byKey(key)) {
       const i = indexOf(t.seq);
-      if (runKey !== t.key) { [runKey, first] = [t.key, i]; continue; }
+      if (runKey !== t.key) {
+        [runKey, first] = [t.key, i];
+        continue;
+      }
       join(first, i, key);
       exactPairs++;
       if (key === 'statement') repeated[i] = 1;
@@ -59,18 +81,35 @@ export function dedupe(source: DedupeSource, o: MinHashOptions & { near: boolean
   if (o.near) {
     const links = nearLinks(source, seqs, repeated, o, groups, progress);
     candidates = links.candidates;
-    for (const [a, b, similarity] of links.pairs) { join(a, b, `near (Jaccard ${similarity.toFixed(2)})`); nearPairs++; }
+    for (const [a, b, similarity] of links.pairs) {
+      join(a, b, `near (Jaccard ${similarity.toFixed(2)})`);
+      nearPairs++;
+    }
   }
-  return { checked: seqs.length, ...verdicts(source, seqs, groups, why), exactPairs, nearPairs, candidates, bands, rows };
+  return {
+    checked: seqs.length,
+    ...verdicts(source, seqs, groups, why),
+    exactPairs,
+    nearPairs,
+    candidates,
+    bands,
+    rows,
+  };
 }
 
 /** The drops and groups, from the members of groups of two or more (only their facts are read). */
-function verdicts(source: DedupeSource, seqs: Int32Array, groups: UnionFind, why: Map<number, Set<string>>): Pick<DedupeResult, 'drops' | 'groups'> {
+function verdicts(
+  source: DedupeSource,
+  seqs: Int32Array,
+  groups: UnionFind,
+  why: Map<number, Set<string>>,
+): Pick<DedupeResult, 'drops' | 'groups'> {
   const members = new Map<number, number[]>();
   for (const i of why.keys()) {
     const root = groups.find(i);
     const list = members.get(root);
-    if (list) list.push(i); else members.set(root, [i]);
+    if (list) list.push(i);
+    else members.set(root, [i]);
   }
   const drops: Drop[] = [];
   const out: Group[] = [];
@@ -79,12 +118,19 @@ function verdicts(source: DedupeSource, seqs: Int32Array, groups: UnionFind, why
     const facts = group.sort((a, b) => a - b).map((i) => source.factsOf(seqs[i]));
     const keep = facts.reduce((a, b) => (older(b, a) ? b : a));
     const reasons = [...new Set(group.flatMap((i) => [...why.get(i)!]))];
-    out.push({ group_id: `dup-${keep.uid}`, kind: reasons.join(', '), members: facts.map((f) => ({ uid: f.uid, kept: f === keep })) });
+    out.push({
+      group_id: `dup-${keep.uid}`,
+      kind: reasons.join(', '),
+      members: facts.map((f) => ({ uid: f.uid, kept: f === keep })),
+    });
     group.forEach((i, k) => {
       if (facts[k] === keep) return;
       const because = [...why.get(i)!];
-      drops.push({ uid: facts[k].uid, rule: because.length === 1 && because[0].startsWith('near') ? 'near-duplicate' : 'duplicate',
-        detail: `duplicate of ${keep.instance_id} (${keep.source}) by ${because.join(', ')}` });
+      drops.push({
+        uid: facts[k].uid,
+        rule: because.length === 1 && because[0].startsWith('near') ? 'near-duplicate' : 'duplicate',
+        detail: `duplicate of ${keep.instance_id} (${keep.source}) by ${because.join(', ')}`,
+      });
     });
   }
   return { drops, groups: out };
@@ -101,8 +147,14 @@ const maxRepresentatives = 16;
  * similar to any of a full bucket's representatives, are linked only if another band brings them together
  * (bench/BENCHMARKS.md measures recall against exact Jaccard). Statements are read again only for bucket members.
  */
-function nearLinks(source: DedupeSource, seqs: Int32Array, repeated: Uint8Array, o: MinHashOptions, groups: UnionFind,
-  progress?: (done: number, total: number) => void) {
+function nearLinks(
+  source: DedupeSource,
+  seqs: Int32Array,
+  repeated: Uint8Array,
+  o: MinHashOptions,
+  groups: UnionFind,
+  progress?: (done: number, total: number) => void,
+) {
   const { bands, rows } = lshParams(o.threshold, o.perms);
   const coefficients = permutations(o);
   const n = seqs.length;
@@ -121,17 +173,23 @@ function nearLinks(source: DedupeSource, seqs: Int32Array, repeated: Uint8Array,
   let candidates = 0;
   for (let b = 0; b < bands; b++) {
     const key = (i: number): number => keys[i * bands + b];
-    const order = Int32Array.from({ length: n }, (_, i) => i).filter((i) => !Number.isNaN(key(i))).sort((x, y) => key(x) - key(y) || x - y);
+    const order = Int32Array.from({ length: n }, (_, i) => i)
+      .filter((i) => !Number.isNaN(key(i)))
+      .sort((x, y) => key(x) - key(y) || x - y);
     for (let start = 0, end = 1; start < order.length; start = end, end = start + 1) {
       while (end < order.length && key(order[end]) === key(order[start])) end++;
       if (end - start < 2) continue;
       const sets = new Map<number, Uint32Array>();
-      const setOf = (i: number): Uint32Array => sets.get(i) ?? sets.set(i, shingles(source.statementOf(seqs[i]), o.shingle)).get(i)!;
+      const setOf = (i: number): Uint32Array =>
+        sets.get(i) ?? sets.set(i, shingles(source.statementOf(seqs[i]), o.shingle)).get(i)!;
       const reps = [order[start]];
       for (const i of order.subarray(start + 1, end)) {
         let linked = false;
         for (const r of reps) {
-          if (groups.find(r) === groups.find(i)) { linked = true; break; }
+          if (groups.find(r) === groups.find(i)) {
+            linked = true;
+            break;
+          }
           candidates++;
           if ((linked = linkIfNear(r, i, setOf, o.threshold, pairs, groups))) break;
         }
@@ -144,16 +202,35 @@ function nearLinks(source: DedupeSource, seqs: Int32Array, repeated: Uint8Array,
 }
 
 /** Near-duplicate links among texts alone (the benchmark's comparison with datasketch). */
-export function nearDuplicatePairs(texts: string[], o: MinHashOptions, progress?: (done: number, total: number) => void) {
+export function nearDuplicatePairs(
+  texts: string[],
+  o: MinHashOptions,
+  progress?: (done: number, total: number) => void,
+) {
   const seqs = Int32Array.from(texts.keys());
   const source: DedupeSource = {
-    seqs: () => seqs, byKey: () => [], statements: () => texts.map((statement, seq) => ({ seq, statement })),
-    statementOf: (seq) => texts[seq], factsOf: () => { throw new Error('not needed'); },
+    seqs: () => seqs,
+    byKey: () => [],
+    statements: () => texts.map((statement, seq) => ({ seq, statement })),
+    statementOf: (seq) => texts[seq],
+    factsOf: () => {
+      throw new Error('not needed');
+    },
   };
-  return { ...nearLinks(source, seqs, new Uint8Array(texts.length), o, new UnionFind(texts.length), progress), ...lshParams(o.threshold, o.perms) };
+  return {
+    ...nearLinks(source, seqs, new Uint8Array(texts.length), o, new UnionFind(texts.length), progress),
+    ...lshParams(o.threshold, o.perms),
+  };
 }
 
-function linkIfNear(r: number, i: number, setOf: (i: number) => Uint32Array, threshold: number, pairs: [number, number, number][], groups: UnionFind): boolean {
+function linkIfNear(
+  r: number,
+  i: number,
+  setOf: (i: number) => Uint32Array,
+  threshold: number,
+  pairs: [number, number, number][],
+  groups: UnionFind,
+): boolean {
   const similarity = jaccard(setOf(r), setOf(i));
   if (similarity < threshold) return false;
   pairs.push([r, i, similarity]);
@@ -163,13 +240,17 @@ function linkIfNear(r: number, i: number, setOf: (i: number) => Uint32Array, thr
 
 class UnionFind {
   private readonly parent: Int32Array;
-  constructor(n: number) { this.parent = Int32Array.from({ length: n }, (_, i) => i); }
+  constructor(n: number) {
+    this.parent = Int32Array.from({ length: n }, (_, i) => i);
+  }
   find(i: number): number {
     let x = i;
     while (this.parent[x] !== x) x = this.parent[x] = this.parent[this.parent[x]];
     return x;
   }
-  union(child: number, into: number): void { this.parent[this.find(child)] = this.find(into); }
+  union(child: number, into: number): void {
+    this.parent[this.find(child)] = this.find(into);
+  }
 }
 
 function binarySearch(sorted: Int32Array, value: number): number {
@@ -177,7 +258,8 @@ function binarySearch(sorted: Int32Array, value: number): number {
   let hi = sorted.length - 1;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (sorted[mid] < value) lo = mid + 1; else hi = mid;
+    if (sorted[mid] < value) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }

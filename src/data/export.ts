@@ -1,33 +1,41 @@
-import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { fileWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
 import { AlightError, ExitCode } from '../errors.js';
 import { permutation } from '../train/schedule.js';
-import { toSweBenchRow, type DataTask, type ExportFormat } from './task.js';
+import { type DataTask, type ExportFormat, toSweBenchRow } from './task.js';
 
 /** `train=0.95,val=0.05` → named shares summing to 1. */
 export function parseSplit(spec: string): { name: string; share: number }[] {
   const parts = spec.split(',').map((p) => {
     const [name, value] = p.split('=');
     const share = Number(value);
-    if (!name || !Number.isFinite(share) || share < 0) throw new AlightError(`bad --split part "${p}": expected name=fraction`, ExitCode.usage);
+    if (!name || !Number.isFinite(share) || share < 0)
+      throw new AlightError(`bad --split part "${p}": expected name=fraction`, ExitCode.usage);
     return { name, share };
   });
   const repeated = parts.find((p, i) => parts.findIndex((q) => q.name === p.name) !== i);
-  if (repeated) throw new AlightError(`--split names ${repeated.name} twice: each part is a file of its own`, ExitCode.usage);
+  if (repeated)
+    throw new AlightError(`--split names ${repeated.name} twice: each part is a file of its own`, ExitCode.usage);
   const total = parts.reduce((a, p) => a + p.share, 0);
   if (Math.abs(total - 1) > 1e-9) throw new AlightError(`--split shares add up to ${total}, not 1`, ExitCode.usage);
   return parts;
 }
 
 /** The tasks to export, read twice at most (Parquet needs its columns before its first row). */
-export interface ExportSource { count: number; each(): Iterable<DataTask> }
+export interface ExportSource {
+  count: number;
+  each(): Iterable<DataTask>;
+}
 
 /**
  * The kept tasks in SWE-bench's columns, one file, or one per split (`out` with `.<name>` before the extension; each
  * task's part by its place in a seeded permutation, each file in import order). Streamed: a task at a time.
  */
-export async function exportTasks(source: ExportSource, o: { out: string; format: ExportFormat; split?: string; seed: number }): Promise<{ file: string; tasks: number }[]> {
+export async function exportTasks(
+  source: ExportSource,
+  o: { out: string; format: ExportFormat; split?: string; seed: number },
+): Promise<{ file: string; tasks: number }[]> {
   const parts = o.split ? parseSplit(o.split) : [{ name: null, share: 1 }];
   const partOf = new Uint16Array(source.count);
   const order = permutation(source.count, o.seed);
@@ -52,19 +60,44 @@ export async function exportTasks(source: ExportSource, o: { out: string; format
   return writers.map((w) => ({ file: w.file, tasks: w.tasks }));
 }
 
-interface RowWriter { add(row: Record<string, unknown>): Promise<void> | void; end(): Promise<void> | void }
+interface RowWriter {
+  add(row: Record<string, unknown>): Promise<void> | void;
+  end(): Promise<void> | void;
+}
 
 function jsonlRows(file: string): RowWriter {
   const out = createWriteStream(file);
   return {
-    add: async (r) => { if (!out.write(`${JSON.stringify(r)}\n`)) await once(out, 'drain'); },
-    end: async () => { out.end(); await once(out, 'finish'); },
+    add: async (r) => {
+      if (!out.write(`${JSON.stringify(r)}\n`)) await once(out, 'drain');
+    },
+    end: async () => {
+      out.end();
+      await once(out, 'finish');
+    },
   };
 }
 
 /** SWE-bench's columns first, in its order, then every other column any row has (SWE-bench v5's image, SWE-rebench's meta, …). */
-const known = ['instance_id', 'repo', 'base_commit', 'patch', 'test_patch', 'problem_statement', 'hints_text', 'created_at', 'version',
-  'environment_setup_commit', 'FAIL_TO_PASS', 'PASS_TO_PASS', 'patch_kind', 'image_name', 'eval_script', 'install_config', 'difficulty'];
+const known = [
+  'instance_id',
+  'repo',
+  'base_commit',
+  'patch',
+  'test_patch',
+  'problem_statement',
+  'hints_text',
+  'created_at',
+  'version',
+  'environment_setup_commit',
+  'FAIL_TO_PASS',
+  'PASS_TO_PASS',
+  'patch_kind',
+  'image_name',
+  'eval_script',
+  'install_config',
+  'difficulty',
+];
 
 type Column = { name: string; type: 'STRING' | 'JSON' };
 
@@ -86,15 +119,29 @@ function columnsOf(tasks: Iterable<DataTask>): Column[] {
 
 /** A row group every 10,000 rows: memory holds one group, not the file. */
 function parquetRows(file: string, columns: Column[]): RowWriter {
-  const columnData = (rows: Record<string, unknown>[]) => columns.map((c) => ({ ...c, nullable: true, data: rows.map((r) => r[c.name] ?? null) }));
-  const writer = new ParquetWriter({ writer: fileWriter(file), schema: schemaFromColumnData({ columnData: columnData([]) }) });
+  const columnData = (rows: Record<string, unknown>[]) =>
+    columns.map((c) => ({ ...c, nullable: true, data: rows.map((r) => r[c.name] ?? null) }));
+  const writer = new ParquetWriter({
+    writer: fileWriter(file),
+    schema: schemaFromColumnData({ columnData: columnData([]) }),
+  });
   let batch: Record<string, unknown>[] = [];
   const flush = (): void => {
-    if (batch.length) writer.write({ columnData: columnData(batch).map(({ name, data }) => ({ name, data })), rowGroupSize: batch.length });
+    if (batch.length)
+      writer.write({
+        columnData: columnData(batch).map(({ name, data }) => ({ name, data })),
+        rowGroupSize: batch.length,
+      });
     batch = [];
   };
   return {
-    add: (r) => { batch.push(r); if (batch.length === 10_000) flush(); },
-    end: () => { flush(); writer.finish(); },
+    add: (r) => {
+      batch.push(r);
+      if (batch.length === 10_000) flush();
+    },
+    end: () => {
+      flush();
+      writer.finish();
+    },
   };
 }

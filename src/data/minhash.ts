@@ -5,7 +5,12 @@ import { matchedText, words } from './patch.js';
  * `perms` hash functions, bands × rows chosen to minimise the weighted false positive and negative areas around the
  * threshold (datasketch's `_optimal_param`, equal weights).
  */
-export interface MinHashOptions { perms: number; shingle: number; threshold: number; seed: number }
+export interface MinHashOptions {
+  perms: number;
+  shingle: number;
+  threshold: number;
+  seed: number;
+}
 export const defaultMinHash: MinHashOptions = { perms: 128, shingle: 5, threshold: 0.8, seed: 1 };
 
 /**
@@ -51,10 +56,18 @@ export function signature(sh: Uint32Array, o: MinHashOptions, coefficients = per
 /** The permutations' coefficients, from the seed (odd multipliers). */
 export function permutations(o: MinHashOptions): { a: Int32Array; b: Int32Array } {
   let state = o.seed >>> 0 || 1;
-  const next = (): number => { state ^= state << 13; state ^= state >>> 17; state ^= state << 5; return state | 0; };
+  const next = (): number => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return state | 0;
+  };
   const a = new Int32Array(o.perms);
   const b = new Int32Array(o.perms);
-  for (let p = 0; p < o.perms; p++) { a[p] = next() | 1; b[p] = next(); }
+  for (let p = 0; p < o.perms; p++) {
+    a[p] = next() | 1;
+    b[p] = next();
+  }
   return { a, b };
 }
 
@@ -95,7 +108,12 @@ export function jaccard(a: Uint32Array, b: Uint32Array): number {
   let j = 0;
   let both = 0;
   while (i < a.length && j < b.length) {
-    if (a[i] === b[j]) { both++; i++; j++; } else if (a[i] < b[j]) i++; else j++;
+    if (a[i] === b[j]) {
+      both++;
+      i++;
+      j++;
+    } else if (a[i] < b[j]) i++;
+    else j++;
   }
   return both / (a.length + b.length - both);
 }
@@ -103,7 +121,11 @@ export function jaccard(a: Uint32Array, b: Uint32Array): number {
 /** MurmurHash3's finaliser: every input bit reaches every output bit. */
 function fmix32(x: number): number {
   let h = x;
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
 

@@ -14,7 +14,8 @@ export interface PatchStats {
 export const testFile = /(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*\.py$|_tests?\.py$/;
 export const conftestFile = /(^|\/)conftest\.py$/;
 // A dataset's stats also count test_* data files (fixtures) as test-side; the eval guards strip only test code.
-const isTest = (path: string): boolean => testFile.test(path) || conftestFile.test(path) || /(^|\/)test_[^/]*$/.test(path);
+const isTest = (path: string): boolean =>
+  testFile.test(path) || conftestFile.test(path) || /(^|\/)test_[^/]*$/.test(path);
 
 /** Counts of a unified diff: its files, hunks and changed lines, with test files told apart. */
 export function patchStats(patch: string): PatchStats {
@@ -40,7 +41,12 @@ export function patchStats(patch: string): PatchStats {
 
 /** The same change written twice hashes the same: `index` lines and trailing whitespace do not count. */
 export function patchHash(patch: string): string {
-  const normal = patch.split('\n').filter((l) => !l.startsWith('index ')).map((l) => l.trimEnd()).join('\n').trim();
+  const normal = patch
+    .split('\n')
+    .filter((l) => !l.startsWith('index '))
+    .map((l) => l.trimEnd())
+    .join('\n')
+    .trim();
   return sha256(normal);
 }
 

@@ -39,11 +39,17 @@ async function* jsonlRows(path: string): AsyncGenerator<FileRow> {
   let over = false;
   let n = 0;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    for (let start = 0; ;) {
+    for (let start = 0; ; ) {
       const nl = chunk.indexOf(10, start);
       const end = nl < 0 ? chunk.length : nl;
-      if (!over && size + end - start > maxRowBytes) { over = true; parts = []; }
-      if (!over) { parts.push(chunk.subarray(start, end)); size += end - start; }
+      if (!over && size + end - start > maxRowBytes) {
+        over = true;
+        parts = [];
+      }
+      if (!over) {
+        parts.push(chunk.subarray(start, end));
+        size += end - start;
+      }
       if (nl < 0) break;
       const row = lineRow(++n, over ? null : Buffer.concat(parts, size));
       if (row) yield row;
@@ -55,7 +61,8 @@ async function* jsonlRows(path: string): AsyncGenerator<FileRow> {
 }
 
 function lineRow(n: number, bytes: Buffer | null): FileRow | null {
-  if (bytes === null) return { line: n, error: `longer than ${maxRowBytes / 2 ** 20} MiB: not read (rows must be smaller)` };
+  if (bytes === null)
+    return { line: n, error: `longer than ${maxRowBytes / 2 ** 20} MiB: not read (rows must be smaller)` };
   let text: string;
   try {
     text = utf8.decode(bytes); // a byte-order mark is dropped by the decoder, not part of the first row
@@ -63,7 +70,8 @@ function lineRow(n: number, bytes: Buffer | null): FileRow | null {
     return { line: n, error: 'not valid UTF-8' };
   }
   if (!text.trim()) return null;
-  if (nestedDeeperThan(text, maxJsonDepth)) return { line: n, error: `nests arrays and objects deeper than ${maxJsonDepth} levels` };
+  if (nestedDeeperThan(text, maxJsonDepth))
+    return { line: n, error: `nests arrays and objects deeper than ${maxJsonDepth} levels` };
   try {
     return { line: n, row: JSON.parse(text) };
   } catch (err) {
@@ -75,14 +83,22 @@ function lineRow(n: number, bytes: Buffer | null): FileRow | null {
 function refuseParquet(path: string): void {
   const head = Buffer.alloc(4);
   const fd = openSync(path, 'r');
-  try { readSync(fd, head, 0, 4, 0); } finally { closeSync(fd); }
-  if (head.toString('latin1') === 'PAR1') throw new AlightError(`${path} is a Parquet file: name it .parquet`, ExitCode.input);
+  try {
+    readSync(fd, head, 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (head.toString('latin1') === 'PAR1')
+    throw new AlightError(`${path} is a Parquet file: name it .parquet`, ExitCode.input);
 }
 
 async function* jsonRows(path: string): AsyncGenerator<FileRow> {
   const size = statSync(path).size;
   if (size > jsonFileLimit) {
-    throw new AlightError(`${path} is ${(size / 2 ** 20).toFixed(0)} MiB of JSON, which must be read whole (at most 256 MiB); convert it to JSONL (one row a line) or Parquet, which stream`, ExitCode.input);
+    throw new AlightError(
+      `${path} is ${(size / 2 ** 20).toFixed(0)} MiB of JSON, which must be read whole (at most 256 MiB); convert it to JSONL (one row a line) or Parquet, which stream`,
+      ExitCode.input,
+    );
   }
   let doc: unknown;
   try {
@@ -101,12 +117,14 @@ function dictRows(doc: Record<string, unknown>): unknown[] {
   const columnar = 'instance_id' in doc && isObject(doc.instance_id);
   if (!columnar) return values;
   const index = Object.keys(doc.instance_id as object);
-  return index.map((i) => Object.fromEntries(Object.entries(doc).map(([col, cells]) => [col, (cells as Record<string, unknown>)[i]])));
+  return index.map((i) =>
+    Object.fromEntries(Object.entries(doc).map(([col, cells]) => [col, (cells as Record<string, unknown>)[i]])),
+  );
 }
 
 async function* parquetRows(path: string): AsyncGenerator<FileRow> {
   const file = await asyncBufferFromFile(path);
-  let metadata;
+  let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>;
   try {
     metadata = await parquetMetadataAsync(file);
   } catch (err) {
@@ -115,7 +133,10 @@ async function* parquetRows(path: string): AsyncGenerator<FileRow> {
   const columns = parquetSchema(metadata).children.map((c) => c.element.name);
   const missing = requiredColumns.filter((c) => !columns.includes(c));
   if (missing.length) {
-    throw new AlightError(`${path} lacks the column(s) ${missing.join(', ')} (it has: ${columns.join(', ')}); not a SWE-bench-style export`, ExitCode.input);
+    throw new AlightError(
+      `${path} lacks the column(s) ${missing.join(', ')} (it has: ${columns.join(', ')}); not a SWE-bench-style export`,
+      ExitCode.input,
+    );
   }
   // One row group at a time: hyparquet decodes a group's columns from its start, so reading a group in slices would
   // decode it again for each; memory is bounded by the largest row group.
@@ -127,7 +148,10 @@ async function* parquetRows(path: string): AsyncGenerator<FileRow> {
       // ZSTD (Polars' default), GZIP, Brotli and LZ4 besides hyparquet's built-in Snappy.
       rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end, compressors });
     } catch (err) {
-      throw new AlightError(`cannot read rows ${start + 1}..${end} of ${path}: ${(err as Error).message}`, ExitCode.input);
+      throw new AlightError(
+        `cannot read rows ${start + 1}..${end} of ${path}: ${(err as Error).message}`,
+        ExitCode.input,
+      );
     }
     for (let i = 0; i < rows.length; i++) yield plainRow(start + i + 1, rows[i]);
     start = end;

@@ -1,6 +1,12 @@
 import type { Store } from '../store/store.js';
 
-export interface Distribution { min: number; p50: number; p90: number; max: number; mean: number }
+export interface Distribution {
+  min: number;
+  p50: number;
+  p90: number;
+  max: number;
+  mean: number;
+}
 
 function distribution(values: number[]): Distribution | null {
   if (values.length === 0) return null;

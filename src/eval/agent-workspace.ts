@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { engine, ensureImage, runtimes, type Runtime } from './container.js';
+import { engine, ensureImage, type Runtime, runtimes } from './container.js';
 import { freshWorkspace, repoSource, workspaceDiff } from './workspace.js';
 
 /**
@@ -20,16 +20,22 @@ export interface AgentWorkspace {
 
 export function hostWorkspace(reposDir: string, repo: string, commit: string, dir: string): AgentWorkspace {
   return {
-    cwd: dir, env: {},
-    prepare: async () => { rmSync(dir, { recursive: true, force: true }); freshWorkspace(repoSource(reposDir, repo), commit, dir); },
+    cwd: dir,
+    env: {},
+    prepare: async () => {
+      rmSync(dir, { recursive: true, force: true });
+      freshWorkspace(repoSource(reposDir, repo), commit, dir);
+    },
     diff: async () => workspaceDiff(dir),
     dispose: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
-const freshHistory = 'cd /testbed && rm -rf .git && git init -q && git add -A && ' +
+const freshHistory =
+  'cd /testbed && rm -rf .git && git init -q && git add -A && ' +
   'git -c user.name=alight -c user.email=alight@localhost commit -q --allow-empty -m base';
-const diffSinceBase = 'cd /testbed && git add -A && git diff --cached --binary "$(git rev-list --max-parents=0 HEAD | head -n 1)"';
+const diffSinceBase =
+  'cd /testbed && git add -A && git diff --cached --binary "$(git rev-list --max-parents=0 HEAD | head -n 1)"';
 
 /**
  * A container of the instance's image, kept running while the harness works: the harness runs on this machine (it
@@ -39,7 +45,8 @@ const diffSinceBase = 'cd /testbed && git add -A && git diff --cached --binary "
  */
 export function containerWorkspace(runtime: Runtime, image: string, name: string, dir: string): AgentWorkspace {
   return {
-    cwd: dir, env: { ALIGHT_CONTAINER: name, ALIGHT_CONTAINER_RUNTIME: runtime, ALIGHT_WORKDIR: '/testbed' },
+    cwd: dir,
+    env: { ALIGHT_CONTAINER: name, ALIGHT_CONTAINER_RUNTIME: runtime, ALIGHT_WORKDIR: '/testbed' },
     prepare: async () => {
       mkdirSync(dir, { recursive: true });
       await ensureImage(runtime, image);
@@ -50,8 +57,12 @@ export function containerWorkspace(runtime: Runtime, image: string, name: string
     diff: () => engine(runtime, ['exec', name, 'bash', '-c', diffSinceBase]),
     dispose: async () => {
       // `sleep` as the container's first process ignores SIGTERM: kill, then remove.
-      await engine(runtime, ['kill', name]).catch(() => { /* never started, or stopped */ });
-      await engine(runtime, ['rm', '-f', name]).catch(() => { /* never started */ });
+      await engine(runtime, ['kill', name]).catch(() => {
+        /* never started, or stopped */
+      });
+      await engine(runtime, ['rm', '-f', name]).catch(() => {
+        /* never started */
+      });
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,21 +1,30 @@
 import type { GuardResult } from './guards.js';
 import { runBounded } from './run-script.js';
 import { shadowableModules } from './shadowing.js';
-import { frameworkAccessFiles, judgeTree, snapshot, type JudgeContext } from './tree-judge.js';
+import { frameworkAccessFiles, type JudgeContext, judgeTree, snapshot } from './tree-judge.js';
 import { gitEnvFor } from './workspace.js';
 
 export const applyFailed = '>>>>> Patch Apply Failed';
 export const frameworkAccessReason = 'test-framework-access';
 
 /** The official harness's ways to apply a prediction, in order. */
-const applyTries = [['git', 'apply', '--verbose'], ['git', 'apply', '--verbose', '--reject'], ['patch', '--batch', '--fuzz=5', '-p1', '-i']];
+const applyTries = [
+  ['git', 'apply', '--verbose'],
+  ['git', 'apply', '--verbose', '--reject'],
+  ['patch', '--batch', '--fuzz=5', '-p1', '-i'],
+];
 
 /**
  * The official ways in order, the tree back at the base between tries (a failed `git apply --reject` leaves half a
  * patch), each bounded by the grade's timeout and run without blocking the other grades. As the official harness,
  * a patch the chain left wholly applied while each try failed counts.
  */
-async function applyPrediction(ws: string, diff: string, timeoutMs: number, reset: () => void): Promise<boolean | 'timeout'> {
+async function applyPrediction(
+  ws: string,
+  diff: string,
+  timeoutMs: number,
+  reset: () => void,
+): Promise<boolean | 'timeout'> {
   const deadline = Date.now() + timeoutMs;
   const left = (): number => Math.max(1, deadline - Date.now());
   for (const [i, [cmd, ...args]] of applyTries.entries()) {
@@ -26,15 +35,21 @@ async function applyPrediction(ws: string, diff: string, timeoutMs: number, rese
   return runBounded('git', ['apply', '--check', '--reverse', diff], ws, gitEnvFor(ws), left());
 }
 
-export interface Prepared { flags: GuardResult['flags'] }
+export interface Prepared {
+  flags: GuardResult['flags'];
+}
 
 /**
  * The prediction applied to a workspace at the base and the result judged as a tree (tree-judge.ts), whatever
  * applied it: the flags, the log of a failed apply, or an error. `base` reads a file as the base has it; `reset`
  * puts the workspace back at the base; `testFiles` are the test patch's paths (their folders are import roots).
  */
-export async function applyAndJudge(ws: string, diff: string | null, o: { timeoutMs: number; allowTestEdits: boolean },
-  at: { base: JudgeContext['base']; reset: () => void; testFiles: string[] }): Promise<Prepared | { log: string } | { error: string }> {
+export async function applyAndJudge(
+  ws: string,
+  diff: string | null,
+  o: { timeoutMs: number; allowTestEdits: boolean },
+  at: { base: JudgeContext['base']; reset: () => void; testFiles: string[] },
+): Promise<Prepared | { log: string } | { error: string }> {
   const before = snapshot(ws);
   if (diff) {
     const applied = await applyPrediction(ws, diff, o.timeoutMs, at.reset);
@@ -42,12 +57,17 @@ export async function applyAndJudge(ws: string, diff: string | null, o: { timeou
     if (!applied) return { log: `${applyFailed}\n` };
   }
   const cx: JudgeContext = {
-    modules: shadowableModules(), base: at.base,
+    modules: shadowableModules(),
+    base: at.base,
     importRoots: new Set(['', ...at.testFiles.map((f) => (f.includes('/') ? f.slice(0, f.lastIndexOf('/')) : ''))]),
   };
   const { flags, kept } = judgeTree(ws, before, cx, o.allowTestEdits);
   for (const file of frameworkAccessFiles(ws, kept, cx)) {
-    flags.push({ file, reason: `${frameworkAccessReason}: non-test code imports or drives the test framework`, removed: false });
+    flags.push({
+      file,
+      reason: `${frameworkAccessReason}: non-test code imports or drives the test framework`,
+      removed: false,
+    });
   }
   return { flags };
 }

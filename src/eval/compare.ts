@@ -14,14 +14,30 @@ export function mcnemarExact(b: number, c: number): number {
   return Math.min(1, 2 * tail);
 }
 
-export interface Comparison { common: number; bothResolved: number; onlyA: string[]; onlyB: string[]; neither: number; pValue: number }
+export interface Comparison {
+  common: number;
+  bothResolved: number;
+  onlyA: string[];
+  onlyB: string[];
+  neither: number;
+  pValue: number;
+}
 
-export function compareRuns(a: { submitted_ids: string[]; resolved_ids: string[] }, b: { submitted_ids: string[]; resolved_ids: string[] }): Comparison {
+export function compareRuns(
+  a: { submitted_ids: string[]; resolved_ids: string[] },
+  b: { submitted_ids: string[]; resolved_ids: string[] },
+): Comparison {
   const common = a.submitted_ids.filter((id) => b.submitted_ids.includes(id));
   const ra = new Set(a.resolved_ids);
   const rb = new Set(b.resolved_ids);
   const onlyA = common.filter((id) => ra.has(id) && !rb.has(id));
   const onlyB = common.filter((id) => rb.has(id) && !ra.has(id));
-  return { common: common.length, bothResolved: common.filter((id) => ra.has(id) && rb.has(id)).length, onlyA, onlyB,
-    neither: common.filter((id) => !ra.has(id) && !rb.has(id)).length, pValue: mcnemarExact(onlyA.length, onlyB.length) };
+  return {
+    common: common.length,
+    bothResolved: common.filter((id) => ra.has(id) && rb.has(id)).length,
+    onlyA,
+    onlyB,
+    neither: common.filter((id) => !ra.has(id) && !rb.has(id)).length,
+    pValue: mcnemarExact(onlyA.length, onlyB.length),
+  };
 }

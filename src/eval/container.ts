@@ -16,7 +16,9 @@ export type Runtime = (typeof runtimeNames)[number];
  * this machine, not from inside the container.
  */
 export const runtimes: Record<Runtime, { runFlags: string[] }> = {
-  podman: { runFlags: ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024', '--network', 'none'] },
+  podman: {
+    runFlags: ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024', '--network', 'none'],
+  },
   docker: { runFlags: ['--network', 'none'] },
 };
 
@@ -28,7 +30,10 @@ export function instanceImage(row: Record<string, unknown>, template = swebenchI
   const own = [row.image, row.image_name, row.docker_image].find((v) => typeof v === 'string' && v);
   if (own) return own as string;
   const id = String(row.instance_id);
-  return template.replaceAll('{id_1776}', id.replaceAll('__', '_1776_').toLowerCase()).replaceAll('{id}', id).replaceAll('{repo}', String(row.repo));
+  return template
+    .replaceAll('{id_1776}', id.replaceAll('__', '_1776_').toLowerCase())
+    .replaceAll('{id}', id)
+    .replaceAll('{repo}', String(row.repo));
 }
 
 export function imageExists(image: string, runtime: Runtime = 'podman'): boolean {
@@ -41,7 +46,13 @@ export function engine(runtime: Runtime, args: string[]): Promise<string> {
     execFile(runtime, args, { encoding: 'utf8', maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout);
       const code = (err as NodeJS.ErrnoException).code;
-      reject(new Error(code === 'ENOENT' ? `${runtime} is not installed` : `${runtime} ${args[0]} failed: ${(stderr || stdout || err.message).trim().split('\n').slice(-3).join(' ')}`));
+      reject(
+        new Error(
+          code === 'ENOENT'
+            ? `${runtime} is not installed`
+            : `${runtime} ${args[0]} failed: ${(stderr || stdout || err.message).trim().split('\n').slice(-3).join(' ')}`,
+        ),
+      );
     });
   });
 }
@@ -63,18 +74,32 @@ export async function copyOutOfImage(runtime: Runtime, image: string, path: stri
 }
 
 /** Builds the grading image from a debootstrap rootfs (about a minute; needs a Debian mirror); returns its name. */
-export function buildImage(runtime: Runtime, image = defaultImage, mirror = 'http://deb.debian.org/debian', log: (line: string) => void = () => {}): string {
+export function buildImage(
+  runtime: Runtime,
+  image = defaultImage,
+  mirror = 'http://deb.debian.org/debian',
+  log: (line: string) => void = () => {},
+): string {
   for (const tool of [runtime, 'debootstrap']) {
     if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).error) {
-      throw new AlightError(`${tool} is not installed: apt-get install --no-install-recommends podman runc debootstrap`, ExitCode.failure);
+      throw new AlightError(
+        `${tool} is not installed: apt-get install --no-install-recommends podman runc debootstrap`,
+        ExitCode.failure,
+      );
     }
   }
   const rootfs = mkdtempSync(join(tmpdir(), 'alight-rootfs-'));
   try {
     log(`debootstrap bookworm into ${rootfs}`);
-    execFileSync('debootstrap', ['--variant=minbase', '--include=python3,python3-pytest,git,patch', 'bookworm', rootfs, mirror], { stdio: 'ignore' });
+    execFileSync(
+      'debootstrap',
+      ['--variant=minbase', '--include=python3,python3-pytest,git,patch', 'bookworm', rootfs, mirror],
+      { stdio: 'ignore' },
+    );
     log(`${runtime} import as ${image}`);
-    execFileSync('sh', ['-c', 'tar -C "$1" -c . | "$3" import - "$2"', 'sh', rootfs, image, runtime], { stdio: 'ignore' });
+    execFileSync('sh', ['-c', 'tar -C "$1" -c . | "$3" import - "$2"', 'sh', rootfs, image, runtime], {
+      stdio: 'ignore',
+    });
     return image;
   } finally {
     rmSync(rootfs, { recursive: true, force: true });
@@ -86,7 +111,11 @@ export function buildImage(runtime: Runtime, image = defaultImage, mirror = 'htt
  * when there is one; else, where podman is installed, podman's Docker-compatible service until `stop`.
  */
 export async function dockerEngine(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
-  if (process.env.DOCKER_HOST || existsSync('/var/run/docker.sock') || spawnSync('podman', ['--version'], { stdio: 'ignore' }).error) {
+  if (
+    process.env.DOCKER_HOST ||
+    existsSync('/var/run/docker.sock') ||
+    spawnSync('podman', ['--version'], { stdio: 'ignore' }).error
+  ) {
     return { env: {}, stop: () => {} };
   }
   return podmanDockerService();
@@ -97,9 +126,21 @@ export async function podmanDockerService(): Promise<{ env: NodeJS.ProcessEnv; s
   // A short private folder: a Unix socket's path has a limit of about 107 bytes.
   const dir = mkdtempSync(join(tmpdir(), 'alight-podman-'));
   const conf = join(dir, 'containers.conf');
-  writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n');
+  writeFileSync(
+    conf,
+    '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n',
+  );
   const socket = join(dir, 'podman.sock');
-  const service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { env: { ...process.env, CONTAINERS_CONF: conf }, stdio: 'ignore' });
+  const service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], {
+    env: { ...process.env, CONTAINERS_CONF: conf },
+    stdio: 'ignore',
+  });
   for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 100));
-  return { env: { DOCKER_HOST: `unix://${socket}` }, stop: () => { service.kill(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    env: { DOCKER_HOST: `unix://${socket}` },
+    stop: () => {
+      service.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

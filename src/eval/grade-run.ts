@@ -1,17 +1,32 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import { gradeInstance, ungraded, type GradeOptions, type GradeTask, type InstanceReport } from './grader.js';
+import { type GradeOptions, type GradeTask, gradeInstance, type InstanceReport, ungraded } from './grader.js';
 import { gradeWithSwebench } from './swebench-grader.js';
 
-export interface Prediction { instance_id: string; model_name_or_path: string; model_patch: string | null }
+export interface Prediction {
+  instance_id: string;
+  model_name_or_path: string;
+  model_patch: string | null;
+}
 
 /** The run summary in the official harness's shape (schema_version 2): counts and the ids behind each. */
 export interface RunSummary {
-  total_instances: number; submitted_instances: number; completed_instances: number; resolved_instances: number;
-  unresolved_instances: number; empty_patch_instances: number; error_instances: number;
-  completed_ids: string[]; incomplete_ids: string[]; empty_patch_ids: string[]; submitted_ids: string[]; resolved_ids: string[];
-  unresolved_ids: string[]; error_ids: string[]; schema_version: 2;
+  total_instances: number;
+  submitted_instances: number;
+  completed_instances: number;
+  resolved_instances: number;
+  unresolved_instances: number;
+  empty_patch_instances: number;
+  error_instances: number;
+  completed_ids: string[];
+  incomplete_ids: string[];
+  empty_patch_ids: string[];
+  submitted_ids: string[];
+  resolved_ids: string[];
+  unresolved_ids: string[];
+  error_ids: string[];
+  schema_version: 2;
   /** alight's additions: instances whose prediction touched protected files (flagged, and removed unless allowed). */
   flagged_ids: string[];
 }
@@ -20,7 +35,8 @@ export const graderNames = ['local', 'podman', 'docker', 'swebench'] as const;
 export type GraderName = (typeof graderNames)[number];
 
 export type GradeRunOptions = Omit<GradeOptions, 'logFile'> & {
-  out: string; workers: number;
+  out: string;
+  workers: number;
   /** Grade with the official package (the `swebench` grader) under this run id, instead of alight's own grader. */
   official?: { runId: string };
 };
@@ -30,7 +46,11 @@ export type GradeRunOptions = Omit<GradeOptions, 'logFile'> & {
  * `test_output.txt` and `<out>/summary.json`. A task without a prediction is incomplete; a prediction without a task
  * is an error with that reason. One instance's failure never stops the others.
  */
-export async function gradePredictions(tasks: GradeTask[], predictions: Prediction[], o: GradeRunOptions): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
+export async function gradePredictions(
+  tasks: GradeTask[],
+  predictions: Prediction[],
+  o: GradeRunOptions,
+): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
   const byId = new Map(tasks.map((t) => [t.instance_id, t]));
   const save = (report: InstanceReport): InstanceReport => {
     // Written here, by the grader (never from inside a grade), and atomically: a reader sees the old report or the new.
@@ -45,19 +65,34 @@ export async function gradePredictions(tasks: GradeTask[], predictions: Predicti
   const reports = [...bad].map(([i, why]) => ungraded(predictions[i].instance_id, predictions[i].model_patch, why));
   const valid = predictions.filter((_, i) => !bad.has(i));
   const known = valid.filter((p) => byId.has(p.instance_id));
-  reports.push(...valid.filter((p) => !byId.has(p.instance_id)).map((p) => save(ungraded(p.instance_id, p.model_patch, 'unknown instance id (not in the tasks)'))));
+  reports.push(
+    ...valid
+      .filter((p) => !byId.has(p.instance_id))
+      .map((p) => save(ungraded(p.instance_id, p.model_patch, 'unknown instance id (not in the tasks)'))),
+  );
   if (o.official) reports.push(...(await gradeWithSwebench(tasks, known, { ...o, runId: o.official.runId })).map(save));
   let next = o.official ? known.length : 0;
   const work = async (): Promise<void> => {
     while (next < known.length) {
       const p = known[next++];
       mkdirSync(join(o.out, p.instance_id), { recursive: true });
-      reports.push(save(await gradeInstance(byId.get(p.instance_id)!, p.model_patch, { ...o, logFile: join(o.out, p.instance_id, 'test_output.txt') })));
+      reports.push(
+        save(
+          await gradeInstance(byId.get(p.instance_id)!, p.model_patch, {
+            ...o,
+            logFile: join(o.out, p.instance_id, 'test_output.txt'),
+          }),
+        ),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));
   reports.sort((a, b) => a.instance_id.localeCompare(b.instance_id));
-  const summary = summarise(tasks.map((t) => t.instance_id), predictions.map((p) => p.instance_id), reports);
+  const summary = summarise(
+    tasks.map((t) => t.instance_id),
+    predictions.map((p) => p.instance_id),
+    reports,
+  );
   writeFileSync(join(o.out, 'summary.json.tmp'), `${JSON.stringify(summary, null, 2)}\n`);
   renameSync(join(o.out, 'summary.json.tmp'), join(o.out, 'summary.json'));
   return { summary, reports };
@@ -74,7 +109,10 @@ export function badIds(ids: string[]): Map<number, string> {
   const bad = new Map<number, string>();
   ids.forEach((id, i) => {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id) || id.length > maxIdLength) {
-      bad.set(i, `instance id ${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '…' : ''} is not a plain name (letters, digits, . _ -, at most ${maxIdLength} characters)`);
+      bad.set(
+        i,
+        `instance id ${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '…' : ''} is not a plain name (letters, digits, . _ -, at most ${maxIdLength} characters)`,
+      );
     } else if (seen.has(id)) bad.set(i, `instance id ${id} appears twice in the predictions: only the first is graded`);
     seen.add(id);
   });
@@ -89,15 +127,33 @@ export function checkIds(ids: string[], what: string): void {
 
 /** The official run summary of graded instances (tasks without a prediction are incomplete). */
 export function summarise(taskIds: string[], predicted: string[], reports: InstanceReport[]): RunSummary {
-  const ids = (status: InstanceReport['status']) => reports.filter((r) => r.status === status).map((r) => r.instance_id).sort();
+  const ids = (status: InstanceReport['status']) =>
+    reports
+      .filter((r) => r.status === status)
+      .map((r) => r.instance_id)
+      .sort();
   const submitted = new Set(predicted);
   const completed = [...ids('resolved'), ...ids('unresolved')].sort();
   return {
-    total_instances: taskIds.length, submitted_instances: submitted.size, completed_instances: completed.length,
-    resolved_instances: ids('resolved').length, unresolved_instances: ids('unresolved').length, empty_patch_instances: ids('empty_patch').length,
-    error_instances: ids('error').length, completed_ids: completed, incomplete_ids: taskIds.filter((id) => !submitted.has(id)),
-    empty_patch_ids: ids('empty_patch'), submitted_ids: [...submitted].sort(), resolved_ids: ids('resolved'), unresolved_ids: ids('unresolved'),
-    error_ids: ids('error'), schema_version: 2, flagged_ids: reports.filter((r) => r.guard.length).map((r) => r.instance_id).sort(),
+    total_instances: taskIds.length,
+    submitted_instances: submitted.size,
+    completed_instances: completed.length,
+    resolved_instances: ids('resolved').length,
+    unresolved_instances: ids('unresolved').length,
+    empty_patch_instances: ids('empty_patch').length,
+    error_instances: ids('error').length,
+    completed_ids: completed,
+    incomplete_ids: taskIds.filter((id) => !submitted.has(id)),
+    empty_patch_ids: ids('empty_patch'),
+    submitted_ids: [...submitted].sort(),
+    resolved_ids: ids('resolved'),
+    unresolved_ids: ids('unresolved'),
+    error_ids: ids('error'),
+    schema_version: 2,
+    flagged_ids: reports
+      .filter((r) => r.guard.length)
+      .map((r) => r.instance_id)
+      .sort(),
   };
 }
 

@@ -3,11 +3,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
-import { markers, resolution, statusesFromLog, testsReport, type TestsReport } from './grading.js';
-import { fileSections, guardPatch, protectedReason, type GuardResult } from './guards.js';
-import { parserForRepo, parsers, type ParserName } from './log-parsers.js';
-import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
 import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
+import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
+import { markers, resolution, statusesFromLog, type TestsReport, testsReport } from './grading.js';
+import { fileSections, type GuardResult, guardPatch, protectedReason } from './guards.js';
+import { type ParserName, parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
 import { readResults, resultsEnv } from './pytest-results.js';
 import { runScript } from './run-script.js';
@@ -17,8 +17,15 @@ import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
 export interface GradeTask {
-  instance_id: string; repo: string; base_commit: string; test_patch: string; FAIL_TO_PASS: string[]; PASS_TO_PASS: string[];
-  version?: string; test_cmd?: string; log_parser?: ParserName;
+  instance_id: string;
+  repo: string;
+  base_commit: string;
+  test_patch: string;
+  FAIL_TO_PASS: string[];
+  PASS_TO_PASS: string[];
+  version?: string;
+  test_cmd?: string;
+  log_parser?: ParserName;
   /** The row's own test script (SWE-bench v5, SkyRL) for its image; else SWE-bench's spec or test_cmd builds one. */
   eval_script?: string;
   /** The instance's image, for grading in it (no --repos). */
@@ -30,7 +37,10 @@ export type InstanceStatus = 'resolved' | 'unresolved' | 'empty_patch' | 'error'
 export interface InstanceReport {
   instance_id: string;
   status: InstanceStatus;
-  patch_is_None: boolean; patch_exists: boolean; patch_successfully_applied: boolean; resolved: boolean;
+  patch_is_None: boolean;
+  patch_exists: boolean;
+  patch_successfully_applied: boolean;
+  resolved: boolean;
   tests_status: TestsReport | null;
   /** Why the instance is an error, when it is. */
   error: string | null;
@@ -44,7 +54,10 @@ export interface InstanceReport {
  * /testbed, SWE-bench's layout), where the prediction is applied and the eval script run inside.
  */
 export interface GradeOptions {
-  reposDir?: string; timeoutMs: number; allowTestEdits: boolean; logFile: string;
+  reposDir?: string;
+  timeoutMs: number;
+  allowTestEdits: boolean;
+  logFile: string;
   container?: { runtime: Runtime; image?: string };
   /** Run the tests here inside bubblewrap (see sandbox.ts); null: as the user, unsandboxed (an explicit opt-out). */
   sandbox?: Omit<Sandbox, 'workspace'> | null;
@@ -64,7 +77,11 @@ const defaultTestCmd = 'python3 -m pytest -rA --tb=no -p no:cacheprovider';
  * patch touches reset, the test patch applied, the test command run between markers with its exit status recorded,
  * the log parsed with the repo's parser and judged by SWE-bench's rule. Protected files are guarded first.
  */
-export async function gradeInstance(task: GradeTask, prediction: string | null, o: GradeOptions): Promise<InstanceReport> {
+export async function gradeInstance(
+  task: GradeTask,
+  prediction: string | null,
+  o: GradeOptions,
+): Promise<InstanceReport> {
   const report = ungraded(task.instance_id, prediction);
   if (!report.patch_exists) return { ...report, status: 'empty_patch' };
   const guarded = guardPatch(prediction!, o.allowTestEdits);
@@ -75,9 +92,10 @@ export async function gradeInstance(task: GradeTask, prediction: string | null, 
     const slipped = o.allowTestEdits ? null : slippedPastGuard(dir, join(dir, 'pred.diff'));
     if (slipped) return { ...report, error: slipped };
     const started = performance.now();
-    const ran = o.container && !o.container.image
-      ? await testInImage(task, dir, guarded.patch.trim() !== '', o)
-      : await testOnHost(task, dir, guarded.patch.trim() !== '', o);
+    const ran =
+      o.container && !o.container.image
+        ? await testInImage(task, dir, guarded.patch.trim() !== '', o)
+        : await testOnHost(task, dir, guarded.patch.trim() !== '', o);
     if ('error' in ran) return { ...report, error: ran.error };
     // The tree judge's flags, but one per file: a path the diff guard already flagged keeps that flag.
     report.guard = [...report.guard, ...(ran.flags ?? []).filter((f) => !report.guard.some((g) => g.file === f.file))];
@@ -99,7 +117,11 @@ function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tes
   const parsed = statusesFromLog(log, parsers[parser]);
   if ('invalid' in parsed) return { ...report, error: parsed.invalid };
   const conflict = conflictingResults(log, [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS]);
-  if (conflict) return { ...report, error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)` };
+  if (conflict)
+    return {
+      ...report,
+      error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)`,
+    };
   const untrusted = untrustedPytestLog(log, parser) ?? unbackedResults(parsed.map, results, parser);
   if (untrusted) return { ...report, error: untrusted };
   const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
@@ -110,8 +132,18 @@ function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tes
 
 /** A prediction's report before it is graded: an error until shown otherwise. */
 export function ungraded(instanceId: string, prediction: string | null, error: string | null = null): InstanceReport {
-  return { instance_id: instanceId, status: 'error', patch_is_None: prediction === null, patch_exists: Boolean(prediction?.trim()),
-    patch_successfully_applied: false, resolved: false, tests_status: null, error, guard: [], test_seconds: null };
+  return {
+    instance_id: instanceId,
+    status: 'error',
+    patch_is_None: prediction === null,
+    patch_exists: Boolean(prediction?.trim()),
+    patch_successfully_applied: false,
+    resolved: false,
+    tests_status: null,
+    error,
+    guard: [],
+    test_seconds: null,
+  };
 }
 
 /** git's own reading of a guarded patch, against the guard's: why it fails the grade if a protected path slipped past. */
@@ -126,14 +158,20 @@ type Ran = Tested | { error: string };
 
 /** A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here (sandboxed unless opted out) or in the image named. */
 async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
-  if (!o.reposDir) return { error: 'no --repos to make the workspace from (or grade in the instance images with --grader podman|docker)' };
+  if (!o.reposDir)
+    return {
+      error: 'no --repos to make the workspace from (or grade in the instance images with --grader podman|docker)',
+    };
   const source = repoSource(o.reposDir, task.repo);
   const ws = join(dir, 'ws');
   freshWorkspace(source, task.base_commit, ws, false);
   const sections = fileSections(task.test_patch);
   const testFiles = sections.flatMap((s) => s.paths);
   const base = (file: string): string | undefined => fileAt(source, task.base_commit, file);
-  const reset = (): void => { rmSync(ws, { recursive: true, force: true }); freshWorkspace(source, task.base_commit, ws, false); };
+  const reset = (): void => {
+    rmSync(ws, { recursive: true, force: true });
+    freshWorkspace(source, task.base_commit, ws, false);
+  };
   const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles });
   if (!('flags' in prepared)) return prepared;
   // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval script does.
@@ -148,13 +186,28 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   } catch (err) {
     return { error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
   }
-  const directives = sections.map((s) => s.file).filter((f) => f.endsWith('.py')).map(shellQuote).join(' ');
+  const directives = sections
+    .map((s) => s.file)
+    .filter((f) => f.endsWith('.py'))
+    .map(shellQuote)
+    .join(' ');
   const results = join(dir, 'results');
   mkdirSync(results);
-  const container = o.container?.image ? { runtime: o.container.runtime, image: o.container.image, mounts: [`${ws}:/testbed`, `${results}:/alight/results`] } : undefined;
+  const container = o.container?.image
+    ? {
+        runtime: o.container.runtime,
+        image: o.container.image,
+        mounts: [`${ws}:/testbed`, `${results}:/alight/results`],
+      }
+    : undefined;
   const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n${resultsEnv(container ? '/alight/results' : results)}set -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
   const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws, results } : undefined;
-  const log = await runScript(ws, script, { timeoutMs: o.timeoutMs, container, sandbox, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput });
+  const log = await runScript(ws, script, {
+    timeoutMs: o.timeoutMs,
+    container,
+    sandbox,
+    maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput,
+  });
   return { log, flags: prepared.flags, results: readResults(results) };
 }
 
@@ -168,23 +221,43 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
   await ensureImage(runtime, task.image!); // a pull is not the tests' time
   const ws = join(dir, 'testbed');
   await copyOutOfImage(runtime, task.image!, '/testbed', ws);
-  const reset = (): void => { git(ws, ['checkout', '-q', '--', '.']); git(ws, ['clean', '-fdq']); };
+  const reset = (): void => {
+    git(ws, ['checkout', '-q', '--', '.']);
+    git(ws, ['clean', '-fdq']);
+  };
   const base = (file: string): string | undefined => fileAt(ws, 'HEAD', file);
-  const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles: fileSections(task.test_patch).flatMap((s) => s.paths) });
+  const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, {
+    base,
+    reset,
+    testFiles: fileSections(task.test_patch).flatMap((s) => s.paths),
+  });
   if (!('flags' in prepared)) return prepared;
   writeFileSync(join(dir, 'eval.sh'), evalScript(task));
   const results = join(dir, 'results');
   mkdirSync(results);
-  const container = { runtime, image: task.image!, mounts: [`${dir}/eval.sh:/alight/eval.sh:ro`, `${ws}:/testbed`, `${results}:/alight/results`] };
+  const container = {
+    runtime,
+    image: task.image!,
+    mounts: [`${dir}/eval.sh:/alight/eval.sh:ro`, `${ws}:/testbed`, `${results}:/alight/results`],
+  };
   const script = `${resultsEnv('/alight/results')}cd /testbed\nexec bash /alight/eval.sh\n`;
-  const log = await runScript(dir, script, { timeoutMs: o.timeoutMs, container, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput });
+  const log = await runScript(dir, script, {
+    timeoutMs: o.timeoutMs,
+    container,
+    maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput,
+  });
   return { log, flags: prepared.flags, results: readResults(results) };
 }
 
 /** The paths git reads in a patch (both sides of renames and copies). */
 function patchPaths(ws: string, diff: string): string[] {
   const res = spawnSync('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws), encoding: 'utf8' });
-  return res.status === 0 ? res.stdout.split('\0').map((f) => f.replace(/^\d+\t\d+\t|^-\t-\t/, '')).filter(Boolean) : [];
+  return res.status === 0
+    ? res.stdout
+        .split('\0')
+        .map((f) => f.replace(/^\d+\t\d+\t|^-\t-\t/, ''))
+        .filter(Boolean)
+    : [];
 }
 
 /** A graded test whose `STATUS name` lines disagree: pytest reports each test once, so the rest was printed by something else. */
@@ -199,4 +272,3 @@ function conflictingResults(log: string, tests: string[]): string | null {
   }
   return [...seen].find(([, statuses]) => statuses.size > 1)?.[0] ?? null;
 }
-

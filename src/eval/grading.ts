@@ -37,8 +37,16 @@ const failed = (name: string, map: StatusMap): boolean => {
   return key === null || ['FAILED', 'ERROR', 'SKIPPED'].includes(map.get(key)!);
 };
 
-export function testsReport(map: StatusMap, f2p: readonly string[], p2p: readonly string[], failOnly = false): TestsReport {
-  const report: TestsReport = { FAIL_TO_PASS: { success: [], failure: [] }, PASS_TO_PASS: { success: [], failure: [] } };
+export function testsReport(
+  map: StatusMap,
+  f2p: readonly string[],
+  p2p: readonly string[],
+  failOnly = false,
+): TestsReport {
+  const report: TestsReport = {
+    FAIL_TO_PASS: { success: [], failure: [] },
+    PASS_TO_PASS: { success: [], failure: [] },
+  };
   const judge = (name: string, into: { success: string[]; failure: string[] }, ok: typeof passed): void => {
     if (failOnly) (map.get(name) === 'FAILED' ? into.failure : into.success).push(name);
     else if (ok(name, map)) into.success.push(name);
@@ -51,7 +59,7 @@ export function testsReport(map: StatusMap, f2p: readonly string[], p2p: readonl
 
 export function resolution(report: TestsReport): Resolution {
   const rate = (r: { success: string[]; failure: string[] }): number =>
-    (r.success.length + r.failure.length === 0 ? 1 : r.success.length / (r.success.length + r.failure.length));
+    r.success.length + r.failure.length === 0 ? 1 : r.success.length / (r.success.length + r.failure.length);
   const f2p = rate(report.FAIL_TO_PASS);
   const p2p = rate(report.PASS_TO_PASS);
   if (f2p === 1 && p2p === 1) return 'RESOLVED_FULL';
@@ -65,7 +73,13 @@ export const markers = {
   exitCode: '>>>>> Test Exit Code',
   truncated: '>>>>> Output Truncated',
   timedOut: '>>>>> Tests Timed Out',
-  bad: ['>>>>> Patch Apply Failed', '>>>>> Reset Failed', '>>>>> Tests Errored', '>>>>> Tests Timed Out', '>>>>> Output Truncated'],
+  bad: [
+    '>>>>> Patch Apply Failed',
+    '>>>>> Reset Failed',
+    '>>>>> Tests Errored',
+    '>>>>> Tests Timed Out',
+    '>>>>> Output Truncated',
+  ],
 };
 
 /**
@@ -73,10 +87,14 @@ export const markers = {
  * and no sign the suite ran, or a non-zero exit status while the log claims no failure (a patch printing its own
  * PASSED lines, e.g. from a conftest.py hook).
  */
-export function statusesFromLog(log: string, parse: (log: string) => StatusMap): { map: StatusMap } | { invalid: string } {
+export function statusesFromLog(
+  log: string,
+  parse: (log: string) => StatusMap,
+): { map: StatusMap } | { invalid: string } {
   const bad = markers.bad.find((m) => log.includes(m));
   if (bad) return { invalid: bad.replace('>>>>> ', '').toLowerCase() };
-  if (!log.includes(markers.start) || !log.includes(markers.end)) return { invalid: 'the test output markers are missing' };
+  if (!log.includes(markers.start) || !log.includes(markers.end))
+    return { invalid: 'the test output markers are missing' };
   let map = parse(log.split(markers.start)[1].split(markers.end)[0]);
   if (map.size === 0) map = parse(log);
   if (map.size === 0 && !suiteRan.test(log)) return { invalid: 'no test results and no sign the test suite ran' };
@@ -88,4 +106,5 @@ export function statusesFromLog(log: string, parse: (log: string) => StatusMap):
   return { map };
 }
 
-const suiteRan = /Executed [1-9]\d* of \d+|TOTAL: [1-9]\d* (?:SUCCESS|FAILED)|[1-9]\d* passing|Tests:\s+[1-9]\d*|Test Suites:\s+(?:\d+ \w+, )*[1-9]\d* total|^# tests [1-9]\d*|[1-9]\d* specs?, \d+ failures?|': ok$/m;
+const suiteRan =
+  /Executed [1-9]\d* of \d+|TOTAL: [1-9]\d* (?:SUCCESS|FAILED)|[1-9]\d* passing|Tests:\s+[1-9]\d*|Test Suites:\s+(?:\d+ \w+, )*[1-9]\d* total|^# tests [1-9]\d*|[1-9]\d* specs?, \d+ failures?|': ok$/m;

@@ -7,7 +7,10 @@ import { conftestFile, testFile } from '../data/patch.js';
  */
 const protectedPaths: [RegExp, string][] = [
   [conftestFile, 'conftest.py (pytest hooks can rewrite outcomes)'],
-  [/(^|\/)(\.?pytest\.ini|\.?pytest\.toml|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py)$/, 'test runner configuration'],
+  [
+    /(^|\/)(\.?pytest\.ini|\.?pytest\.toml|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py)$/,
+    'test runner configuration',
+  ],
   [/(^|\/)(site|user)customize\.py$|\.pth$/, 'interpreter start-up hook'],
   [/\.(dist|egg)-info(\/|$)/, 'package metadata (entry points load pytest plugins)'],
   [testFile, 'test file'],
@@ -42,7 +45,8 @@ export function fileSections(patch: string): FileSection[] {
   let current: (typeof sections)[number] | null = null;
   lines.forEach((line, i) => {
     const git = line.startsWith('diff --git ');
-    const plain = line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ') && !(current?.git && !current.hunk);
+    const plain =
+      line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ') && !(current?.git && !current.hunk);
     if (git || plain) {
       current = { lines: [], git, hunk: false, paths: new Set(), file: null };
       sections.push(current);
@@ -55,7 +59,11 @@ export function fileSections(patch: string): FileSection[] {
   });
   return sections.map((s) => {
     const paths = [...s.paths];
-    return { file: s.file ?? paths[paths.length - 1] ?? '', paths, text: `${s.lines.join('\n')}${s.lines.at(-1) === '' ? '' : '\n'}` };
+    return {
+      file: s.file ?? paths[paths.length - 1] ?? '',
+      paths,
+      text: `${s.lines.join('\n')}${s.lines.at(-1) === '' ? '' : '\n'}`,
+    };
   });
 }
 
@@ -78,8 +86,14 @@ export function guardPatch(patch: string, allowTestEdits: boolean): GuardResult 
   const kept: string[] = [];
   const sections = fileSections(patch);
   // Only unified-diff sections are kept: a context or normal diff (which GNU patch would apply) is removed, and said.
-  const outside = (patch.match(diffHeader)?.length ?? 0) - sections.reduce((n, s) => n + (s.text.match(diffHeader)?.length ?? 0), 0);
-  if (outside > 0) flags.push({ file: '(not a unified diff)', reason: 'diff text in another format than unified (context or normal diffs), which only GNU patch reads', removed: true });
+  const outside =
+    (patch.match(diffHeader)?.length ?? 0) - sections.reduce((n, s) => n + (s.text.match(diffHeader)?.length ?? 0), 0);
+  if (outside > 0)
+    flags.push({
+      file: '(not a unified diff)',
+      reason: 'diff text in another format than unified (context or normal diffs), which only GNU patch reads',
+      removed: true,
+    });
   for (const section of sections) {
     if (/^GIT binary patch$|^Binary files .* differ$/m.test(section.text)) {
       flags.push({ file: section.file, reason: 'binary hunk', removed: true });

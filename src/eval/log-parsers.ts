@@ -12,7 +12,11 @@ const skipSummary = (status: string, name: string): boolean => status === 'SKIPP
 const fields = (line: string): string[] => line.split(/\s+/).filter(Boolean);
 
 /** `STATUS name` lines (pytest -rA); a FAILED line's ` - message` is not part of the name. */
-function pytest(log: string, rename: (name: string) => string = (n) => n, prepare: (line: string) => string = (l) => l): StatusMap {
+function pytest(
+  log: string,
+  rename: (name: string) => string = (n) => n,
+  prepare: (line: string) => string = (l) => l,
+): StatusMap {
   const map: StatusMap = new Map();
   for (const line of log.split('\n')) {
     const raw = prepare(line);
@@ -31,7 +35,8 @@ function pytestV2(log: string): StatusMap {
     const line = raw.replace(/\[(\d+)m/g, '').replace(controlCharacters, '');
     if (startsWithStatus(line)) {
       const parts = fields(line.startsWith('FAILED') ? line.split(' - ')[0] : line);
-      if (parts.length >= 2 && !skipSummary(parts[0], parts[1])) map.set(parts.slice(1).join(' '), parts[0] as TestStatus);
+      if (parts.length >= 2 && !skipSummary(parts[0], parts[1]))
+        map.set(parts.slice(1).join(' '), parts[0] as TestStatus);
     } else if (testStatuses.some((s) => line.endsWith(s))) {
       const parts = fields(line);
       if (parts.length >= 2) map.set(parts.slice(0, -1).join(' '), parts[parts.length - 1] as TestStatus);
@@ -45,11 +50,13 @@ function shortenPathOption(name: string): string {
   const m = /^(.*?)\[(.*)\]/.exec(name);
   if (!m) return name;
   let option = m[2];
-  if (option.startsWith('/') && !option.startsWith('//') && !option.includes('*')) option = `/${option.split('/').pop()}`;
+  if (option.startsWith('/') && !option.startsWith('//') && !option.includes('*'))
+    option = `/${option.split('/').pop()}`;
   return `${m[1]}[${option}]`;
 }
 
 // eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const controlCharacters = /[\x01-\x1f]/g;
 
 function django(log: string): StatusMap {
@@ -61,7 +68,8 @@ function django(log: string): StatusMap {
     if (line.includes(' ... ')) previous = line.split(' ... ')[0];
     for (const suffix of [' ... ok', ' ... OK', ' ...  OK']) {
       if (line.endsWith(suffix)) {
-        if (line.startsWith('Applying sites.0002_alter_domain_unique...test_no_migrations')) line = line.split('...').slice(1).join('...').trim();
+        if (line.startsWith('Applying sites.0002_alter_domain_unique...test_no_migrations'))
+          line = line.split('...').slice(1).join('...').trim();
         map.set(line.slice(0, line.lastIndexOf(suffix)), 'PASSED');
         break;
       }
@@ -74,8 +82,11 @@ function django(log: string): StatusMap {
     if (line.trimStart().startsWith('ok') && previous !== null) map.set(previous, 'PASSED');
   }
   // Django's logger sometimes cuts a test's line with a multi-line message before its "ok".
-  for (const pattern of [/^(.*?)\s\.\.\.\sTesting against Django installed in ([\s\S]*?) silenced\)\.\nok$/gm,
-    /^(.*?)\s\.\.\.\sInternal Server Error: \/(.*)\/\nok$/gm, /^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$/gm]) {
+  for (const pattern of [
+    /^(.*?)\s\.\.\.\sTesting against Django installed in ([\s\S]*?) silenced\)\.\nok$/gm,
+    /^(.*?)\s\.\.\.\sInternal Server Error: \/(.*)\/\nok$/gm,
+    /^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$/gm,
+  ]) {
     for (const m of log.matchAll(pattern)) map.set(m[1], 'PASSED');
   }
   return map;
@@ -101,8 +112,9 @@ function seaborn(log: string): StatusMap {
     const parts = fields(line);
     if (parts.length < 2) continue;
     if (line.startsWith('FAILED')) map.set(parts[1], 'FAILED');
-    else if (line.includes(' PASSED ')) { if (parts[1] === 'PASSED') map.set(parts[0], 'PASSED'); }
-    else if (line.startsWith('PASSED')) map.set(parts[1], 'PASSED');
+    else if (line.includes(' PASSED ')) {
+      if (parts[1] === 'PASSED') map.set(parts[0], 'PASSED');
+    } else if (line.startsWith('PASSED')) map.set(parts[1], 'PASSED');
   }
   return map;
 }
@@ -114,15 +126,23 @@ export const parsers = {
   django,
   sympy,
   // matplotlib's parametrized ids print enum members; its expected ids use their values.
-  matplotlib: (log: string) => pytest(log, undefined, (l) => l.replaceAll('MouseButton.LEFT', '1').replaceAll('MouseButton.RIGHT', '3')),
+  matplotlib: (log: string) =>
+    pytest(log, undefined, (l) => l.replaceAll('MouseButton.LEFT', '1').replaceAll('MouseButton.RIGHT', '3')),
   seaborn,
 } satisfies Record<string, (log: string) => StatusMap>;
 export type ParserName = keyof typeof parsers;
 
 const byRepo: Record<string, ParserName> = {
-  'astropy/astropy': 'pytest-v2', 'django/django': 'django', 'matplotlib/matplotlib': 'matplotlib', 'mwaskom/seaborn': 'seaborn',
-  'psf/requests': 'pytest-options', 'pydicom/pydicom': 'pytest-options', 'pylint-dev/pylint': 'pytest-options',
-  'scikit-learn/scikit-learn': 'pytest-v2', 'sphinx-doc/sphinx': 'pytest-v2', 'sympy/sympy': 'sympy',
+  'astropy/astropy': 'pytest-v2',
+  'django/django': 'django',
+  'matplotlib/matplotlib': 'matplotlib',
+  'mwaskom/seaborn': 'seaborn',
+  'psf/requests': 'pytest-options',
+  'pydicom/pydicom': 'pytest-options',
+  'pylint-dev/pylint': 'pytest-options',
+  'scikit-learn/scikit-learn': 'pytest-v2',
+  'sphinx-doc/sphinx': 'pytest-v2',
+  'sympy/sympy': 'sympy',
 };
 
 /** The parser SWE-bench uses for a repository (pytest for the rest, as for flask, xarray, pytest, astroid, …). */
@@ -132,16 +152,31 @@ export function parserForRepo(repo: string): ParserName {
 
 /** The official harness's parser names (v5 rows carry them in `log_parser`) for the Python repos, as alight's parsers. */
 const officialNames: Record<string, ParserName> = {
-  parse_log_pytest: 'pytest', parse_log_pytest_options: 'pytest-options', parse_log_pytest_v2: 'pytest-v2', parse_log_django: 'django',
-  parse_log_sympy: 'sympy', parse_log_matplotlib: 'matplotlib', parse_log_seaborn: 'seaborn', parse_log_astroid: 'pytest',
-  parse_log_flask: 'pytest', parse_log_marshmallow: 'pytest', parse_log_pvlib: 'pytest', parse_log_pyvista: 'pytest', parse_log_sqlfluff: 'pytest',
-  parse_log_xarray: 'pytest', parse_log_pydicom: 'pytest-options', parse_log_requests: 'pytest-options', parse_log_pylint: 'pytest-options',
-  parse_log_astropy: 'pytest-v2', parse_log_scikit: 'pytest-v2', parse_log_sphinx: 'pytest-v2',
+  parse_log_pytest: 'pytest',
+  parse_log_pytest_options: 'pytest-options',
+  parse_log_pytest_v2: 'pytest-v2',
+  parse_log_django: 'django',
+  parse_log_sympy: 'sympy',
+  parse_log_matplotlib: 'matplotlib',
+  parse_log_seaborn: 'seaborn',
+  parse_log_astroid: 'pytest',
+  parse_log_flask: 'pytest',
+  parse_log_marshmallow: 'pytest',
+  parse_log_pvlib: 'pytest',
+  parse_log_pyvista: 'pytest',
+  parse_log_sqlfluff: 'pytest',
+  parse_log_xarray: 'pytest',
+  parse_log_pydicom: 'pytest-options',
+  parse_log_requests: 'pytest-options',
+  parse_log_pylint: 'pytest-options',
+  parse_log_astropy: 'pytest-v2',
+  parse_log_scikit: 'pytest-v2',
+  parse_log_sphinx: 'pytest-v2',
 };
 
 /** A row's `log_parser`, in alight's names or the official ones; undefined for a name neither has. */
 export function parserNamed(name: string): ParserName | undefined {
-  return name in parsers ? name as ParserName : officialNames[name];
+  return name in parsers ? (name as ParserName) : officialNames[name];
 }
 
 /** The official name of one of alight's parsers (for rows handed to the official harness). */

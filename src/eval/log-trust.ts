@@ -12,7 +12,13 @@ const pytestParsers = new Set<ParserName>(['pytest', 'pytest-options', 'pytest-v
 
 const summaryLine = /^=+ (.+?) in [\d.]+s(?: \([^)]*\))? =+$/gm;
 const countWords: Record<string, string> = {
-  passed: 'PASSED', failed: 'FAILED', error: 'ERROR', errors: 'ERROR', xfailed: 'XFAIL', xpassed: 'XPASS', skipped: 'SKIPPED',
+  passed: 'PASSED',
+  failed: 'FAILED',
+  error: 'ERROR',
+  errors: 'ERROR',
+  xfailed: 'XFAIL',
+  xpassed: 'XPASS',
+  skipped: 'SKIPPED',
 };
 
 function summaryCounts(text: string): Map<string, number> | null {
@@ -41,7 +47,8 @@ export function untrustedPytestLog(log: string, parser: ParserName): string | nu
   if (!pytestParsers.has(parser) || !log.includes(markers.start)) return null;
   const text = log.split(markers.start)[1].split(markers.end)[0];
   const summary = summaryCounts(text);
-  if (!summary) return 'the test run did not end with pytest\'s summary line (code under test that exits early or prints its own results?): the log is not trusted';
+  if (!summary)
+    return "the test run did not end with pytest's summary line (code under test that exits early or prints its own results?): the log is not trusted";
   if (!/^=+ short test summary info =+$/m.test(text)) return null;
   const listed = listedCounts(text);
   const statuses = new Set([...summary.keys(), ...listed.keys()]);
@@ -52,10 +59,17 @@ export function untrustedPytestLog(log: string, parser: ParserName): string | nu
 }
 
 /** Why the log's passing results are not backed by pytest's own results file (pytest-results.ts), or null. */
-export function unbackedResults(map: StatusMap, results: string | null | { error: string } | undefined, parser: ParserName): string | null {
+export function unbackedResults(
+  map: StatusMap,
+  results: string | null | { error: string } | undefined,
+  parser: ParserName,
+): string | null {
   if (!pytestParsers.has(parser) || results === undefined) return null;
   if (results !== null && typeof results === 'object') return results.error;
-  const unbacked = results === null ? [...map].filter(([, s]) => s === 'PASSED' || s === 'XFAIL').map(([n]) => n) : unbackedPasses(map, results);
+  const unbacked =
+    results === null
+      ? [...map].filter(([, s]) => s === 'PASSED' || s === 'XFAIL').map(([n]) => n)
+      : unbackedPasses(map, results);
   if (!unbacked.length) return null;
   const shown = `${unbacked.slice(0, 3).join(', ')}${unbacked.length > 3 ? ` and ${unbacked.length - 3} more` : ''}`;
   return results === null

@@ -20,15 +20,27 @@ export interface ProcessLimit {
 function pidsRoot(): string | null {
   const v1 = '/sys/fs/cgroup/pids';
   if (existsSync(join(v1, 'cgroup.procs'))) return v1;
-  const read = (f: string): string => { try { return readFileSync(join('/sys/fs/cgroup', f), 'utf8'); } catch { return ''; } };
+  const read = (f: string): string => {
+    try {
+      return readFileSync(join('/sys/fs/cgroup', f), 'utf8');
+    } catch {
+      return '';
+    }
+  };
   return /\bpids\b/.test(read('cgroup.subtree_control')) ? '/sys/fs/cgroup' : null;
 }
 
 function ownProcesses(): number {
   const uid = process.getuid?.() ?? 0;
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((pid) => {
-    try { return new RegExp(`^Uid:\\s+${uid}\\b`, 'm').test(readFileSync(`/proc/${pid}/status`, 'utf8')); } catch { return false; }
-  }).length;
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((pid) => {
+      try {
+        return new RegExp(`^Uid:\\s+${uid}\\b`, 'm').test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      } catch {
+        return false;
+      }
+    }).length;
 }
 
 const none: ProcessLimit = { prefix: [], shell: '', release: async () => {} };
@@ -55,7 +67,11 @@ async function emptyAndRemove(dir: string): Promise<void> {
   for (let tries = 0; tries < 50; tries++) {
     try {
       for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-        try { process.kill(Number(pid), 'SIGKILL'); } catch { /* gone */ }
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       }
       rmdirSync(dir);
       return;

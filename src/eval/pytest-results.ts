@@ -18,28 +18,42 @@ export function readResults(dir: string): string | null | { error: string } {
   let size: number;
   try {
     const st = lstatSync(file);
-    if (!st.isFile()) return { error: 'pytest\'s results file is not a plain file: the results are not trusted' };
+    if (!st.isFile()) return { error: "pytest's results file is not a plain file: the results are not trusted" };
     size = st.size;
   } catch {
     return null;
   }
-  return size > maxBytes ? { error: 'pytest\'s results file is over 64 MiB: the results are not trusted' } : readFileSync(file, 'utf8');
+  return size > maxBytes
+    ? { error: "pytest's results file is over 64 MiB: the results are not trusted" }
+    : readFileSync(file, 'utf8');
 }
 
 type Outcome = 'passed' | 'failed' | 'error' | 'skipped' | 'xfailed';
 
-const unescape = (s: string): string => s.replace(/&(lt|gt|quot|apos|#(\d+)|#x([0-9a-f]+));|&amp;/gi, (_all, name: string, dec?: string, hex?: string) =>
-  (dec ? String.fromCodePoint(Number(dec)) : hex ? String.fromCodePoint(parseInt(hex, 16))
-    : ({ lt: '<', gt: '>', quot: '"', apos: '\'' } as Record<string, string>)[name] ?? '&'));
+const xmlText = (s: string): string =>
+  s.replace(/&(lt|gt|quot|apos|#(\d+)|#x([0-9a-f]+));|&amp;/gi, (_all, name: string, dec?: string, hex?: string) =>
+    dec
+      ? String.fromCodePoint(Number(dec))
+      : hex
+        ? String.fromCodePoint(parseInt(hex, 16))
+        : (({ lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name] ?? '&'),
+  );
 
 /** Each test case's outcome, keyed as junitKey() keys a node id. */
 export function junitOutcomes(xml: string): Map<string, Outcome> {
   const out = new Map<string, Outcome>();
   for (const m of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
-    const attr = (name: string): string => unescape(new RegExp(`\\b${name}="([^"]*)"`).exec(m[1])?.[1] ?? '');
+    const attr = (name: string): string => xmlText(new RegExp(`\\b${name}="([^"]*)"`).exec(m[1])?.[1] ?? '');
     const body = m[2] ?? '';
-    const outcome: Outcome = /<error\b/.test(body) ? 'error' : /<failure\b/.test(body) ? 'failed'
-      : /<skipped\b[^>]*type="pytest\.xfail"/.test(body) ? 'xfailed' : /<skipped\b/.test(body) ? 'skipped' : 'passed';
+    const outcome: Outcome = /<error\b/.test(body)
+      ? 'error'
+      : /<failure\b/.test(body)
+        ? 'failed'
+        : /<skipped\b[^>]*type="pytest\.xfail"/.test(body)
+          ? 'xfailed'
+          : /<skipped\b/.test(body)
+            ? 'skipped'
+            : 'passed';
     const classname = attr('classname');
     out.set(classname ? `${classname}.${attr('name')}` : attr('name'), outcome);
   }
@@ -63,14 +77,17 @@ export function junitKey(nodeid: string): string {
 export function unbackedPasses(log: StatusMap, xml: string): string[] {
   const outcomes = [...junitOutcomes(xml)];
   const exact = new Map(outcomes);
-  const matches = (key: string, cut: boolean) => ([k]: [string, Outcome]): boolean => (cut
-    ? k.startsWith(key) || k.includes(`.${key}`)
-    : k.endsWith(`.${key}`) || key.endsWith(`.${k}`));
+  const matches =
+    (key: string, cut: boolean) =>
+    ([k]: [string, Outcome]): boolean =>
+      cut ? k.startsWith(key) || k.includes(`.${key}`) : k.endsWith(`.${key}`) || key.endsWith(`.${k}`);
   const backed = (name: string): boolean => {
     const key = junitKey(name);
     const cut = (name.match(/\[/g)?.length ?? 0) > (name.match(/\]/g)?.length ?? 0);
     const found = exact.has(key) ? [exact.get(key)!] : outcomes.filter(matches(key, cut)).map(([, o]) => o);
     return found.some((o) => o === 'passed' || o === 'xfailed');
   };
-  return [...log].filter(([name, status]) => (status === 'PASSED' || status === 'XFAIL') && !backed(name)).map(([name]) => name);
+  return [...log]
+    .filter(([name, status]) => (status === 'PASSED' || status === 'XFAIL') && !backed(name))
+    .map(([name]) => name);
 }

@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { type Runtime, runtimes } from './container.js';
 import { markers } from './grading.js';
-import { runtimes, type Runtime } from './container.js';
-import { processLimit, type ProcessLimit } from './process-limit.js';
-import { sandboxArgs, type Sandbox } from './sandbox.js';
+import { type ProcessLimit, processLimit } from './process-limit.js';
+import { type Sandbox, sandboxArgs } from './sandbox.js';
 
 export interface ScriptOptions {
   timeoutMs: number;
@@ -17,10 +17,30 @@ const { truncated: truncatedMarker, timedOut: timedOutMarker } = markers;
 /** The command line for a script: in a fresh container, in the sandbox, or plain. */
 function commandFor(body: string, o: ScriptOptions, name: string, limit: ProcessLimit | null): string[] {
   if (o.container) {
-    return [o.container.runtime, 'run', '--rm', ...runtimes[o.container.runtime].runFlags, '--name', name,
-      ...o.container.mounts.flatMap((m) => ['-v', m]), '-w', '/testbed', o.container.image, 'bash', '-c', body];
+    return [
+      o.container.runtime,
+      'run',
+      '--rm',
+      ...runtimes[o.container.runtime].runFlags,
+      '--name',
+      name,
+      ...o.container.mounts.flatMap((m) => ['-v', m]),
+      '-w',
+      '/testbed',
+      o.container.image,
+      'bash',
+      '-c',
+      body,
+    ];
   }
-  if (o.sandbox && limit) return [...limit.prefix, ...sandboxArgs(o.sandbox), 'bash', '-c', `${limit.shell}ulimit -v ${o.sandbox.memoryMb * 1024}\n${body}`];
+  if (o.sandbox && limit)
+    return [
+      ...limit.prefix,
+      ...sandboxArgs(o.sandbox),
+      'bash',
+      '-c',
+      `${limit.shell}ulimit -v ${o.sandbox.memoryMb * 1024}\n${body}`,
+    ];
   return ['bash', '-c', body];
 }
 
@@ -39,7 +59,13 @@ class Tail {
       const first = this.chunks[0];
       const over = this.size - this.max;
       this.truncated = true;
-      if (first.length <= over) { this.chunks.shift(); this.size -= first.length; } else { this.chunks[0] = first.subarray(over); this.size -= over; }
+      if (first.length <= over) {
+        this.chunks.shift();
+        this.size -= first.length;
+      } else {
+        this.chunks[0] = first.subarray(over);
+        this.size -= over;
+      }
     }
   }
 
@@ -65,7 +91,11 @@ export function runScript(cwd: string, script: string, o: ScriptOptions): Promis
     child.stderr.on('data', (d: Buffer) => out.push(d));
     const timer = setTimeout(() => {
       timedOut = true;
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
       if (o.container) spawnSync(o.container.runtime, ['rm', '-f', name], { stdio: 'ignore' });
     }, o.timeoutMs);
     let done = false;
@@ -76,7 +106,11 @@ export function runScript(cwd: string, script: string, o: ScriptOptions): Promis
       child.stdout.destroy();
       child.stderr.destroy();
       // Whatever else of the grade's process group is left (a background child unsandboxed) goes with it.
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* all gone */ }
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* all gone */
+      }
       const forged = new RegExp(`^.*(${markers.exitCode}|${truncatedMarker}|${timedOutMarker}).*$`, 'gm');
       const end = timedOut ? `\n${timedOutMarker}\n` : `\n${markers.exitCode}: ${code ?? 137}\n`;
       const log = `${out.text().replace(forged, '')}${out.truncated ? `\n${truncatedMarker}\n` : ''}${end}`;
@@ -84,20 +118,39 @@ export function runScript(cwd: string, script: string, o: ScriptOptions): Promis
     };
     // Normally the pipes close as the process exits; a background child holding them open must not hold the grade.
     let exitCode: number | null = null;
-    child.on('exit', (code) => { exitCode = code; setTimeout(() => finish(code), 100); });
+    child.on('exit', (code) => {
+      exitCode = code;
+      setTimeout(() => finish(code), 100);
+    });
     child.on('close', (code) => finish(code ?? exitCode));
   });
 }
 
 /** One command (an apply try) with a deadline, without blocking the other grades: true if it exited 0. */
-export function runBounded(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<boolean | 'timeout'> {
+export function runBounded(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<boolean | 'timeout'> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, env, stdio: 'ignore', detached: true });
     const timer = setTimeout(() => {
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
       resolve('timeout');
     }, timeoutMs);
-    child.on('error', () => { clearTimeout(timer); resolve(false); });
-    child.on('close', (code) => { clearTimeout(timer); resolve(code === 0); });
+    child.on('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve(code === 0);
+    });
   });
 }

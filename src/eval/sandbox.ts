@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import { commandNeed, ensureSystemPackages } from '../setup/system.js';
 import type { SetupListener } from '../setup/events.js';
+import { commandNeed, ensureSystemPackages } from '../setup/system.js';
 
 /**
  * The local grader's sandbox (bubblewrap): the code under test sees the machine read-only, writes only its workspace,
@@ -37,7 +37,9 @@ let checked: boolean | undefined;
 
 /** Whether bubblewrap runs here (present, and this kernel lets it make namespaces). */
 export function sandboxWorks(): boolean {
-  checked ??= spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', 'true'], { stdio: 'ignore' }).status === 0;
+  checked ??=
+    spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', 'true'], { stdio: 'ignore' })
+      .status === 0;
   return checked;
 }
 
@@ -51,8 +53,11 @@ export async function ensureSandbox(listener: SetupListener): Promise<void> {
   }
   checked = undefined;
   if (!sandboxWorks()) {
-    throw new AlightError('bubblewrap is installed but cannot make namespaces here (a container without user namespaces?): grade in '
-      + 'containers with --grader podman|docker, or run the tests unsandboxed with --no-sandbox (the code under test then runs as you)', ExitCode.failure);
+    throw new AlightError(
+      'bubblewrap is installed but cannot make namespaces here (a container without user namespaces?): grade in ' +
+        'containers with --grader podman|docker, or run the tests unsandboxed with --no-sandbox (the code under test then runs as you)',
+      ExitCode.failure,
+    );
   }
 }
 
@@ -71,15 +76,38 @@ function userSite(): string | null {
 export function sandboxArgs(s: Sandbox): string[] {
   const scratch = [...new Set(['/tmp', resolve(tmpdir())])];
   // A folder that does not exist needs no cover (and bwrap could not make its mount point on the read-only root).
-  const hidden = [...s.hide, userSite()].filter((p): p is string => Boolean(p) && existsSync(p!)).map((p) => resolve(p)).filter((p) => !scratch.includes(p));
+  const hidden = [...s.hide, userSite()]
+    .filter((p): p is string => Boolean(p) && existsSync(p!))
+    .map((p) => resolve(p))
+    .filter((p) => !scratch.includes(p));
   return [
-    'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
+    'bwrap',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
     // tmpfs lives in memory: bounded, so that filling it cannot take the machine's.
     ...scratch.flatMap((p) => ['--size', String(scratchBytes), '--tmpfs', p]),
     ...[...new Set(hidden)].flatMap((p) => ['--size', String(hiddenBytes), '--tmpfs', p]),
-    '--bind', s.workspace, s.workspace,
+    '--bind',
+    s.workspace,
+    s.workspace,
     ...(s.results ? ['--bind', s.results, s.results] : []),
-    '--unshare-all', '--die-with-parent', '--new-session', '--chdir', s.workspace,
-    '--dir', privateHome, '--setenv', 'HOME', privateHome, '--setenv', 'TMPDIR', tmpdir(),
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--chdir',
+    s.workspace,
+    '--dir',
+    privateHome,
+    '--setenv',
+    'HOME',
+    privateHome,
+    '--setenv',
+    'TMPDIR',
+    tmpdir(),
   ];
 }

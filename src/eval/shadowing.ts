@@ -1,14 +1,29 @@
 import { spawnSync } from 'node:child_process';
 
 // What pytest itself and its usual plugins import, besides the standard library.
-const framework = ['pytest', '_pytest', 'pluggy', 'py', 'iniconfig', 'packaging', 'exceptiongroup', 'tomli', 'colorama', 'pygments', 'xdist', 'execnet'];
+const framework = [
+  'pytest',
+  '_pytest',
+  'pluggy',
+  'py',
+  'iniconfig',
+  'packaging',
+  'exceptiongroup',
+  'tomli',
+  'colorama',
+  'pygments',
+  'xdist',
+  'execnet',
+];
 
 let names: Set<string> | undefined;
 
 /** Module names a prediction may not add a file or package for where the test run imports from: the standard library's and the test framework's. */
 export function shadowableModules(): Set<string> {
   if (!names) {
-    const res = spawnSync('python3', ['-c', 'import sys; print("\\n".join(sorted(sys.stdlib_module_names)))'], { encoding: 'utf8' });
+    const res = spawnSync('python3', ['-c', 'import sys; print("\\n".join(sorted(sys.stdlib_module_names)))'], {
+      encoding: 'utf8',
+    });
     names = new Set([...framework, ...(res.status === 0 ? res.stdout.split('\n').filter(Boolean) : [])]);
   }
   return names;

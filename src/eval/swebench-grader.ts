@@ -3,12 +3,19 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { dockerEngine } from './container.js';
 import type { Prediction } from './grade-run.js';
-import { slippedPastGuard, ungraded, type GradeTask, type InstanceReport } from './grader.js';
+import { type GradeTask, type InstanceReport, slippedPastGuard, ungraded } from './grader.js';
 import { guardPatch } from './guards.js';
 import { officialParserName, parserForRepo } from './log-parsers.js';
 import { evalScriptLines } from './specs.js';
 
-export interface SwebenchGraderOptions { out: string; workers: number; timeoutMs: number; allowTestEdits: boolean; runId: string; python?: string }
+export interface SwebenchGraderOptions {
+  out: string;
+  workers: number;
+  timeoutMs: number;
+  allowTestEdits: boolean;
+  runId: string;
+  python?: string;
+}
 
 /**
  * The `swebench` grader: the official package's `run_evaluation` as a managed subprocess (it needs a Docker engine, or
@@ -16,7 +23,11 @@ export interface SwebenchGraderOptions { out: string; workers: number; timeoutMs
  * parser), with the guarded predictions of known instances (the caller reports unknown ones). Its per-instance
  * report.json files become alight's reports; an instance without one is an error with the harness's reason.
  */
-export async function gradeWithSwebench(tasks: GradeTask[], predictions: Prediction[], o: SwebenchGraderOptions): Promise<InstanceReport[]> {
+export async function gradeWithSwebench(
+  tasks: GradeTask[],
+  predictions: Prediction[],
+  o: SwebenchGraderOptions,
+): Promise<InstanceReport[]> {
   const dir = join(o.out, 'swebench');
   mkdirSync(dir, { recursive: true });
   const byId = new Map(tasks.map((t) => [t.instance_id, t]));
@@ -28,24 +39,66 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
     return { p, g, slipped: slippedPastGuard(dir, join(dir, 'check.diff')) };
   });
   const toGrade = checked.filter(({ g, slipped }) => g?.patch.trim() && !slipped);
-  writeFileSync(join(dir, 'dataset.jsonl'), toGrade.map(({ p }) => {
-    const t = byId.get(p.instance_id)!;
-    return JSON.stringify({ instance_id: t.instance_id, repo: t.repo, version: t.version ?? '', base_commit: t.base_commit, patch: '', test_patch: t.test_patch,
-      FAIL_TO_PASS: JSON.stringify(t.FAIL_TO_PASS), PASS_TO_PASS: JSON.stringify(t.PASS_TO_PASS), image: t.image,
-      eval_script: ['#!/bin/bash', 'set -uxo pipefail', ...evalScriptLines(t)].join('\n'), log_parser: officialParserName(t.log_parser ?? parserForRepo(t.repo)),
-      eval_type: 'pass_and_fail' });
-  }).join('\n') + '\n');
+  writeFileSync(
+    join(dir, 'dataset.jsonl'),
+    toGrade
+      .map(({ p }) => {
+        const t = byId.get(p.instance_id)!;
+        return JSON.stringify({
+          instance_id: t.instance_id,
+          repo: t.repo,
+          version: t.version ?? '',
+          base_commit: t.base_commit,
+          patch: '',
+          test_patch: t.test_patch,
+          FAIL_TO_PASS: JSON.stringify(t.FAIL_TO_PASS),
+          PASS_TO_PASS: JSON.stringify(t.PASS_TO_PASS),
+          image: t.image,
+          eval_script: ['#!/bin/bash', 'set -uxo pipefail', ...evalScriptLines(t)].join('\n'),
+          log_parser: officialParserName(t.log_parser ?? parserForRepo(t.repo)),
+          eval_type: 'pass_and_fail',
+        });
+      })
+      .map((line) => `${line}\n`)
+      .join(''),
+  );
   const model = 'alight';
-  writeFileSync(join(dir, 'predictions.jsonl'), toGrade.map(({ p, g }) =>
-    JSON.stringify({ instance_id: p.instance_id, model_name_or_path: model, model_patch: g!.patch })).join('\n') + '\n');
+  writeFileSync(
+    join(dir, 'predictions.jsonl'),
+    toGrade
+      .map(({ p, g }) =>
+        JSON.stringify({ instance_id: p.instance_id, model_name_or_path: model, model_patch: g!.patch }),
+      )
+      .map((line) => `${line}\n`)
+      .join(''),
+  );
   // The official harness answers from an earlier report.json of the same run id: a redone grade must not see one.
   rmSync(join(dir, 'logs', 'run_evaluation', o.runId), { recursive: true, force: true });
   const engine = toGrade.length ? await dockerEngine() : null;
-  const ran = engine === null ? { output: 'nothing to grade with the official harness\n', reason: null } : await runOfficial(
-    o.python ?? process.env.ALIGHT_SWEBENCH_PYTHON ?? 'python3', ['-m', 'swebench.harness.run_evaluation',
-      '--dataset_name', join(dir, 'dataset.jsonl'), '--predictions_path', join(dir, 'predictions.jsonl'), '--run_id', o.runId,
-      '--max_workers', String(o.workers), '--timeout', String(Math.ceil(o.timeoutMs / 1000)), '--report_dir', dir], dir, engine.env)
-    .finally(engine.stop);
+  const ran =
+    engine === null
+      ? { output: 'nothing to grade with the official harness\n', reason: null }
+      : await runOfficial(
+          o.python ?? process.env.ALIGHT_SWEBENCH_PYTHON ?? 'python3',
+          [
+            '-m',
+            'swebench.harness.run_evaluation',
+            '--dataset_name',
+            join(dir, 'dataset.jsonl'),
+            '--predictions_path',
+            join(dir, 'predictions.jsonl'),
+            '--run_id',
+            o.runId,
+            '--max_workers',
+            String(o.workers),
+            '--timeout',
+            String(Math.ceil(o.timeoutMs / 1000)),
+            '--report_dir',
+            dir,
+          ],
+          dir,
+          engine.env,
+        ).finally(engine.stop);
   writeFileSync(join(dir, 'run_evaluation.log'), ran.output);
   return checked.map(({ p, g, slipped }) => {
     const base = { ...ungraded(p.instance_id, p.model_patch, slipped), guard: g?.flags ?? [] };
@@ -54,14 +107,33 @@ export async function gradeWithSwebench(tasks: GradeTask[], predictions: Predict
     if (!g!.patch.trim()) return { ...base, status: 'unresolved', patch_successfully_applied: true };
     if (slipped) return base;
     const path = join(dir, 'logs', 'run_evaluation', o.runId, model, p.instance_id, 'report.json');
-    if (!existsSync(path)) return { ...base, error: `the official harness wrote no report (${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})` };
-    const official = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Omit<InstanceReport, 'instance_id' | 'status' | 'error' | 'guard' | 'test_seconds'>>)[p.instance_id];
-    return { ...base, ...official, tests_status: official.tests_status ?? null, status: official.resolved ? 'resolved' : 'unresolved' };
+    if (!existsSync(path))
+      return {
+        ...base,
+        error: `the official harness wrote no report (${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})`,
+      };
+    const official = (
+      JSON.parse(readFileSync(path, 'utf8')) as Record<
+        string,
+        Omit<InstanceReport, 'instance_id' | 'status' | 'error' | 'guard' | 'test_seconds'>
+      >
+    )[p.instance_id];
+    return {
+      ...base,
+      ...official,
+      tests_status: official.tests_status ?? null,
+      status: official.resolved ? 'resolved' : 'unresolved',
+    };
   });
 }
 
 /** Runs the official harness; its output kept, its failure (a missing package, no Docker) as one line. */
-function runOfficial(python: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ output: string; reason: string | null }> {
+function runOfficial(
+  python: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ output: string; reason: string | null }> {
   return new Promise((resolve) => {
     const child = spawn(python, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -71,8 +143,11 @@ function runOfficial(python: string, args: string[], cwd: string, env: NodeJS.Pr
     child.on('close', (code) => {
       if (code === 0) return resolve({ output, reason: null });
       const last = output.trim().split('\n').filter(Boolean).pop() ?? '';
-      const hint = /No module named .?swebench/.test(output) ? ' (install the official package: pip install swebench, or set ALIGHT_SWEBENCH_PYTHON)'
-        : /docker|Docker|connection refused|FileNotFoundError/.test(output) ? ' (the official harness needs a running Docker engine)' : '';
+      const hint = /No module named .?swebench/.test(output)
+        ? ' (install the official package: pip install swebench, or set ALIGHT_SWEBENCH_PYTHON)'
+        : /docker|Docker|connection refused|FileNotFoundError/.test(output)
+          ? ' (the official harness needs a running Docker engine)'
+          : '';
       resolve({ output, reason: `swebench exited ${code}: ${last.slice(0, 300)}${hint}` });
     });
   });

@@ -1,6 +1,15 @@
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { protectedReason, type GuardResult } from './guards.js';
+import { type GuardResult, protectedReason } from './guards.js';
 
 /**
  * The workspace judged after the prediction was applied, whatever applied it (git, GNU patch with its own reading of
@@ -8,7 +17,12 @@ import { protectedReason, type GuardResult } from './guards.js';
  * it. Protected paths, new or retargeted symlinks and files that shadow a module the test run imports are reverted
  * and flagged.
  */
-export interface Entry { kind: 'file' | 'dir' | 'link'; size: number; mtimeMs: number; target?: string }
+export interface Entry {
+  kind: 'file' | 'dir' | 'link';
+  size: number;
+  mtimeMs: number;
+  target?: string;
+}
 export type Tree = Map<string, Entry>;
 
 export function snapshot(root: string): Tree {
@@ -19,7 +33,12 @@ export function snapshot(root: string): Tree {
       if (path === '.git') continue;
       const st = lstatSync(join(root, path));
       const kind = st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : 'file';
-      tree.set(path, { kind, size: st.size, mtimeMs: st.mtimeMs, ...(kind === 'link' && { target: readlinkSync(join(root, path)) }) });
+      tree.set(path, {
+        kind,
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        ...(kind === 'link' && { target: readlinkSync(join(root, path)) }),
+      });
       if (kind === 'dir') walk(path);
     }
   };
@@ -32,7 +51,13 @@ export function changedPaths(before: Tree, after: Tree): string[] {
   const changed = new Set<string>();
   for (const [path, e] of after) {
     const b = before.get(path);
-    if (!b || b.kind !== e.kind || b.target !== e.target || (e.kind === 'file' && (b.size !== e.size || b.mtimeMs !== e.mtimeMs))) changed.add(path);
+    if (
+      !b ||
+      b.kind !== e.kind ||
+      b.target !== e.target ||
+      (e.kind === 'file' && (b.size !== e.size || b.mtimeMs !== e.mtimeMs))
+    )
+      changed.add(path);
   }
   for (const path of before.keys()) if (!after.has(path)) changed.add(path);
   return [...changed].sort();
@@ -51,7 +76,8 @@ export interface JudgeContext {
 type Flag = GuardResult['flags'][number];
 
 function reason(path: string, before: Entry | undefined, after: Entry | undefined, cx: JudgeContext): string | null {
-  if (after?.kind === 'link' && before?.target !== after.target) return `a new or retargeted symlink (to ${after.target}) can lead writes into protected paths`;
+  if (after?.kind === 'link' && before?.target !== after.target)
+    return `a new or retargeted symlink (to ${after.target}) can lead writes into protected paths`;
   const slash = path.lastIndexOf('/');
   const [dir, name] = slash === -1 ? ['', path] : [path.slice(0, slash), path.slice(slash + 1)];
   const module = name.replace(/\.py$/, '');
@@ -77,7 +103,12 @@ function revert(ws: string, path: string, tree: Tree, cx: JudgeContext): void {
  * removal is the flag's `removed`; with `allowTestEdits` protected paths stay, flagged; links and shadowing never do).
  * `kept`: the changed files left in place, for the content checks.
  */
-export function judgeTree(ws: string, before: Tree, cx: JudgeContext, allowTestEdits: boolean): { flags: Flag[]; kept: string[] } {
+export function judgeTree(
+  ws: string,
+  before: Tree,
+  cx: JudgeContext,
+  allowTestEdits: boolean,
+): { flags: Flag[]; kept: string[] } {
   const after = snapshot(ws);
   const flags: Flag[] = [];
   const reverted: string[] = [];
@@ -100,13 +131,19 @@ export function judgeTree(ws: string, before: Tree, cx: JudgeContext, allowTestE
 /** New lines of a changed file (not in the base's), for the content checks. */
 export function addedLines(ws: string, path: string, cx: JudgeContext): string[] {
   const base = new Set((cx.base(path) ?? '').split('\n'));
-  return readFileSync(join(ws, path), 'utf8').split('\n').filter((l) => !base.has(l));
+  return readFileSync(join(ws, path), 'utf8')
+    .split('\n')
+    .filter((l) => !base.has(l));
 }
 
 /** Non-test code reaching into the test framework: importing it, defining its hooks, reading its state, skipping. */
-const frameworkAccess = /\b(import\s+(pytest|_pytest|pluggy)\b|from\s+(pytest|_pytest|pluggy)\b|__import__\(\s*['"](pytest|_pytest|pluggy)|def\s+pytest_\w+|PYTEST_CURRENT_TEST|sys\.modules\s*\[\s*['"](pytest|_pytest)|(xfail|importorskip)\s*\()/;
+const frameworkAccess =
+  /\b(import\s+(pytest|_pytest|pluggy)\b|from\s+(pytest|_pytest|pluggy)\b|__import__\(\s*['"](pytest|_pytest|pluggy)|def\s+pytest_\w+|PYTEST_CURRENT_TEST|sys\.modules\s*\[\s*['"](pytest|_pytest)|(xfail|importorskip)\s*\()/;
 
 /** Of the changed files judgeTree kept, the non-test Python files whose new lines reach into the test framework. */
 export function frameworkAccessFiles(ws: string, kept: string[], cx: JudgeContext): string[] {
-  return kept.filter((p) => p.endsWith('.py') && protectedReason(p) === null && addedLines(ws, p, cx).some((l) => frameworkAccess.test(l)));
+  return kept.filter(
+    (p) =>
+      p.endsWith('.py') && protectedReason(p) === null && addedLines(ws, p, cx).some((l) => frameworkAccess.test(l)),
+  );
 }

@@ -1,11 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'alight', GIT_AUTHOR_EMAIL: 'alight@localhost', GIT_COMMITTER_NAME: 'alight',
-  GIT_COMMITTER_EMAIL: 'alight@localhost', GIT_CONFIG_NOSYSTEM: '1' };
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'alight',
+  GIT_AUTHOR_EMAIL: 'alight@localhost',
+  GIT_COMMITTER_NAME: 'alight',
+  GIT_COMMITTER_EMAIL: 'alight@localhost',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
 
 /** git's environment for a folder: it never looks above it for a repository (a workspace under the user's repo stays apart). */
 export function gitEnvFor(cwd: string): NodeJS.ProcessEnv {
@@ -13,7 +19,14 @@ export function gitEnvFor(cwd: string): NodeJS.ProcessEnv {
 }
 
 export function git(cwd: string, args: string[], input?: string): string {
-  return execFileSync('git', args, { cwd, env: gitEnvFor(cwd), encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
+  return execFileSync('git', args, {
+    cwd,
+    env: gitEnvFor(cwd),
+    encoding: 'utf8',
+    input,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    maxBuffer: 256 << 20,
+  });
 }
 
 /** Where a repository's history lives under `--repos`: a clone `owner__name/` or a bundle `owner__name.bundle`. */
@@ -49,7 +62,11 @@ export function freshWorkspace(source: string, commit: string, dest: string, his
 export function fileAt(source: string, commit: string, file: string): string | undefined {
   const repo = historyRepo(source);
   try {
-    return execFileSync('git', ['-C', repo, 'show', `${commit}:${file}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
+    return execFileSync('git', ['-C', repo, 'show', `${commit}:${file}`], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 256 << 20,
+    });
   } catch {
     return undefined;
   }
@@ -59,7 +76,13 @@ export function fileAt(source: string, commit: string, file: string): string | u
  * beside a workspace, where an agent could read the future from it). */
 function historyRepo(source: string): string {
   if (!source.endsWith('.bundle')) return source;
-  const dest = join(homedir(), '.cache', 'alight', 'bundles', `${basename(source)}-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 12)}`);
+  const dest = join(
+    homedir(),
+    '.cache',
+    'alight',
+    'bundles',
+    `${basename(source)}-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 12)}`,
+  );
   if (!existsSync(dest)) {
     mkdirSync(dirname(dest), { recursive: true });
     execFileSync('git', ['clone', '-q', '--bare', source, `${dest}.tmp`], { env: gitEnv });

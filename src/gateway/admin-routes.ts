@@ -1,11 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { upstreamKinds } from '../config/schema.js';
+import { smallBody as adminBody, decodePathPart, HttpError, parseBody, readJson, sendJson } from '../http.js';
 import { rolloutModes, rolloutStates } from '../rollouts/state.js';
 import { rolloutTrace } from '../traces/export.js';
-import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody as adminBody } from '../http.js';
-import type { GatewayState } from './server.js';
-
+import type { GatewayState } from './state.js';
 
 const newRollout = z.object({
   run: z.string().min(1).default('default'),
@@ -28,14 +27,24 @@ const endpoint = z.object({
 });
 
 /** Routes under `/api/`, already authorised by the admin key. */
-export async function handleAdmin(state: GatewayState, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleAdmin(
+  state: GatewayState,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const method = req.method ?? 'GET';
   const rolloutMatch = /^\/api\/rollouts\/([^/]+)(\/trace)?$/.exec(path);
 
   if (method === 'POST' && path === '/api/rollouts') {
     const body = parseBody(newRollout, await readJson(req, adminBody));
     const { rollout, token } = state.rollouts.create({
-      run: body.run, taskId: body.task_id, groupId: body.group_id, attempt: body.attempt, mode: body.mode, task: body.task,
+      run: body.run,
+      taskId: body.task_id,
+      groupId: body.group_id,
+      attempt: body.attempt,
+      mode: body.mode,
+      task: body.task,
     });
     const base = `${req.headers.host ? `http://${req.headers.host}` : state.url}/r/${token}`;
     return sendJson(res, 201, { rollout_id: rollout.id, token, base_url: base, openai_base_url: `${base}/v1` });
@@ -44,14 +53,22 @@ export async function handleAdmin(state: GatewayState, path: string, req: Incomi
     const id = decodePathPart(rolloutMatch[1]);
     const rollout = state.rollouts.get(id);
     if (!rollout) throw new HttpError(404, `no rollout ${id}`, 'not_found_error');
-    if (method === 'GET' && rolloutMatch[2]) return sendJson(res, 200, rolloutTrace(state.calls.store, id));
+    if (method === 'GET' && rolloutMatch[2]) return sendJson(res, 200, rolloutTrace(state.context.store, id));
     if (method === 'GET') {
-      return sendJson(res, 200, { ...rollout, reward: state.calls.store.lastReward(id)?.value ?? null, calls: state.calls.store.calls.count(id) });
+      return sendJson(res, 200, {
+        ...rollout,
+        reward: state.context.store.lastReward(id)?.value ?? null,
+        calls: state.context.store.calls.count(id),
+      });
     }
     if (method === 'PATCH' && !rolloutMatch[2]) {
       const body = parseBody(patchRollout, await readJson(req, adminBody));
       try {
-        return sendJson(res, 200, state.rollouts.transition(id, body.state, { exitCode: body.exit_code, error: body.error }));
+        return sendJson(
+          res,
+          200,
+          state.rollouts.transition(id, body.state, { exitCode: body.exit_code, error: body.error }),
+        );
       } catch (err) {
         throw new HttpError(409, (err as Error).message);
       }
@@ -59,14 +76,20 @@ export async function handleAdmin(state: GatewayState, path: string, req: Incomi
   }
   if (method === 'POST' && path === '/api/endpoints') {
     const body = parseBody(endpoint, await readJson(req, adminBody));
-    return sendJson(res, 200, state.endpoints.upsert({ url: body.url, model: body.model ?? null, version: body.version, kind: body.kind }));
+    return sendJson(
+      res,
+      200,
+      state.endpoints.upsert({ url: body.url, model: body.model ?? null, version: body.version, kind: body.kind }),
+    );
   }
-  if (method === 'POST' && path === '/api/pause') { state.paused = true; return sendJson(res, 200, stateOf(state)); }
-  if (method === 'POST' && path === '/api/resume') { state.paused = false; return sendJson(res, 200, stateOf(state)); }
-  if (method === 'GET' && path === '/api/state') return sendJson(res, 200, stateOf(state));
+  if (method === 'POST' && path === '/api/pause') {
+    state.pause();
+    return sendJson(res, 200, state.snapshot());
+  }
+  if (method === 'POST' && path === '/api/resume') {
+    state.resume();
+    return sendJson(res, 200, state.snapshot());
+  }
+  if (method === 'GET' && path === '/api/state') return sendJson(res, 200, state.snapshot());
   throw new HttpError(404, `no route ${method} ${path}`, 'not_found_error');
-}
-
-export function stateOf(state: GatewayState): { paused: boolean; inflight: number; cachedRollouts: number } {
-  return { paused: state.paused, inflight: state.aborts.size, cachedRollouts: state.calls.store.calls.cachedRollouts };
 }

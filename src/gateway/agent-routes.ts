@@ -1,18 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { isTerminal } from '../rollouts/state.js';
 import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody } from '../http.js';
-import { handleModelCall } from './model-call.js';
-import { countTokens } from './count-tokens.js';
-import { protocolFor, type Protocol } from './protocols/index.js';
-import type { GatewayState } from './server.js';
+import { isTerminal } from '../rollouts/state.js';
 import type { RolloutRow } from '../store/store.js';
+import { countTokens } from './count-tokens.js';
+import { handleModelCall } from './model-call.js';
+import { type Protocol, protocolFor } from './protocols/index.js';
+import type { GatewayState } from './state.js';
 
 const rewardBody = z.object({ value: z.number().finite(), reason: z.string().optional() });
 const eventBody = z.object({ type: z.string().min(1), data: z.record(z.string(), z.unknown()).default({}) });
 
 /** Routes under `/r/{token}/`: the token is the only credential and reaches its own rollout alone. */
-export async function handleAgent(state: GatewayState, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleAgent(
+  state: GatewayState,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const match = /^\/r\/([^/]+)\/(.*)$/.exec(path) ?? /^\/r\/([^/]+)()$/.exec(path);
   if (!match) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
   const rest = match[2];
@@ -27,8 +32,14 @@ export async function handleAgent(state: GatewayState, path: string, req: Incomi
   }
 }
 
-async function agentRoute(state: GatewayState, token: string, rest: string, protocol: Protocol | undefined,
-  req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function agentRoute(
+  state: GatewayState,
+  token: string,
+  rest: string,
+  protocol: Protocol | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const rollout = live(state, token);
   if (protocol) return modelCall(state, token, rollout, protocol, req, res);
   // Claude Code checks that its base URL answers before it starts.
@@ -41,33 +52,48 @@ async function agentRoute(state: GatewayState, token: string, rest: string, prot
   // Any name the harness uses reaches the served model (the gateway pins it), so any name is answered.
   if (named) return sendJson(res, 200, { id: decodePathPart(named[1]), object: 'model', owned_by: 'alight' });
   if (req.method === 'POST' && rest === 'v1/messages/count_tokens') {
-    const body = await readJson(req, state.calls.bodyLimit);
+    const body = await readJson(req, state.context.bodyLimit);
     const endpoint = state.endpoints.pick(rollout.id);
-    const native = endpoint.kind !== 'vllm' && state.calls.nativeProtocols;
-    const counted = await countTokens(state.calls.upstream, endpoint, body, state.calls.memories.for(rollout.id), AbortSignal.timeout(30_000), native);
+    const native = endpoint.kind !== 'vllm' && state.context.nativeProtocols;
+    const counted = await countTokens(
+      state.context.upstream,
+      endpoint,
+      body,
+      state.context.memories.for(rollout.id),
+      AbortSignal.timeout(30_000),
+      native,
+    );
     return sendJson(res, 200, counted);
   }
   if (req.method === 'POST' && rest === 'reward') {
     const { value, reason } = parseBody(rewardBody, await readJson(req, smallBody));
-    state.calls.store.addReward(rollout.id, value, reason ?? null, 'harness');
+    state.context.store.addReward(rollout.id, value, reason ?? null, 'harness');
     return sendJson(res, 200, { ok: true });
   }
   if (req.method === 'POST' && rest === 'events') {
     const { type, data } = parseBody(eventBody, await readJson(req, smallBody));
-    state.calls.store.addEvent(rollout.id, type, data);
+    state.context.store.addEvent(rollout.id, type, data);
     return sendJson(res, 200, { ok: true });
   }
   // A harness that speaks a protocol the gateway does not serve ends with no calls: the event says what it asked for
   // (the path without its query string, which could carry a secret).
-  state.calls.store.addEvent(rollout.id, 'unserved-route', { method: req.method, path: `/${rest.split('?')[0]}` });
+  state.context.store.addEvent(rollout.id, 'unserved-route', { method: req.method, path: `/${rest.split('?')[0]}` });
   throw new HttpError(404, `no route ${req.method} /r/<token>/${rest}`, 'not_found_error');
 }
 
-async function modelCall(state: GatewayState, token: string, rollout: RolloutRow, protocol: Protocol,
-  req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function modelCall(
+  state: GatewayState,
+  token: string,
+  rollout: RolloutRow,
+  protocol: Protocol,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   if (state.paused) {
-    if (!(await heldUntilResumed(state))) {
-      throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', { 'retry-after': '1' });
+    if (!(await state.holdUntilResumed())) {
+      throw new HttpError(429, 'the gateway is paused (weights are being updated); retry shortly', 'rate_limit_error', {
+        'retry-after': '1',
+      });
     }
     // While held, the harness may have gone (killed, timed out) and its rollout ended: look again.
     if (res.destroyed || req.socket.destroyed) return;
@@ -78,25 +104,10 @@ async function modelCall(state: GatewayState, token: string, rollout: RolloutRow
   res.on('close', () => {
     if (!res.writableFinished) abort.abort(new Error('the harness disconnected before the answer was complete'));
   });
-  state.aborts.add(abort);
-  try {
-    return await handleModelCall(state.calls, rollout, state.calls.store.calls.nextSeq(rollout.id), protocol, req, res, abort.signal);
-  } finally {
-    state.aborts.delete(abort);
-  }
-}
-
-/** Waits (up to the gateway's hold) for a resume; true if the gateway is taking calls again. */
-async function heldUntilResumed(state: GatewayState): Promise<boolean> {
-  if (state.holdWhilePausedMs <= 0) return false;
-  let wake = (): void => {};
-  const resumed = new Promise<void>((resolve) => { wake = resolve; });
-  state.held.add(wake);
-  const timer = setTimeout(wake, state.holdWhilePausedMs);
-  await resumed;
-  clearTimeout(timer);
-  state.held.delete(wake);
-  return !state.paused;
+  const calls = state.context;
+  return state.abortable(abort, () =>
+    handleModelCall(calls, rollout, calls.store.calls.nextSeq(rollout.id), protocol, req, res, abort.signal),
+  );
 }
 
 /** The token's rollout, if it may still call: an unknown token is 401, an ended rollout 403. */
@@ -104,7 +115,11 @@ function live(state: GatewayState, token: string): RolloutRow {
   const rollout = state.rollouts.resolve(token);
   if (!rollout) throw new HttpError(401, 'unknown rollout token', 'authentication_error');
   if (isTerminal(rollout.state)) {
-    throw new HttpError(403, `rollout ${rollout.id} has ended (${rollout.state}); its token no longer works`, 'permission_error');
+    throw new HttpError(
+      403,
+      `rollout ${rollout.id} has ended (${rollout.state}); its token no longer works`,
+      'permission_error',
+    );
   }
   return rollout;
 }

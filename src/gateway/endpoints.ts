@@ -34,7 +34,8 @@ export class Endpoints {
 
   /** The endpoint for a rollout's call: the same for every call of the rollout (while the registry is unchanged). */
   pick(rolloutId: string): Endpoint {
-    if (this.list.length === 0) throw new HttpError(503, 'no upstream endpoint is registered (POST /api/endpoints)', 'upstream_error');
+    if (this.list.length === 0)
+      throw new HttpError(503, 'no upstream endpoint is registered (POST /api/endpoints)', 'upstream_error');
     let hash = 0;
     for (let i = 0; i < rolloutId.length; i++) hash = (Math.imul(hash, 31) + rolloutId.charCodeAt(i)) >>> 0;
     return this.list[hash % this.list.length];

@@ -2,12 +2,12 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { errorMessage } from '../errors.js';
-import type { CallStatus } from '../store/calls.js';
 import { HttpError, sendJson } from '../http.js';
+import type { CallStatus } from '../store/calls.js';
 import type { Endpoint } from './endpoints.js';
 import type { Extracted, HarnessView, Protocol } from './protocols/index.js';
 import { SseSplitter } from './sse.js';
-import { readWhole, UpstreamStatusError, versionOf, type UpstreamClient } from './upstream.js';
+import { readWhole, type UpstreamClient, UpstreamStatusError, versionOf } from './upstream.js';
 
 export interface Outcome {
   status: CallStatus;
@@ -57,7 +57,11 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
   const body = c.view().whole(parsed);
   const text = body ? JSON.stringify(body) : answer.text;
   return {
-    status: 'ok', httpStatus: answer.status, error: null, extracted, version: answer.version,
+    status: 'ok',
+    httpStatus: answer.status,
+    error: null,
+    extracted,
+    version: answer.version,
     reply: () => c.res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text),
   };
 }
@@ -76,7 +80,11 @@ export async function streamCall(c: Relayed): Promise<Outcome> {
     const type = String(up.headers['content-type'] ?? '');
     if (!type.includes('text/event-stream')) {
       await up.body.dump();
-      throw new HttpError(502, `the upstream answered a streaming request with ${type || 'no content type'}, not an event stream`, 'upstream_error');
+      throw new HttpError(
+        502,
+        `the upstream answered a streaming request with ${type || 'no content type'}, not an event stream`,
+        'upstream_error',
+      );
     }
     version = versionOf(up.headers);
     const splitter = new SseSplitter();
@@ -86,14 +94,20 @@ export async function streamCall(c: Relayed): Promise<Outcome> {
         // Everything one read brought goes to the harness in one write: per-event writes cost more than parsing.
         let out = '';
         for (const event of splitter.push(bytes)) {
-          if (event.data === '[DONE]') { sawDone = true; continue; }
+          if (event.data === '[DONE]') {
+            sawDone = true;
+            continue;
+          }
           const chunk = event.data ? parseChunk(event.data) : null;
           if (chunk?.error) upstreamError = errorText(chunk.error);
           else if (chunk) assembler.push(chunk);
           out += chunk ? view.event(event.raw, chunk) : event.raw;
         }
         if (!out) continue;
-        if (!relayed) { res.writeHead(200, sseHeaders); relayed = true; }
+        if (!relayed) {
+          res.writeHead(200, sseHeaders);
+          relayed = true;
+        }
         if (!res.write(out)) await once(res, 'drain', { signal });
       }
     } catch (err) {
@@ -109,12 +123,24 @@ export async function streamCall(c: Relayed): Promise<Outcome> {
     if (!relayed || signal.aborted) return failed(c, err, assembler.result());
     return streamBroken(res, view, `the upstream failed mid-stream: ${errorMessage(err)}`, assembler.result());
   }
-  if (upstreamError) return { status: 'error', httpStatus: 200, error: upstreamError, extracted: assembler.result(), version, reply: () => res.end() };
+  if (upstreamError)
+    return {
+      status: 'error',
+      httpStatus: 200,
+      error: upstreamError,
+      extracted: assembler.result(),
+      version,
+      reply: () => res.end(),
+    };
   if (!sawDone && !assembler.finished()) {
     return streamBroken(res, view, 'the upstream ended the stream before the answer was finished', assembler.result());
   }
   return {
-    status: 'ok', httpStatus: 200, error: null, extracted: assembler.result(), version,
+    status: 'ok',
+    httpStatus: 200,
+    error: null,
+    extracted: assembler.result(),
+    version,
     reply: () => {
       if (!relayed) res.writeHead(200, sseHeaders);
       res.end(view.end(sawDone) || undefined);
@@ -126,8 +152,14 @@ function parseChunk(data: string): Record<string, unknown> {
   try {
     const chunk = JSON.parse(data);
     if (typeof chunk === 'object' && chunk !== null) return chunk;
-  } catch { /* reported below */ }
-  throw new HttpError(502, `the upstream sent an event that is not a JSON object: ${data.slice(0, 200)}`, 'upstream_error');
+  } catch {
+    /* reported below */
+  }
+  throw new HttpError(
+    502,
+    `the upstream sent an event that is not a JSON object: ${data.slice(0, 200)}`,
+    'upstream_error',
+  );
 }
 
 function errorText(error: unknown): string {
@@ -140,32 +172,59 @@ function streamBroken(res: ServerResponse, view: HarnessView, message: string, e
   return { status: 'error', httpStatus: 502, error: message, extracted, reply: () => res.end(view.broken(message)) };
 }
 
-export function errorOutcome(c: Pick<Relayed, 'res' | 'protocol'>, status: number, message: string, extracted: Extracted | null = null): Outcome {
+export function errorOutcome(
+  c: Pick<Relayed, 'res' | 'protocol'>,
+  status: number,
+  message: string,
+  extracted: Extracted | null = null,
+): Outcome {
   return {
-    status: 'error', httpStatus: status, error: message, extracted,
-    reply: () => sendJson(c.res, status, c.protocol.errorBody(status, message, status >= 500 ? 'upstream_error' : 'invalid_request_error')),
+    status: 'error',
+    httpStatus: status,
+    error: message,
+    extracted,
+    reply: () =>
+      sendJson(
+        c.res,
+        status,
+        c.protocol.errorBody(status, message, status >= 500 ? 'upstream_error' : 'invalid_request_error'),
+      ),
   };
 }
 
 /** An upstream's own error message, for a harness that speaks another protocol than the upstream. */
 function upstreamMessage(body: string): string {
   try {
-    const message = (JSON.parse(body) as { error?: { message?: unknown }; message?: unknown });
+    const message = JSON.parse(body) as { error?: { message?: unknown }; message?: unknown };
     const text = message.error?.message ?? message.message;
     if (typeof text === 'string') return text;
-  } catch { /* the raw text below */ }
+  } catch {
+    /* the raw text below */
+  }
   return body.slice(0, 500);
 }
 
 function failed(c: Relayed, err: unknown, extracted: Extracted | null = null): Outcome {
   const { res, signal } = c;
-  if (signal.aborted) return { status: 'error', httpStatus: null, error: errorMessage(signal.reason), extracted, reply: () => res.end() };
+  if (signal.aborted)
+    return { status: 'error', httpStatus: null, error: errorMessage(signal.reason), extracted, reply: () => res.end() };
   if (err instanceof UpstreamStatusError) {
     const error = `upstream answered HTTP ${err.status}: ${err.body.slice(0, 500)}`;
-    const headers = { 'content-type': 'application/json', ...(err.retryAfterS !== null && { 'retry-after': String(err.retryAfterS) }) };
+    const headers = {
+      'content-type': 'application/json',
+      ...(err.retryAfterS !== null && { 'retry-after': String(err.retryAfterS) }),
+    };
     // The upstream's error body is relayed as it is to a harness of its own protocol, else put in the harness's shape.
-    const body = c.protocol.translated ? JSON.stringify(c.protocol.errorBody(err.status, upstreamMessage(err.body), 'upstream_error')) : err.body;
-    return { status: 'error', httpStatus: err.status, error, extracted, reply: () => res.writeHead(err.status, headers).end(body) };
+    const body = c.protocol.translated
+      ? JSON.stringify(c.protocol.errorBody(err.status, upstreamMessage(err.body), 'upstream_error'))
+      : err.body;
+    return {
+      status: 'error',
+      httpStatus: err.status,
+      error,
+      extracted,
+      reply: () => res.writeHead(err.status, headers).end(body),
+    };
   }
   if (err instanceof HttpError) return errorOutcome(c, err.status, err.message, extracted);
   return errorOutcome(c, 502, `the upstream request failed: ${errorMessage(err)}`, extracted);

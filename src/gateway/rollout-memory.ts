@@ -1,6 +1,6 @@
+import { IdleCache } from '../store/idle-cache.js';
 import type { RolloutMemory } from './protocols/index.js';
 import { chatAnswer } from './protocols/translate.js';
-import { IdleCache } from '../store/idle-cache.js';
 
 type Obj = Record<string, unknown>;
 type Exchange = { request: Obj; response: Obj };
@@ -32,7 +32,11 @@ export class RolloutMemories {
   private readonly byRollout: IdleCache<Kept>;
 
   /** `report` records, once per rollout, what a translation left out. */
-  constructor(private readonly report: (rolloutId: string, kind: string, names: string[]) => void, rollouts: number, idleMs: number) {
+  constructor(
+    private readonly report: (rolloutId: string, kind: string, names: string[]) => void,
+    rollouts: number,
+    idleMs: number,
+  ) {
     this.byRollout = new IdleCache(rollouts, idleMs);
   }
 
@@ -69,7 +73,11 @@ export class RolloutMemories {
 
   private kept(rolloutId: string): Kept {
     let k = this.byRollout.get(rolloutId);
-    if (!k) this.byRollout.set(rolloutId, (k = { responses: new Map(), items: new Map(), toolArguments: new Map(), reported: new Set() }));
+    if (!k)
+      this.byRollout.set(
+        rolloutId,
+        (k = { responses: new Map(), items: new Map(), toolArguments: new Map(), reported: new Set() }),
+      );
     return k;
   }
 }

@@ -2,15 +2,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.js';
 import { AlightError, ExitCode, errorMessage } from '../errors.js';
+import { HttpError, hasBearer, listen, sendError, sendJson } from '../http.js';
 import { Rollouts } from '../rollouts/service.js';
 import type { Store } from '../store/store.js';
-import { handleAdmin, stateOf } from './admin-routes.js';
+import { handleAdmin } from './admin-routes.js';
 import { handleAgent } from './agent-routes.js';
-import { nextRequestOn } from './model-call.js';
 import { Endpoints } from './endpoints.js';
-import { hasBearer, HttpError, listen, sendError, sendJson } from '../http.js';
-import type { CallContext, CallEvent } from './model-call.js';
+import type { CallEvent } from './model-call.js';
+import { nextRequestOn } from './model-call.js';
 import { RolloutMemories } from './rollout-memory.js';
+import { GatewayState } from './state.js';
 import { UpstreamClient } from './upstream.js';
 
 const minAdminKeyLength = 16;
@@ -41,22 +42,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Shared by the route modules. */
-export interface GatewayState {
-  /** Where the gateway listens, known once it does. */
-  url: string;
-  rollouts: Rollouts;
-  endpoints: Endpoints;
-  calls: CallContext;
-  paused: boolean;
-  holdWhilePausedMs: number;
-  /** Calls held while paused, released by resume (or close). */
-  held: Set<() => void>;
-  /** Every request being handled; `aborts` holds the model calls among them. */
-  requests: Set<Promise<void>>;
-  aborts: Set<AbortController>;
-}
-
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { store } = options;
   if (options.adminKey.length < minAdminKeyLength) {
@@ -73,67 +58,53 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
   const { cacheRollouts, cacheIdleS } = options.gateway;
   store.calls.boundCache(cacheRollouts, cacheIdleS * 1000);
-  const memories = new RolloutMemories((rolloutId, kind, names) => store.addEvent(rolloutId, 'untranslated', { kind, names }), cacheRollouts, cacheIdleS * 1000);
-  const state: GatewayState = {
-    url: '',
-    rollouts: new Rollouts(store, (id) => memories.forget(id)),
+  const memories = new RolloutMemories(
+    (rolloutId, kind, names) => store.addEvent(rolloutId, 'untranslated', { kind, names }),
+    cacheRollouts,
+    cacheIdleS * 1000,
+  );
+  const rollouts = new Rollouts(store, (id) => memories.forget(id));
+  const state = new GatewayState(
+    rollouts,
     endpoints,
-    paused: false,
-    holdWhilePausedMs: options.holdWhilePausedMs ?? 0,
-    held: new Set(),
-    requests: new Set(),
-    aborts: new Set(),
-    calls: {
-      store, upstream, endpoints, memories, nativeProtocols: options.upstream.nativeProtocols,
+    {
+      store,
+      upstream,
+      endpoints,
+      memories,
+      nativeProtocols: options.upstream.nativeProtocols,
       bodyLimit: Math.floor(options.gateway.bodyLimitMb * 1024 * 1024),
       onCall: options.onCall ?? (() => {}),
     },
-  };
+    options.holdWhilePausedMs ?? 0,
+  );
 
   const server = createServer((req, res) => {
     nextRequestOn(req);
-    const done = route(state, options.adminKey, req, res).catch((err) => {
-      sendError(res, err instanceof HttpError ? err : new HttpError(500, `gateway error: ${errorMessage(err)}`, 'server_error'));
-    });
-    state.requests.add(done);
-    void done.finally(() => state.requests.delete(done));
+    state.track(
+      route(state, options.adminKey, req, res).catch((err) => {
+        sendError(
+          res,
+          err instanceof HttpError ? err : new HttpError(500, `gateway error: ${errorMessage(err)}`, 'server_error'),
+        );
+      }),
+    );
   });
   server.keepAliveTimeout = 65_000;
   const port = await listen(server, options.gateway.host, options.gateway.port);
   const { address, family } = server.address() as AddressInfo;
   state.url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
 
-  const release = (): void => {
-    for (const wake of state.held) wake();
-    state.held.clear();
-  };
-  const settle = async (timeoutMs: number): Promise<void> => {
-    const deadline = Date.now() + timeoutMs;
-    while (state.requests.size > 0 && Date.now() < deadline) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...state.requests]), new Promise((r) => { timer = setTimeout(r, deadline - Date.now()); })]);
-      clearTimeout(timer);
-    }
-  };
-
   return {
     url: state.url,
-    rollouts: state.rollouts,
+    rollouts,
     endpoints,
-    state: () => stateOf(state),
-    pause: () => { state.paused = true; },
-    resume: () => { state.paused = false; release(); },
-    async drain(timeoutMs) {
-      state.paused = true;
-      // Held calls wait for the resume: only the model calls already under way are waited for.
-      const deadline = Date.now() + timeoutMs;
-      while (state.aborts.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    },
+    state: () => state.snapshot(),
+    pause: () => state.pause(),
+    resume: () => state.resume(),
+    drain: (timeoutMs) => state.drain(timeoutMs),
     async close() {
-      state.paused = true;
-      release();
-      for (const abort of state.aborts) abort.abort(new Error('interrupted: the gateway shut down'));
-      await settle(10_000);
+      await state.stop(10_000);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await upstream.close();

@@ -1,22 +1,37 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
 import type { Endpoint } from './endpoints.js';
 
 /** An upstream answer with an HTTP error status; retried when the status says "try again". */
 export class UpstreamStatusError extends Error {
-  constructor(readonly status: number, readonly body: string, readonly retryAfterS: number | null) {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    readonly retryAfterS: number | null,
+  ) {
     super(`upstream answered HTTP ${status}`);
   }
 }
 
 const retryStatuses = new Set([408, 429, 500, 502, 503, 504]);
-const retryCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+const retryCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
 
 export function isRetryable(err: unknown): boolean {
   if (err instanceof UpstreamStatusError) return retryStatuses.has(err.status);
-  const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  const code =
+    (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
   return code !== undefined && retryCodes.has(code);
 }
 
@@ -32,7 +47,10 @@ export type Consume<T> = (res: Dispatcher.ResponseData) => Promise<T>;
 export class UpstreamClient {
   private readonly agent: Agent;
 
-  constructor(private readonly config: UpstreamConfig, private readonly apiKey: string | undefined) {
+  constructor(
+    private readonly config: UpstreamConfig,
+    private readonly apiKey: string | undefined,
+  ) {
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       headersTimeout: config.timeoutS * 1000,
@@ -41,7 +59,13 @@ export class UpstreamClient {
     });
   }
 
-  async post<T>(endpoint: Endpoint, path: string, payload: string, signal: AbortSignal, consume: Consume<T>): Promise<T> {
+  async post<T>(
+    endpoint: Endpoint,
+    path: string,
+    payload: string,
+    signal: AbortSignal,
+    consume: Consume<T>,
+  ): Promise<T> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     // A path from the root (vLLM's /tokenize) or, as usual, after the endpoint's /v1.
@@ -62,7 +86,11 @@ export class UpstreamClient {
   async models(baseUrl: string): Promise<string[]> {
     try {
       const headers: Record<string, string> = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
-      const res = await request(`${baseUrl.replace(/\/+$/, '')}/models`, { headers, dispatcher: this.agent, signal: AbortSignal.timeout(5000) });
+      const res = await request(`${baseUrl.replace(/\/+$/, '')}/models`, {
+        headers,
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(5000),
+      });
       const body = (await res.body.json()) as { data?: { id?: unknown }[] };
       return (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
     } catch {
@@ -87,7 +115,9 @@ export function versionOf(headers: Dispatcher.ResponseData['headers']): number |
 }
 
 /** Reads a response whole, throwing on an error status so that the retry loop sees it. */
-export async function readWhole(res: Dispatcher.ResponseData): Promise<{ status: number; text: string; version: number | null }> {
+export async function readWhole(
+  res: Dispatcher.ResponseData,
+): Promise<{ status: number; text: string; version: number | null }> {
   const text = await res.body.text();
   if (res.statusCode >= 400) throw new UpstreamStatusError(res.statusCode, text, retryAfterOf(res.headers));
   return { status: res.statusCode, text, version: versionOf(res.headers) };

@@ -29,7 +29,10 @@ export class Rollouts {
   private readonly hashById = new Map<string, string>();
 
   /** `onEnd` hears of each rollout that ends, to drop what is kept in memory for it. */
-  constructor(private readonly store: Store, private readonly onEnd: (id: string) => void = () => {}) {}
+  constructor(
+    private readonly store: Store,
+    private readonly onEnd: (id: string) => void = () => {},
+  ) {}
 
   create(input: NewRollout): IssuedRollout {
     // 256 random bits: unguessable, and worthless once the rollout ends.
@@ -50,7 +53,8 @@ export class Rollouts {
     };
     const hash = hashToken(token);
     this.store.ensureRun(rollout.run, rollout.mode, undefined);
-    if (input.task !== undefined && rollout.task_id !== null) this.store.putTask(rollout.run, rollout.task_id, input.task);
+    if (input.task !== undefined && rollout.task_id !== null)
+      this.store.putTask(rollout.run, rollout.task_id, input.task);
     this.store.insertRollout(rollout, hash);
     this.remember(hash, rollout);
     return { rollout, token };
@@ -71,7 +75,11 @@ export class Rollouts {
     return this.store.getRollout(id);
   }
 
-  transition(id: string, to: RolloutState, detail: { exitCode?: number | null; error?: string | null } = {}): RolloutRow {
+  transition(
+    id: string,
+    to: RolloutState,
+    detail: { exitCode?: number | null; error?: string | null } = {},
+  ): RolloutRow {
     const hash = this.hashById.get(id);
     const current = (hash && this.byHash.get(hash)) || this.store.getRollout(id);
     if (!current) throw new AlightError(`no rollout ${id}`, ExitCode.input);
@@ -81,8 +89,13 @@ export class Rollouts {
     }
     const at = Date.now();
     this.store.setRolloutState(id, { state: to, exit_code: detail.exitCode, error: detail.error, at });
-    Object.assign(current, { state: to }, to === 'running' ? { started_at: at } : { ended_at: at },
-      detail.exitCode !== undefined && { exit_code: detail.exitCode }, detail.error && { error: detail.error });
+    Object.assign(
+      current,
+      { state: to },
+      to === 'running' ? { started_at: at } : { ended_at: at },
+      detail.exitCode !== undefined && { exit_code: detail.exitCode },
+      detail.error && { error: detail.error },
+    );
     if (isTerminal(to)) {
       // An ended rollout is looked up in SQLite again if its token comes back (to answer 403).
       if (hash) this.byHash.delete(hash);

@@ -4,7 +4,14 @@ import type { CallEvent } from '../gateway/model-call.js';
 export type RunEvent =
   | { type: 'started'; run: string; gatewayUrl: string; total: number; logDir: string | null }
   | { type: 'rollout-start'; rolloutId: string; taskId: string | null }
-  | { type: 'rollout-end'; rolloutId: string; taskId: string | null; state: 'succeeded' | 'failed'; error: string | null; reward: number | null }
+  | {
+      type: 'rollout-end';
+      rolloutId: string;
+      taskId: string | null;
+      state: 'succeeded' | 'failed';
+      error: string | null;
+      reward: number | null;
+    }
   | ({ type: 'call' } & CallEvent)
   | { type: 'stopping'; reason: string };
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 
 export interface ProcessSpec {
@@ -36,8 +36,14 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   // A reward command gets its own group too: a background child holding its stdout must not keep it alive.
   const group = files !== null || spec.captureStdout === true;
   const fds: number[] = [];
-  const open = (path: string): number => { const fd = openSync(path, 'a'); fds.push(fd); return fd; };
-  const closeFiles = (): void => { for (const fd of fds.splice(0)) closeSync(fd); };
+  const open = (path: string): number => {
+    const fd = openSync(path, 'a');
+    fds.push(fd);
+    return fd;
+  };
+  const closeFiles = (): void => {
+    for (const fd of fds.splice(0)) closeSync(fd);
+  };
   const stdio: StdioOptions = [
     group ? 'ignore' : 'inherit',
     spec.captureStdout ? 'pipe' : files ? open(files.stdout) : spec.output === 'stdout-to-stderr' ? 2 : 'inherit',
@@ -84,8 +90,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       finish({ exitCode: null, reason: `cannot start ${spec.command}: ${err.code ?? err.message}${hint}`, stdout });
     });
     // Once the leader exits, whatever it left in its group goes too (and with it any pipe held open).
-    child.once('exit', () => { if (group) signal(child.pid, group, 'SIGKILL'); });
-    child.once('close', (code, sig) => finish({ exitCode: code, reason: reason ?? (sig ? `killed by ${sig}` : null), stdout }));
+    child.once('exit', () => {
+      if (group) signal(child.pid, group, 'SIGKILL');
+    });
+    child.once('close', (code, sig) =>
+      finish({ exitCode: code, reason: reason ?? (sig ? `killed by ${sig}` : null), stdout }),
+    );
   });
 }
 

@@ -5,8 +5,8 @@ import { startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
 import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
-import { groupJobs, runRollouts, type RolloutJob } from './rollouts.js';
-import { summariseRun, type RunSummary } from './summary.js';
+import { groupJobs, type RolloutJob, runRollouts } from './rollouts.js';
+import { type RunSummary, summariseRun } from './summary.js';
 import type { Task } from './tasks.js';
 
 export interface RecordOptions {
@@ -35,19 +35,39 @@ export async function record(options: RecordOptions): Promise<RunSummary> {
   const logDir = options.tasks ? join(dirname(store.path), 'runs', run, 'rollouts') : null;
   if (logDir) mkdirSync(logDir, { recursive: true });
 
-  store.ensureRun(run, 'record', { upstream: { ...config.upstream, url: withoutCredentials(config.upstream.url) }, record: config.record });
+  store.ensureRun(run, 'record', {
+    upstream: { ...config.upstream, url: withoutCredentials(config.upstream.url) },
+    record: config.record,
+  });
   const gateway = await startGateway({
-    store, gateway: config.gateway, upstream: config.upstream, adminKey: options.adminKey, upstreamApiKey: options.upstreamApiKey,
+    store,
+    gateway: config.gateway,
+    upstream: config.upstream,
+    adminKey: options.adminKey,
+    upstreamApiKey: options.upstreamApiKey,
     onCall: (call) => onEvent({ type: 'call', ...call }),
   });
   onEvent({ type: 'started', run, gatewayUrl: gateway.url, total: jobs.length, logDir });
   const withhold = withheldVars(config.upstream);
   try {
-    await runRollouts({
-      store, gateway, run, mode: 'record', command: options.command, timeoutMs: options.tasks ? config.record.timeoutS * 1000 : null,
-      rewardCmd: config.record.rewardCmd, concurrency: options.tasks ? config.record.concurrency : 1, logDir, withhold,
-      harnessStdoutToStderr: options.harnessStdoutToStderr, signal, onEvent,
-    }, jobs);
+    await runRollouts(
+      {
+        store,
+        gateway,
+        run,
+        mode: 'record',
+        command: options.command,
+        timeoutMs: options.tasks ? config.record.timeoutS * 1000 : null,
+        rewardCmd: config.record.rewardCmd,
+        concurrency: options.tasks ? config.record.concurrency : 1,
+        logDir,
+        withhold,
+        harnessStdoutToStderr: options.harnessStdoutToStderr,
+        signal,
+        onEvent,
+      },
+      jobs,
+    );
   } finally {
     if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
     await gateway.close();

@@ -1,4 +1,4 @@
-import { runProcess, type ProcessOutput } from './process.js';
+import { type ProcessOutput, runProcess } from './process.js';
 
 export interface RewardResult {
   value: number | null;
@@ -17,9 +17,22 @@ export function parseReward(stdout: string): number | null {
   return Number.isFinite(value) ? value : null;
 }
 
-export async function runRewardCommand(command: string, env: NodeJS.ProcessEnv,
-  output: ProcessOutput, timeoutMs: number | null, signal: AbortSignal): Promise<RewardResult> {
-  const result = await runProcess({ command: 'sh', args: ['-c', command], env, output, timeoutMs, signal, captureStdout: true });
+export async function runRewardCommand(
+  command: string,
+  env: NodeJS.ProcessEnv,
+  output: ProcessOutput,
+  timeoutMs: number | null,
+  signal: AbortSignal,
+): Promise<RewardResult> {
+  const result = await runProcess({
+    command: 'sh',
+    args: ['-c', command],
+    env,
+    output,
+    timeoutMs,
+    signal,
+    captureStdout: true,
+  });
   const value = parseReward(result.stdout);
   if (value !== null) return { value, problem: null };
   const how = result.reason ?? `exited with code ${result.exitCode}`;

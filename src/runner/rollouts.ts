@@ -5,7 +5,7 @@ import type { RolloutMode } from '../rollouts/state.js';
 import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
-import { abortReason, runProcess, type ProcessOutput } from './process.js';
+import { abortReason, type ProcessOutput, runProcess } from './process.js';
 import { runRewardCommand } from './reward.js';
 import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
@@ -17,8 +17,13 @@ import { substitute } from './template.js';
  * there fails the rollout with the reason) and one that runs once the harness (and reward) ended, however it ended.
  */
 export interface RolloutJob {
-  task: Task | null; args: string[]; groupId: string | null; cwd?: string; env?: Record<string, string>;
-  prepare?: () => void | Promise<void>; finish?: () => void | Promise<void>;
+  task: Task | null;
+  args: string[];
+  groupId: string | null;
+  cwd?: string;
+  env?: Record<string, string>;
+  prepare?: () => void | Promise<void>;
+  finish?: () => void | Promise<void>;
 }
 
 /** A group: `n` rollouts of one task, the command's `{{field}}`s filled from the task. */
@@ -60,14 +65,19 @@ export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]):
   options.signal.addEventListener('abort', stopAll, { once: true });
   const ids: string[] = [];
   try {
-    await inPool(jobs.map((job, i) => ({ job, i })), options.concurrency, async ({ job, i }) => {
-      await options.slots?.acquire();
-      try {
-        ids[i] = await runRollout({ ...options, signal: stop.signal }, job);
-      } finally {
-        options.slots?.release();
-      }
-    }, stopAll);
+    await inPool(
+      jobs.map((job, i) => ({ job, i })),
+      options.concurrency,
+      async ({ job, i }) => {
+        await options.slots?.acquire();
+        try {
+          ids[i] = await runRollout({ ...options, signal: stop.signal }, job);
+        } finally {
+          options.slots?.release();
+        }
+      },
+      stopAll,
+    );
   } finally {
     options.signal.removeEventListener('abort', stopAll);
   }
@@ -80,7 +90,14 @@ async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<st
   const { rollout, token } = gateway.rollouts.create({ run, taskId, groupId: job.groupId, mode, task: job.task?.data });
   const end = (state: 'succeeded' | 'failed', error: string | null, exitCode: number | null = null): string => {
     gateway.rollouts.transition(rollout.id, state, { exitCode, error });
-    onEvent({ type: 'rollout-end', rolloutId: rollout.id, taskId, state, error, reward: store.lastReward(rollout.id)?.value ?? null });
+    onEvent({
+      type: 'rollout-end',
+      rolloutId: rollout.id,
+      taskId,
+      state,
+      error,
+      reward: store.lastReward(rollout.id)?.value ?? null,
+    });
     return rollout.id;
   };
   if (signal.aborted) return end('failed', abortReason(signal));
@@ -94,8 +111,13 @@ async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<st
   }
 }
 
-async function runPrepared(options: RolloutsOptions, job: RolloutJob, rolloutId: string, token: string,
-  end: (state: 'succeeded' | 'failed', error: string | null, exitCode?: number | null) => string): Promise<string> {
+async function runPrepared(
+  options: RolloutsOptions,
+  job: RolloutJob,
+  rolloutId: string,
+  token: string,
+  end: (state: 'succeeded' | 'failed', error: string | null, exitCode?: number | null) => string,
+): Promise<string> {
   const { store, gateway, run, mode, signal, logDir } = options;
   try {
     await job.prepare?.();
@@ -103,13 +125,32 @@ async function runPrepared(options: RolloutsOptions, job: RolloutJob, rolloutId:
     return end('failed', `could not prepare the workspace: ${(err as Error).message}`);
   }
   const env = {
-    ...harnessEnv({ gatewayUrl: gateway.url, token, rolloutId, run, taskId: job.task?.id ?? null, mode, task: job.task?.data ?? null, withhold: options.withhold }),
+    ...harnessEnv({
+      gatewayUrl: gateway.url,
+      token,
+      rolloutId,
+      run,
+      taskId: job.task?.id ?? null,
+      mode,
+      task: job.task?.data ?? null,
+      withhold: options.withhold,
+    }),
     ...job.env,
   };
   const output: ProcessOutput = logDir
     ? { stdout: join(logDir, `${rolloutId}.stdout.log`), stderr: join(logDir, `${rolloutId}.stderr.log`) }
-    : options.harnessStdoutToStderr ? 'stdout-to-stderr' : 'inherit';
-  const result = await runProcess({ command: options.command, args: job.args, env, output, timeoutMs: options.timeoutMs, signal, cwd: job.cwd });
+    : options.harnessStdoutToStderr
+      ? 'stdout-to-stderr'
+      : 'inherit';
+  const result = await runProcess({
+    command: options.command,
+    args: job.args,
+    env,
+    output,
+    timeoutMs: options.timeoutMs,
+    signal,
+    cwd: job.cwd,
+  });
 
   if (result.reason === null && options.rewardCmd) {
     const reward = await runRewardCommand(options.rewardCmd, env, output, options.timeoutMs, signal);
@@ -134,7 +175,12 @@ function stderrTail(path: string): string {
 }
 
 /** Runs `work` over `items`, `concurrency` at a time; the first failure stops the others (through `onError`) and is thrown. */
-async function inPool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>, onError: () => void): Promise<void> {
+async function inPool<T>(
+  items: T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+  onError: () => void,
+): Promise<void> {
   let next = 0;
   let failure = null as { error: unknown } | null;
   const worker = async (): Promise<void> => {

@@ -1,7 +1,14 @@
 import { mean } from '../algo/stats.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 
-export interface TaskSummary { task_id: string | null; rollouts: number; succeeded: number; failed: number; mean_reward: number | null; calls: number }
+export interface TaskSummary {
+  task_id: string | null;
+  rollouts: number;
+  succeeded: number;
+  failed: number;
+  mean_reward: number | null;
+  calls: number;
+}
 
 export interface RunSummary {
   run: string;
@@ -54,6 +61,8 @@ export function summariseRun(store: Store, run: string, elapsedS: number, interr
       mean_reward: mean(rewards(rs)),
       calls: rs.reduce((a, r) => a + r.calls, 0),
     })),
-    failures: rows.filter((r) => r.state === 'failed').map((r) => ({ rollout_id: r.id, task_id: r.task_id, error: r.error })),
+    failures: rows
+      .filter((r) => r.state === 'failed')
+      .map((r) => ({ rollout_id: r.id, task_id: r.task_id, error: r.error })),
   };
 }

@@ -17,23 +17,25 @@ export function readTasks(path: string): Task[] {
   const tasks: Task[] = [];
   const problems: string[] = [];
   const seen = new Set<string>();
-  text.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
+  for (const [i, line] of text.split('\n').entries()) {
+    if (!line.trim()) continue;
     let data: unknown;
     try {
       data = JSON.parse(line);
     } catch (err) {
-      return void problems.push(`line ${i + 1}: not JSON (${(err as Error).message})`);
+      problems.push(`line ${i + 1}: not JSON (${(err as Error).message})`);
+      continue;
     }
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) return void problems.push(`line ${i + 1}: not a JSON object`);
+    const problem = lineProblem(data, seen);
+    if (problem) {
+      problems.push(`line ${i + 1}: ${problem}`);
+      continue;
+    }
     const obj = data as Record<string, unknown>;
-    const id = obj.id ?? obj.instance_id;
-    if (typeof id !== 'string' && typeof id !== 'number') return void problems.push(`line ${i + 1}: no "id" or "instance_id"`);
-    const key = String(id);
-    if (seen.has(key)) return void problems.push(`line ${i + 1}: duplicate task id ${key}`);
+    const key = String(obj.id ?? obj.instance_id);
     seen.add(key);
     tasks.push({ id: key, data: obj });
-  });
+  }
   if (problems.length) {
     const shown = problems.slice(0, 10).join('\n  ');
     const more = problems.length > 10 ? `\n  … and ${problems.length - 10} more` : '';
@@ -41,4 +43,12 @@ export function readTasks(path: string): Task[] {
   }
   if (tasks.length === 0) throw new AlightError(`the task file ${path} has no tasks`, ExitCode.input);
   return tasks;
+}
+
+/** Why a parsed task line is not a task, or null. */
+function lineProblem(data: unknown, seen: Set<string>): string | null {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'not a JSON object';
+  const id = (data as Record<string, unknown>).id ?? (data as Record<string, unknown>).instance_id;
+  if (typeof id !== 'string' && typeof id !== 'number') return 'no "id" or "instance_id"';
+  return seen.has(String(id)) ? `duplicate task id ${id}` : null;
 }

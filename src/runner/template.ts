@@ -6,7 +6,10 @@ export function substitute(arg: string, task: Record<string, unknown>): string {
     let value: unknown = task;
     for (const key of path.split('.')) value = (value as Record<string, unknown> | null | undefined)?.[key];
     if (value === undefined || value === null) {
-      throw new AlightError(`the command uses {{${path}}} but task ${String(task.id ?? task.instance_id)} has no such field`, ExitCode.input);
+      throw new AlightError(
+        `the command uses {{${path}}} but task ${String(task.id ?? task.instance_id)} has no such field`,
+        ExitCode.input,
+      );
     }
     return typeof value === 'string' ? value : JSON.stringify(value);
   });

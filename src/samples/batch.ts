@@ -1,5 +1,10 @@
-import { groupAdvantages, settleRewards, type AdvantageEstimator, type MissingRewardPolicy } from '../algo/advantages.js';
-import { lossWeights, type LossNorm } from '../algo/loss-weights.js';
+import {
+  type AdvantageEstimator,
+  groupAdvantages,
+  type MissingRewardPolicy,
+  settleRewards,
+} from '../algo/advantages.js';
+import { type LossNorm, lossWeights } from '../algo/loss-weights.js';
 import { mean } from '../algo/stats.js';
 import type { Row } from './merge.js';
 import type { Tensor } from './safetensors.js';
@@ -28,23 +33,43 @@ export interface BatchOptions {
 }
 
 export interface BatchMetrics {
-  rollouts: number; rows: number; tokens: number; loss_tokens: number;
-  dropped_missing_reward: number; dropped_zero_variance: number; dropped_long_prompt_rows: number; dropped_rollouts_without_rows: number;
-  truncated_rows: number; dropped_alignment_rows: number;
-  reward_mean: number | null; advantage_mean: number | null;
+  rollouts: number;
+  rows: number;
+  tokens: number;
+  loss_tokens: number;
+  dropped_missing_reward: number;
+  dropped_zero_variance: number;
+  dropped_long_prompt_rows: number;
+  dropped_rollouts_without_rows: number;
+  truncated_rows: number;
+  dropped_alignment_rows: number;
+  reward_mean: number | null;
+  advantage_mean: number | null;
 }
 
 /** DESIGN §6's table, in its order. */
 export interface BatchTensors extends Record<string, Tensor> {
-  input_ids: Int32Array; row_offsets: BigInt64Array; prompt_lengths: Int32Array; loss_mask: Uint8Array;
-  rollout_logprobs: Float32Array; advantages: Float32Array; loss_weights: Float32Array; rollout_index: Int32Array;
+  input_ids: Int32Array;
+  row_offsets: BigInt64Array;
+  prompt_lengths: Int32Array;
+  loss_mask: Uint8Array;
+  rollout_logprobs: Float32Array;
+  advantages: Float32Array;
+  loss_weights: Float32Array;
+  rollout_index: Int32Array;
 }
 
 export interface Batch {
   tensors: BatchTensors;
   /** `__metadata__["alight"]` (DESIGN §6). */
-  meta: { version: 1; rollouts: { rollout_id: string; group_id: string | null; reward: number; rows: number }[];
-    advantage: AdvantageEstimator; loss_norm: LossNorm; pad_token_id: number; metrics: BatchMetrics };
+  meta: {
+    version: 1;
+    rollouts: { rollout_id: string; group_id: string | null; reward: number; rows: number }[];
+    advantage: AdvantageEstimator;
+    loss_norm: LossNorm;
+    pad_token_id: number;
+    metrics: BatchMetrics;
+  };
 }
 
 /**
@@ -52,7 +77,10 @@ export interface Batch {
  * (never before advantages, so that no baseline moves), then loss weights over what remains.
  */
 export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptions): Batch {
-  const settled = settleRewards(rollouts.map((r) => r.reward), options.missingReward);
+  const settled = settleRewards(
+    rollouts.map((r) => r.reward),
+    options.missingReward,
+  );
   const kept = settled.kept.map((i) => rollouts[i]);
   const groups = kept.map((r) => r.groupId ?? `rollout:${r.rolloutId}`);
   const advantages = groupAdvantages(settled.rewards, groups, options.advantage);
@@ -63,30 +91,47 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
   let droppedFlat = 0;
   const final: { rollout: RolloutRows; reward: number; advantage: number; rows: Row[] }[] = [];
   kept.forEach((rollout, i) => {
-    if (flat.has(groups[i])) return void droppedFlat++;
-    const rows = rollout.rows.filter((row) => {
-      const tooLong = options.maxPromptTokens !== undefined && row.promptLength > options.maxPromptTokens;
-      if (tooLong) droppedRows++;
-      return !tooLong;
-    }).map((row) => {
-      const end = row.promptLength + options.maxResponseTokens;
-      if (row.tokens.length <= end) return row;
-      truncated++;
-      return { ...row, tokens: row.tokens.slice(0, end), mask: row.mask.slice(0, end), logprobs: row.logprobs.slice(0, end) };
-    });
+    if (flat.has(groups[i])) {
+      droppedFlat++;
+      return;
+    }
+    const rows = rollout.rows
+      .filter((row) => {
+        const tooLong = options.maxPromptTokens !== undefined && row.promptLength > options.maxPromptTokens;
+        if (tooLong) droppedRows++;
+        return !tooLong;
+      })
+      .map((row) => {
+        const end = row.promptLength + options.maxResponseTokens;
+        if (row.tokens.length <= end) return row;
+        truncated++;
+        return {
+          ...row,
+          tokens: row.tokens.slice(0, end),
+          mask: row.mask.slice(0, end),
+          logprobs: row.logprobs.slice(0, end),
+        };
+      });
     if (rows.length) final.push({ rollout, reward: settled.rewards[i], advantage: advantages[i], rows });
   });
   const beforeAlignment = final.length;
   const droppedAligned = alignRows(final, options.rowMultiple ?? 1);
 
-  const shapes = final.flatMap((f, r) => f.rows.map((row) => ({ rollout: r, lossTokens: row.mask.reduce((a, m) => a + m, 0) })));
+  const shapes = final.flatMap((f, r) =>
+    f.rows.map((row) => ({ rollout: r, lossTokens: row.mask.reduce((a, m) => a + m, 0) })),
+  );
   const weights = lossWeights(shapes, final.length, options.lossNorm, options.maxResponseTokens);
   const rows = final.flatMap((f) => f.rows);
   const tokens = rows.reduce((a, r) => a + r.tokens.length, 0);
   const t: BatchTensors = {
-    input_ids: new Int32Array(tokens), row_offsets: new BigInt64Array(rows.length + 1), prompt_lengths: new Int32Array(rows.length),
-    loss_mask: new Uint8Array(tokens), rollout_logprobs: new Float32Array(tokens), advantages: new Float32Array(tokens),
-    loss_weights: new Float32Array(tokens), rollout_index: new Int32Array(rows.length),
+    input_ids: new Int32Array(tokens),
+    row_offsets: new BigInt64Array(rows.length + 1),
+    prompt_lengths: new Int32Array(rows.length),
+    loss_mask: new Uint8Array(tokens),
+    rollout_logprobs: new Float32Array(tokens),
+    advantages: new Float32Array(tokens),
+    loss_weights: new Float32Array(tokens),
+    rollout_index: new Int32Array(rows.length),
   };
   let at = 0;
   let b = 0;
@@ -117,14 +162,28 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
     tensors: t,
     meta: {
       version: 1,
-      rollouts: final.map((f) => ({ rollout_id: f.rollout.rolloutId, group_id: f.rollout.groupId, reward: f.reward, rows: f.rows.length })),
-      advantage: options.advantage, loss_norm: options.lossNorm, pad_token_id: options.padTokenId ?? 0,
+      rollouts: final.map((f) => ({
+        rollout_id: f.rollout.rolloutId,
+        group_id: f.rollout.groupId,
+        reward: f.reward,
+        rows: f.rows.length,
+      })),
+      advantage: options.advantage,
+      loss_norm: options.lossNorm,
+      pad_token_id: options.padTokenId ?? 0,
       metrics: {
-        rollouts: final.length, rows: rows.length, tokens, loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
-        dropped_missing_reward: rollouts.length - kept.length, dropped_zero_variance: droppedFlat, dropped_long_prompt_rows: droppedRows,
-        dropped_rollouts_without_rows: kept.length - droppedFlat - beforeAlignment, truncated_rows: truncated,
+        rollouts: final.length,
+        rows: rows.length,
+        tokens,
+        loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
+        dropped_missing_reward: rollouts.length - kept.length,
+        dropped_zero_variance: droppedFlat,
+        dropped_long_prompt_rows: droppedRows,
+        dropped_rollouts_without_rows: kept.length - droppedFlat - beforeAlignment,
+        truncated_rows: truncated,
         dropped_alignment_rows: droppedAligned,
-        reward_mean: mean(final.map((f) => f.reward)), advantage_mean: mean(final.map((f) => f.advantage)),
+        reward_mean: mean(final.map((f) => f.reward)),
+        advantage_mean: mean(final.map((f) => f.advantage)),
       },
     },
   };
@@ -138,7 +197,9 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
 function alignRows(final: { advantage: number; rows: Row[] }[], multiple: number): number {
   const surplus = final.reduce((a, f) => a + f.rows.length, 0) % multiple;
   let left = surplus;
-  const order = final.map((_, i) => i).sort((a, b) => Math.abs(final[a].advantage) - Math.abs(final[b].advantage) || b - a);
+  const order = final
+    .map((_, i) => i)
+    .sort((a, b) => Math.abs(final[a].advantage) - Math.abs(final[b].advantage) || b - a);
   for (const i of order) {
     if (left === 0) break;
     const n = Math.min(left, final[i].rows.length);
@@ -155,7 +216,10 @@ function zeroVarianceGroups(groups: readonly string[], rewards: readonly number[
   groups.forEach((g, i) => {
     const s = seen.get(g);
     if (!s) seen.set(g, { reward: rewards[i], count: 1, flat: true });
-    else { s.count++; s.flat &&= s.reward === rewards[i]; }
+    else {
+      s.count++;
+      s.flat &&= s.reward === rewards[i];
+    }
   });
   return new Set([...seen].filter(([, s]) => s.flat && s.count > 1).map(([g]) => g));
 }

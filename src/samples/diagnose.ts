@@ -4,7 +4,10 @@ export type BreakKind = (typeof breakKinds)[number];
 import { commonPrefix } from '../store/codec.js';
 
 /** Where the row's first and last sampled answers begin. */
-export interface AnswerSpan { first: number; last: number }
+export interface AnswerSpan {
+  first: number;
+  last: number;
+}
 
 /** Text of token ids, when a tokenizer is known. */
 export type Detokenize = (ids: readonly number[]) => string;
@@ -31,13 +34,25 @@ export interface Diagnosis {
  * - compaction: the history before it was cut or summarised (or the prompt is shorter and does not follow on);
  * - other: anything else.
  */
-export function diagnose(context: readonly number[], prompt: readonly number[], position: number, answers: AnswerSpan,
-  detokenize?: Detokenize): Diagnosis {
+export function diagnose(
+  context: readonly number[],
+  prompt: readonly number[],
+  position: number,
+  answers: AnswerSpan,
+  detokenize?: Detokenize,
+): Diagnosis {
   if (position < answers.first) {
-    return { kind: 'new-context', reason: `shares only ${position} tokens (part of the first prompt) with the closest row: a new conversation or sub-agent` };
+    return {
+      kind: 'new-context',
+      reason: `shares only ${position} tokens (part of the first prompt) with the closest row: a new conversation or sub-agent`,
+    };
   }
   if (position === prompt.length) {
-    return { kind: 'retry', reason: 'the whole prompt is already in the row: the same request was sent again (an SDK retry or a resampled turn), so its answer starts a branch' };
+    return {
+      kind: 'retry',
+      reason:
+        'the whole prompt is already in the row: the same request was sent again (an SDK retry or a resampled turn), so its answer starts a branch',
+    };
   }
   const shape = { late: position >= answers.last, contextLength: context.length, promptLength: prompt.length };
   if (detokenize) {
@@ -45,12 +60,27 @@ export function diagnose(context: readonly number[], prompt: readonly number[], 
     const promptText = detokenize(prompt);
     const { at, ...texts } = excerpt(contextText, promptText, detokenize(context.slice(0, position)).length);
     if (promptText.startsWith(contextText)) {
-      return { kind: 'retokenization', reason: 'the prompt repeats the row\'s text with other token ids (the text was re-tokenized)', ...texts };
+      return {
+        kind: 'retokenization',
+        reason: "the prompt repeats the row's text with other token ids (the text was re-tokenized)",
+        ...texts,
+      };
     }
     const endOnly = /^\s*$/.test(detokenize(context.slice(position, -1)));
-    return { ...classify({ resumed: resumes([contextText, detokenize(context.slice(0, -1))], promptText, at), endOnly, ...shape }), ...texts };
+    return {
+      ...classify({
+        resumed: resumes([contextText, detokenize(context.slice(0, -1))], promptText, at),
+        endOnly,
+        ...shape,
+      }),
+      ...texts,
+    };
   }
-  const d = classify({ resumed: resumes([context, context.slice(0, -1)], prompt, position), endOnly: position === context.length - 1, ...shape });
+  const d = classify({
+    resumed: resumes([context, context.slice(0, -1)], prompt, position),
+    endOnly: position === context.length - 1,
+    ...shape,
+  });
   return d.kind === 'other' ? { ...d, reason: `${d.reason} (pass --tokenizer to see the text)` } : d;
 }
 
@@ -67,13 +97,24 @@ interface BreakShape {
 
 function classify({ resumed, endOnly, late, contextLength, promptLength }: BreakShape): Diagnosis {
   if (endOnly && late) {
-    return { kind: 'template', reason: 'the last answer ends otherwise in the history: the chat template closes answers with its own end-of-turn token (the model stopped on another) or trims their whitespace' };
+    return {
+      kind: 'template',
+      reason:
+        'the last answer ends otherwise in the history: the chat template closes answers with its own end-of-turn token (the model stopped on another) or trims their whitespace',
+    };
   }
   if (resumed && late) {
-    return { kind: 'template', reason: 'the last answer was rewritten or partly removed in the history (e.g. reasoning stripped by the chat template), then the prompt goes on as before' };
+    return {
+      kind: 'template',
+      reason:
+        'the last answer was rewritten or partly removed in the history (e.g. reasoning stripped by the chat template), then the prompt goes on as before',
+    };
   }
   if (resumed || promptLength < contextLength) {
-    return { kind: 'compaction', reason: `the history (${contextLength} tokens) was cut or summarised (the prompt has ${promptLength})` };
+    return {
+      kind: 'compaction',
+      reason: `the history (${contextLength} tokens) was cut or summarised (the prompt has ${promptLength})`,
+    };
   }
   return { kind: 'other', reason: 'the prompt rewrites the history' };
 }
@@ -100,7 +141,11 @@ function tailReappears<T extends string | readonly number[]>(body: T, prompt: T,
   return false;
 }
 
-function excerpt(contextText: string, promptText: string, near: number): { contextText: string; promptText: string; at: number } {
+function excerpt(
+  contextText: string,
+  promptText: string,
+  near: number,
+): { contextText: string; promptText: string; at: number } {
   const at = Math.min(commonPrefix(contextText, promptText), near + 64);
   const from = Math.max(0, at - 40);
   return { contextText: contextText.slice(from, at + 60), promptText: promptText.slice(from, at + 60), at };

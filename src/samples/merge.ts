@@ -2,7 +2,12 @@ import { commonPrefix } from '../store/codec.js';
 import type { AnswerSpan, Diagnosis } from './diagnose.js';
 
 /** Explains a merge break from the row's tokens, the prompt's and where they first differ. */
-export type Explain = (context: readonly number[], prompt: readonly number[], position: number, answers: AnswerSpan) => Diagnosis;
+export type Explain = (
+  context: readonly number[],
+  prompt: readonly number[],
+  position: number,
+  answers: AnswerSpan,
+) => Diagnosis;
 
 /** One recorded call, as merging needs it. */
 export interface TraceCall {
@@ -62,8 +67,14 @@ export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, expla
   const breaks: MergeBreak[] = [];
   const skipped = { errors: 0, withoutTokens: 0 };
   for (const call of [...calls].sort((a, b) => a.seq - b.seq)) {
-    if (call.status !== 'ok') { skipped.errors++; continue; }
-    if (!call.completionIds) { skipped.withoutTokens++; continue; }
+    if (call.status !== 'ok') {
+      skipped.errors++;
+      continue;
+    }
+    if (!call.completionIds) {
+      skipped.withoutTokens++;
+      continue;
+    }
     // The common case, a turn that extends the row its previous call ended, needs no prompt comparison.
     const next = level === 'trajectory' && call.extends ? extendedRow(rows, call.extends) : undefined;
     if (next) {
@@ -72,7 +83,10 @@ export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, expla
       continue;
     }
     const prompt = call.promptIds;
-    if (!prompt) { skipped.withoutTokens++; continue; }
+    if (!prompt) {
+      skipped.withoutTokens++;
+      continue;
+    }
     const target = level === 'trajectory' ? extendable(rows, prompt) : -1;
     if (target === -1) {
       if (level === 'trajectory' && rows.length > 0) breaks.push(breakOf(call.seq, rows, prompt, explain));
@@ -105,10 +119,20 @@ class RowBuffer {
     const n = ids.length - from;
     if (n <= 0) return;
     this.reserve(this.length + n);
-    this.tokens.set(from === 0 ? ids : ArrayBuffer.isView(ids) ? (ids as Int32Array).subarray(from) : Array.prototype.slice.call(ids, from) as number[], this.length);
+    this.tokens.set(
+      from === 0
+        ? ids
+        : ArrayBuffer.isView(ids)
+          ? (ids as Int32Array).subarray(from)
+          : (Array.prototype.slice.call(ids, from) as number[]),
+      this.length,
+    );
     if (logprobs) {
       this.mask.fill(1, this.length, this.length + n);
-      this.logprobs.set(logprobs.length === n ? logprobs : Array.from({ length: n }, (_, i) => logprobs[i] ?? 0), this.length);
+      this.logprobs.set(
+        logprobs.length === n ? logprobs : Array.from({ length: n }, (_, i) => logprobs[i] ?? 0),
+        this.length,
+      );
     }
     this.length += n;
   }
@@ -127,15 +151,24 @@ class RowBuffer {
   }
 
   finish(): Row {
-    return { tokens: this.tokens.slice(0, this.length), mask: this.mask.slice(0, this.length), logprobs: this.logprobs.slice(0, this.length),
-      promptLength: this.promptLength, calls: this.calls };
+    return {
+      tokens: this.tokens.slice(0, this.length),
+      mask: this.mask.slice(0, this.length),
+      logprobs: this.logprobs.slice(0, this.length),
+      promptLength: this.promptLength,
+      calls: this.calls,
+    };
   }
 
   private reserve(size: number): void {
     if (size <= this.tokens.length) return;
     let capacity = this.tokens.length;
     while (capacity < size) capacity *= 2;
-    const grow = <T extends Int32Array | Uint8Array | Float32Array>(old: T, make: (n: number) => T): T => { const a = make(capacity); a.set(old); return a; };
+    const grow = <T extends Int32Array | Uint8Array | Float32Array>(old: T, make: (n: number) => T): T => {
+      const a = make(capacity);
+      a.set(old);
+      return a;
+    };
     this.tokens = grow(this.tokens, (n) => new Int32Array(n));
     this.mask = grow(this.mask, (n) => new Uint8Array(n));
     this.logprobs = grow(this.logprobs, (n) => new Float32Array(n));
@@ -149,10 +182,13 @@ class RowBuffer {
 function extendedRow(rows: readonly RowBuffer[], ext: NonNullable<TraceCall['extends']>): RowBuffer | undefined {
   const base = rows.find((r) => r.calls[r.calls.length - 1] === ext.seq);
   if (!base || base.length !== ext.length) return undefined;
-  const longer = rows.some((r) => r.length > ext.length
-    && commonPrefix(r.context, base.context) === ext.length
-    && r.length - ext.length <= ext.suffix.length
-    && r.context.subarray(ext.length).every((t, i) => t === ext.suffix[i]));
+  const longer = rows.some(
+    (r) =>
+      r.length > ext.length &&
+      commonPrefix(r.context, base.context) === ext.length &&
+      r.length - ext.length <= ext.suffix.length &&
+      r.context.subarray(ext.length).every((t, i) => t === ext.suffix[i]),
+  );
   return longer ? undefined : base;
 }
 
@@ -172,14 +208,24 @@ function breakOf(seq: number, rows: readonly RowBuffer[], prompt: ArrayLike<numb
   let position = -1;
   rows.forEach((r, i) => {
     const shared = commonPrefix(r.context, prompt);
-    if (shared > position) { row = i; position = shared; }
+    if (shared > position) {
+      row = i;
+      position = shared;
+    }
   });
   const from = Math.max(0, position - around);
   const whole = Array.from(prompt);
   return {
-    seq, row, position,
+    seq,
+    row,
+    position,
     context: Array.from(rows[row].context.subarray(from, position + around)),
     prompt: whole.slice(from, position + around),
-    ...(explain && { diagnosis: explain(Array.from(rows[row].context), whole, position, { first: rows[row].promptLength, last: rows[row].lastAnswerStart() }) }),
+    ...(explain && {
+      diagnosis: explain(Array.from(rows[row].context), whole, position, {
+        first: rows[row].promptLength,
+        last: rows[row].lastAnswerStart(),
+      }),
+    }),
   };
 }

@@ -1,11 +1,16 @@
 import { AlightError, ExitCode } from '../errors.js';
 import type { RolloutSummary, Store } from '../store/store.js';
-import { buildBatch, type Batch, type BatchOptions, type RolloutRows } from './batch.js';
-import { summariseBreaks, type BreakKind } from './diagnose.js';
-import { mergeCalls, type Explain, type MergeBreak, type MergeLevel } from './merge.js';
+import { type Batch, type BatchOptions, buildBatch, type RolloutRows } from './batch.js';
+import { type BreakKind, summariseBreaks } from './diagnose.js';
+import { type Explain, type MergeBreak, type MergeLevel, mergeCalls } from './merge.js';
 import { writeSafetensors } from './safetensors.js';
 
-export interface MergeCounts { breaks: number; skipped_error_calls: number; skipped_calls_without_tokens: number; rollouts_without_rows: number }
+export interface MergeCounts {
+  breaks: number;
+  skipped_error_calls: number;
+  skipped_calls_without_tokens: number;
+  rollouts_without_rows: number;
+}
 
 interface MergedRun {
   rollouts: RolloutRows[];
@@ -17,12 +22,17 @@ interface MergedRun {
 function mergeRun(store: Store, run: string, level: MergeLevel, explain?: Explain): MergedRun {
   if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
   const finished = store.rolloutSummaries({ run }).filter((r) => r.state === 'succeeded');
-  if (finished.length === 0) throw new AlightError(`run ${run} has no succeeded rollouts: nothing to train on`, ExitCode.input);
+  if (finished.length === 0)
+    throw new AlightError(`run ${run} has no succeeded rollouts: nothing to train on`, ExitCode.input);
   return mergeRollouts(store, finished, level, explain);
 }
 
 function mergeRollouts(store: Store, finished: RolloutSummary[], level: MergeLevel, explain?: Explain): MergedRun {
-  const merged: MergedRun = { rollouts: [], breaks: [], counts: { breaks: 0, skipped_error_calls: 0, skipped_calls_without_tokens: 0, rollouts_without_rows: 0 } };
+  const merged: MergedRun = {
+    rollouts: [],
+    breaks: [],
+    counts: { breaks: 0, skipped_error_calls: 0, skipped_calls_without_tokens: 0, rollouts_without_rows: 0 },
+  };
   for (const r of finished) {
     const m = mergeCalls(callsOf(store, r), level, explain);
     merged.counts.breaks += m.breaks.length;
@@ -64,19 +74,33 @@ export function buildRunBatch(store: Store, options: BuildOptions): BuildResult 
 }
 
 /** A training step's batch: its succeeded rollouts (the others are left out, as the caller counted them). */
-export function buildStepBatch(store: Store, finished: RolloutSummary[], options: Omit<BuildOptions, 'run'>, label: string): BuildResult {
+export function buildStepBatch(
+  store: Store,
+  finished: RolloutSummary[],
+  options: Omit<BuildOptions, 'run'>,
+  label: string,
+): BuildResult {
   const started = performance.now();
   return writeBatch(mergeRollouts(store, finished, options.level), options, label, started);
 }
 
-function writeBatch({ rollouts, counts }: MergedRun, options: Omit<BuildOptions, 'run'>, label: string, started: number): BuildResult {
+function writeBatch(
+  { rollouts, counts }: MergedRun,
+  options: Omit<BuildOptions, 'run'>,
+  label: string,
+  started: number,
+): BuildResult {
   const merged = performance.now();
   if (rollouts.length === 0) {
-    throw new AlightError(`no rollout of ${label} has calls with token ids ` +
-      `(${counts.skipped_calls_without_tokens} calls without them: record against a vllm-kind upstream or alight serve)`, ExitCode.input);
+    throw new AlightError(
+      `no rollout of ${label} has calls with token ids ` +
+        `(${counts.skipped_calls_without_tokens} calls without them: record against a vllm-kind upstream or alight serve)`,
+      ExitCode.input,
+    );
   }
   const batch = buildBatch(rollouts, options);
-  if (batch.meta.metrics.loss_tokens === 0) throw new AlightError(`the batch of ${label} would have no loss tokens; nothing written`, ExitCode.input);
+  if (batch.meta.metrics.loss_tokens === 0)
+    throw new AlightError(`the batch of ${label} would have no loss tokens; nothing written`, ExitCode.input);
   const built = performance.now();
   writeSafetensors(options.out, batch.tensors, { alight: JSON.stringify(batch.meta) });
   const timings = { merge_ms: merged - started, batch_ms: built - merged, write_ms: performance.now() - built };
@@ -94,5 +118,11 @@ export interface DiagnoseResult {
 /** `alight samples diagnose`: every merge break of a run, classified. */
 export function diagnoseRun(store: Store, run: string, explain: Explain): DiagnoseResult {
   const { rollouts, counts, breaks } = mergeRun(store, run, 'trajectory', explain);
-  return { run, rollouts: rollouts.length, merge: counts, kinds: summariseBreaks(breaks.map((b) => b.diagnosis!.kind)), breaks };
+  return {
+    run,
+    rollouts: rollouts.length,
+    merge: counts,
+    kinds: summariseBreaks(breaks.map((b) => b.diagnosis!.kind)),
+    breaks,
+  };
 }

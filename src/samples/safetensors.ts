@@ -2,17 +2,30 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 
 /** The typed arrays a batch file holds, by safetensors dtype name. */
 export type Tensor = Int32Array | BigInt64Array | Uint8Array | Float32Array;
-const dtypes = new Map<string, string>([['Int32Array', 'I32'], ['BigInt64Array', 'I64'], ['Uint8Array', 'U8'], ['Float32Array', 'F32']]);
+const dtypes = new Map<string, string>([
+  ['Int32Array', 'I32'],
+  ['BigInt64Array', 'I64'],
+  ['Uint8Array', 'U8'],
+  ['Float32Array', 'F32'],
+]);
 
 /**
  * Writes tensors (1-D, in the given order) in the safetensors format: an 8-byte little-endian header length, a JSON
  * header padded with spaces to 8 bytes, then the raw little-endian data.
  */
-export function writeSafetensors(path: string, tensors: Record<string, Tensor>, metadata: Record<string, string>): void {
+export function writeSafetensors(
+  path: string,
+  tensors: Record<string, Tensor>,
+  metadata: Record<string, string>,
+): void {
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   for (const [name, t] of Object.entries(tensors)) {
-    header[name] = { dtype: dtypes.get(t.constructor.name), shape: [t.length], data_offsets: [offset, offset + t.byteLength] };
+    header[name] = {
+      dtype: dtypes.get(t.constructor.name),
+      shape: [t.length],
+      data_offsets: [offset, offset + t.byteLength],
+    };
     offset += t.byteLength;
   }
   let json = JSON.stringify(header);
@@ -35,7 +48,10 @@ export interface SafetensorsFile {
 }
 
 const constructors: Record<string, { new (buffer: ArrayBuffer): Tensor; BYTES_PER_ELEMENT: number }> = {
-  I32: Int32Array, I64: BigInt64Array, U8: Uint8Array, F32: Float32Array,
+  I32: Int32Array,
+  I64: BigInt64Array,
+  U8: Uint8Array,
+  F32: Float32Array,
 };
 
 /** Reads a file written by `writeSafetensors` (or any 1-D safetensors file of those dtypes). */
@@ -44,7 +60,10 @@ export function readSafetensors(path: string): SafetensorsFile {
   if (bytes.length < 8) throw new Error(`${path} is not a safetensors file (too short)`);
   const headerLength = Number(bytes.readBigUInt64LE(0));
   if (8 + headerLength > bytes.length) throw new Error(`${path} is not a safetensors file (header past the end)`);
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8')) as Record<string, { dtype: string; data_offsets: [number, number] }>;
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8')) as Record<
+    string,
+    { dtype: string; data_offsets: [number, number] }
+  >;
   const data = 8 + headerLength;
   const tensors: Record<string, Tensor> = {};
   for (const [name, entry] of Object.entries(header)) {
@@ -53,7 +72,9 @@ export function readSafetensors(path: string): SafetensorsFile {
     if (!Ctor) throw new Error(`${path}: tensor ${name} has dtype ${entry.dtype}, which alight does not read`);
     const [begin, end] = entry.data_offsets;
     // Copied into an aligned buffer of its own.
-    tensors[name] = new Ctor(bytes.buffer.slice(bytes.byteOffset + data + begin, bytes.byteOffset + data + end) as ArrayBuffer);
+    tensors[name] = new Ctor(
+      bytes.buffer.slice(bytes.byteOffset + data + begin, bytes.byteOffset + data + end) as ArrayBuffer,
+    );
   }
   return { tensors, metadata: (header.__metadata__ ?? {}) as unknown as Record<string, string> };
 }

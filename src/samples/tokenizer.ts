@@ -29,7 +29,10 @@ function huggingFaceDetokenizer(file: string): Detokenize {
   const config = join(file, '..', 'tokenizer_config.json');
   let tokenizer: Tokenizer;
   try {
-    tokenizer = new Tokenizer(JSON.parse(readFileSync(file, 'utf8')), existsSync(config) ? JSON.parse(readFileSync(config, 'utf8')) : {});
+    tokenizer = new Tokenizer(
+      JSON.parse(readFileSync(file, 'utf8')),
+      existsSync(config) ? JSON.parse(readFileSync(config, 'utf8')) : {},
+    );
   } catch (err) {
     throw new AlightError(`cannot load the tokenizer ${file}: ${(err as Error).message}`, ExitCode.input);
   }

@@ -1,7 +1,17 @@
 import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { getLlama, LlamaLogLevel, LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type LlamaContext,
-  type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
+import {
+  type ChatHistoryItem,
+  type ChatWrapper,
+  getLlama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  LlamaLogLevel,
+  type LlamaModel,
+  LlamaText,
+  resolveChatWrapper,
+  type Token,
+} from 'node-llama-cpp';
 import { AlightError, ExitCode } from '../errors.js';
 
 export interface EngineOptions {
@@ -13,7 +23,10 @@ export interface EngineOptions {
   threads?: number;
 }
 
-export interface ChatTurn { role: 'system' | 'user' | 'assistant'; text: string }
+export interface ChatTurn {
+  role: 'system' | 'user' | 'assistant';
+  text: string;
+}
 
 export interface Sampling {
   temperature: number;
@@ -24,7 +37,10 @@ export interface Sampling {
 }
 
 /** One sampled token and its log-probability under the distribution it was sampled from (after temperature, top-k/p). */
-export interface Sampled { token: number; logprob: number }
+export interface Sampled {
+  token: number;
+  logprob: number;
+}
 
 /**
  * The embedded engine: a GGUF model on llama.cpp (CPU), its own chat template, and a pool of sequences.
@@ -34,8 +50,12 @@ export class Engine {
   private readonly free: LlamaContextSequence[];
   private readonly waiting: ((s: LlamaContextSequence) => void)[] = [];
 
-  private constructor(readonly model: LlamaModel, private readonly context: LlamaContext, private readonly chat: ChatWrapper,
-    readonly contextSize: number) {
+  private constructor(
+    readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    private readonly chat: ChatWrapper,
+    readonly contextSize: number,
+  ) {
     this.free = Array.from({ length: context.totalSequences }, () => context.getSequence());
   }
 
@@ -45,7 +65,11 @@ export class Engine {
     try {
       const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
       const model = await llama.loadModel({ modelPath: options.modelPath });
-      const context = await model.createContext({ contextSize: options.contextSize, sequences: options.parallel, threads });
+      const context = await model.createContext({
+        contextSize: options.contextSize,
+        sequences: options.parallel,
+        threads,
+      });
       return new Engine(model, context, resolveChatWrapper(model), options.contextSize);
     } catch (err) {
       throw new AlightError(`cannot load ${options.modelPath}: ${(err as Error).message}`, ExitCode.input);
@@ -57,9 +81,9 @@ export class Engine {
    * that end a turn in this template (end-of-generation tokens end it anyway).
    */
   renderChat(turns: ChatTurn[]): { prompt: number[]; stops: string[] } {
-    const history: ChatHistoryItem[] = turns.map((t) => (t.role === 'assistant'
-      ? { type: 'model', response: [t.text] }
-      : { type: t.role, text: t.text }));
+    const history: ChatHistoryItem[] = turns.map((t) =>
+      t.role === 'assistant' ? { type: 'model', response: [t.text] } : { type: t.role, text: t.text },
+    );
     history.push({ type: 'model', response: [] });
     const state = this.chat.generateContextState({ chatHistory: history });
     const stops = state.stopGenerationTriggers
@@ -95,10 +119,17 @@ export class Engine {
       await sequence.clearHistory();
       // No hidden truncation (llama.cpp would default to top-p 0.95, top-k 40) and a fresh seed per request
       // (it would use the current second, so that the rollouts of a group started together would sample alike).
-      const tokens = sequence.evaluateWithMetadata(prompt as Token[], { confidence: true }, {
-        temperature: sampling.temperature, topP: sampling.topP ?? 1, topK: sampling.topK ?? 0,
-        seed: sampling.seed ?? randomInt(2 ** 31), yieldEogToken: true,
-      });
+      const tokens = sequence.evaluateWithMetadata(
+        prompt as Token[],
+        { confidence: true },
+        {
+          temperature: sampling.temperature,
+          topP: sampling.topP ?? 1,
+          topK: sampling.topK ?? 0,
+          seed: sampling.seed ?? randomInt(2 ** 31),
+          yieldEogToken: true,
+        },
+      );
       let n = 0;
       for await (const { token, confidence } of tokens) {
         if (signal.aborted) return;
@@ -120,7 +151,10 @@ export class Engine {
     const sequence = this.free.pop();
     if (sequence) return Promise.resolve(sequence);
     return new Promise((resolve, reject) => {
-      const take = (s: LlamaContextSequence): void => { signal.removeEventListener('abort', onAbort); resolve(s); };
+      const take = (s: LlamaContextSequence): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(s);
+      };
       const onAbort = (): void => {
         this.waiting.splice(this.waiting.indexOf(take), 1);
         reject(signal.reason);

@@ -1,7 +1,11 @@
 import type { Engine, Sampling } from './engine.js';
 
 /** One sampled token and the text it made visible (empty while a character or a possible stop string is incomplete). */
-export interface Piece { token: number; logprob: number; text: string }
+export interface Piece {
+  token: number;
+  logprob: number;
+  text: string;
+}
 
 export interface Completion {
   ids: number[];
@@ -14,8 +18,13 @@ export interface Completion {
  * Samples a completion of `prompt` and yields it piece by piece; returns the whole of it. Token ids include the
  * end-of-turn token and the tokens of a stop string, the text neither (as vLLM does), so streamed and whole answers agree.
  */
-export async function* complete(engine: Engine, prompt: number[], sampling: Sampling, stops: string[], signal: AbortSignal):
-  AsyncGenerator<Piece, Completion> {
+export async function* complete(
+  engine: Engine,
+  prompt: number[],
+  sampling: Sampling,
+  stops: string[],
+  signal: AbortSignal,
+): AsyncGenerator<Piece, Completion> {
   const ids: number[] = [];
   const logprobs: number[] = [];
   const textIds: number[] = [];

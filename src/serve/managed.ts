@@ -16,14 +16,21 @@ export interface ManagedServe {
 const bin = join(packageRoot, 'bin', 'alight.js');
 
 /** `alight serve` as a child process on a free port, for `record --serve`; ready once it has loaded the model. */
-export async function startManagedServe(model: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<ManagedServe> {
+export async function startManagedServe(
+  model: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ManagedServe> {
   // ALIGHT_SERVE_MANAGED: the terminal's Ctrl-C is for the parent, which stops this child last, after the harnesses.
   const child = spawn(process.execPath, [bin, 'serve', '--model', model, '--port', '0', '--json', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, ALIGHT_SERVE_MANAGED: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env, ALIGHT_SERVE_MANAGED: '1' },
   });
   const closed = once(child, 'close');
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr = (stderr + s).slice(-4000); });
+  child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    stderr = (stderr + s).slice(-4000);
+  });
   let out = '';
   for await (const chunk of child.stdout) {
     out += chunk;

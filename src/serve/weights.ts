@@ -1,7 +1,14 @@
 import { errorMessage } from '../errors.js';
 import type { Engine } from './engine.js';
 
-interface Loaded { engine: Engine; version: number; users: number; retired: boolean; gone?: Promise<void>; release?: () => void }
+interface Loaded {
+  engine: Engine;
+  version: number;
+  users: number;
+  retired: boolean;
+  gone?: Promise<void>;
+  release?: () => void;
+}
 
 /**
  * The engine that serves new requests, and older ones still finishing theirs. A reload loads the new weights
@@ -12,7 +19,11 @@ export class Weights {
   private reloading: Promise<unknown> = Promise.resolve();
   private readonly retiring = new Set<Promise<void>>();
 
-  constructor(engine: Engine, version: number, private readonly load: (path: string) => Promise<Engine>) {
+  constructor(
+    engine: Engine,
+    version: number,
+    private readonly load: (path: string) => Promise<Engine>,
+  ) {
     this.current = { engine, version, users: 0, retired: false };
   }
 
@@ -54,7 +65,9 @@ export class Weights {
   private retire(loaded: Loaded): Promise<void> {
     if (loaded.gone) return loaded.gone;
     loaded.retired = true;
-    const gone = new Promise<void>((resolve) => { loaded.release = resolve; });
+    const gone = new Promise<void>((resolve) => {
+      loaded.release = resolve;
+    });
     loaded.gone = gone;
     this.retiring.add(gone);
     void gone.then(() => this.retiring.delete(gone));
@@ -66,8 +79,13 @@ export class Weights {
     const release = loaded.release;
     if (!loaded.retired || loaded.users > 0 || !release) return;
     loaded.release = undefined;
-    loaded.engine.close()
-      .catch((err) => process.stderr.write(`alight serve: freeing the weights of version ${loaded.version} failed: ${errorMessage(err)}\n`))
+    loaded.engine
+      .close()
+      .catch((err) =>
+        process.stderr.write(
+          `alight serve: freeing the weights of version ${loaded.version} failed: ${errorMessage(err)}\n`,
+        ),
+      )
       .finally(release);
   }
 }

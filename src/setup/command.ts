@@ -27,11 +27,16 @@ export async function runInstall(cmd: string, args: string[], listener: SetupLis
   createInterface({ input: child.stdout }).on('line', onLine);
   createInterface({ input: child.stderr }).on('line', onLine);
   const code = await new Promise<number | null>((resolve) => {
-    child.on('error', (err) => { tail.push(err.message); resolve(null); });
+    child.on('error', (err) => {
+      tail.push(err.message);
+      resolve(null);
+    });
     child.on('close', (c) => resolve(c));
   });
   if (code !== 0) {
-    throw new AlightError(`${cmd} ${args.join(' ')} failed (${code ?? 'could not start'}):\n${tail.join('\n')}${hint ? `\n${hint}` : ''}`,
-      ExitCode.failure);
+    throw new AlightError(
+      `${cmd} ${args.join(' ')} failed (${code ?? 'could not start'}):\n${tail.join('\n')}${hint ? `\n${hint}` : ''}`,
+      ExitCode.failure,
+    );
   }
 }

@@ -52,10 +52,14 @@ function take(lock: string): { held: boolean; holder: string } {
 export async function withLock<T>(path: string, listener: SetupListener, work: () => Promise<T>): Promise<T> {
   const lock = `${path}.lock`;
   mkdirSync(dirname(lock), { recursive: true });
-  for (let waited = false; ;) {
+  for (let waited = false; ; ) {
     const { held, holder } = take(lock);
     if (held) break;
-    if (!waited) listener({ type: 'step', message: `waiting for another alight (${holder || 'starting'}) installing into ${path}` });
+    if (!waited)
+      listener({
+        type: 'step',
+        message: `waiting for another alight (${holder || 'starting'}) installing into ${path}`,
+      });
     waited = true;
     await new Promise((r) => setTimeout(r, 1000));
   }

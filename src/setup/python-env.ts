@@ -1,17 +1,18 @@
-import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../package-root.js';
 import { AlightError, ExitCode } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 import { runInstall } from './command.js';
 import type { SetupListener } from './events.js';
 import { withLock } from './lock.js';
 import { ensureSystemPackages } from './system.js';
 
 export const PYTHON_DIR = join(packageRoot, 'python');
-export const OFFLINE_HINT = 'without network, point pip at a wheel folder: PIP_NO_INDEX=1 PIP_FIND_LINKS=<folder of wheels>';
+export const OFFLINE_HINT =
+  'without network, point pip at a wheel folder: PIP_NO_INDEX=1 PIP_FIND_LINKS=<folder of wheels>';
 
 /** alight's Python environment (the torch worker, the tiny models, vLLM on CPU): ALIGHT_PYTHON_ENV, else ~/.cache/alight/python. */
 export function envDir(): string {
@@ -22,7 +23,10 @@ export function envPython(venv = envDir()): string {
   return join(venv, 'bin', 'python');
 }
 
-export interface Package { name: string; version: string | null }
+export interface Package {
+  name: string;
+  version: string | null;
+}
 
 /** Installed versions of `names` for `python` (all null without one). */
 export function versions(python: string | null, names: string[]): Package[] {
@@ -35,9 +39,14 @@ export function versions(python: string | null, names: string[]): Package[] {
 /** The python3 that virtualenvs are made from: python3 on PATH, 3.10 or newer (torch's floor). */
 export function basePython(): string {
   const res = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
-  if (res.status !== 0) throw new AlightError('alight needs Python 3.10 or newer as python3 on PATH (https://www.python.org, or your package manager)', ExitCode.failure);
+  if (res.status !== 0)
+    throw new AlightError(
+      'alight needs Python 3.10 or newer as python3 on PATH (https://www.python.org, or your package manager)',
+      ExitCode.failure,
+    );
   const [major, minor] = res.stdout.trim().split('.').map(Number);
-  if (major < 3 || (major === 3 && minor < 10)) throw new AlightError(`python3 is ${res.stdout.trim()}; alight needs 3.10 or newer`, ExitCode.failure);
+  if (major < 3 || (major === 3 && minor < 10))
+    throw new AlightError(`python3 is ${res.stdout.trim()}; alight needs 3.10 or newer`, ExitCode.failure);
   return 'python3';
 }
 
@@ -52,14 +61,22 @@ export async function ensureVenv(venv: string, listener: SetupListener): Promise
   const base = basePython();
   if (!existsSync(join(venv, 'pyvenv.cfg'))) {
     if (existsSync(venv) && readdirSync(venv).length > 0) {
-      throw new AlightError(`${venv} exists and is not a virtualenv: remove it, or point alight elsewhere (ALIGHT_PYTHON_ENV, ALIGHT_VERL_ENV)`, ExitCode.failure);
+      throw new AlightError(
+        `${venv} exists and is not a virtualenv: remove it, or point alight elsewhere (ALIGHT_PYTHON_ENV, ALIGHT_VERL_ENV)`,
+        ExitCode.failure,
+      );
     }
     const venvModule = () => spawnSync(base, ['-c', 'import venv, ensurepip'], { stdio: 'ignore' }).status === 0;
     await ensureSystemPackages([{ pkg: 'python3-venv', present: venvModule }], 'a Python virtualenv', listener);
     listener({ type: 'step', message: `making a virtualenv in ${venv}` });
     await runInstall(base, ['-m', 'venv', venv], listener, OFFLINE_HINT);
   }
-  await runInstall(envPython(venv), ['-m', 'pip', 'install', '--disable-pip-version-check', '--quiet', '--upgrade', 'pip'], listener, OFFLINE_HINT);
+  await runInstall(
+    envPython(venv),
+    ['-m', 'pip', 'install', '--disable-pip-version-check', '--quiet', '--upgrade', 'pip'],
+    listener,
+    OFFLINE_HINT,
+  );
   writeFileSync(made, '');
   return envPython(venv);
 }
@@ -74,7 +91,12 @@ function rawProgress(python: string): boolean {
 /** pip install with progress lines that the listener turns into bars. */
 export function pip(python: string, args: string[], listener: SetupListener): Promise<void> {
   const progress = rawProgress(python) ? ['--progress-bar', 'raw'] : [];
-  return runInstall(python, ['-m', 'pip', 'install', '--disable-pip-version-check', ...progress, ...args], listener, OFFLINE_HINT);
+  return runInstall(
+    python,
+    ['-m', 'pip', 'install', '--disable-pip-version-check', ...progress, ...args],
+    listener,
+    OFFLINE_HINT,
+  );
 }
 
 /** A stamp of what was installed: the requirement files' contents and the pins installed before them. */
@@ -88,8 +110,13 @@ function stampOf(files: string[], pins: string): string {
  * Installs the requirement files `files` (under python/) into `venv` unless the same files are installed already
  * (a stamp per set in the virtualenv); `before` runs first and installs `pins` (what must precede the rest).
  */
-export async function ensureRequirements(venv: string, name: string, files: string[], listener: SetupListener,
-  before: { pins: string; install(python: string): Promise<void> } | null = null): Promise<string> {
+export async function ensureRequirements(
+  venv: string,
+  name: string,
+  files: string[],
+  listener: SetupListener,
+  before: { pins: string; install(python: string): Promise<void> } | null = null,
+): Promise<string> {
   const stampFile = join(venv, `.alight-${name}`);
   const stamp = stampOf(files, before?.pins ?? '');
   const done = (): boolean => existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
@@ -99,7 +126,11 @@ export async function ensureRequirements(venv: string, name: string, files: stri
     if (done()) return python; // another alight installed it while this one waited
     listener({ type: 'step', message: `installing ${files.join(', ')} into ${venv}` });
     await before?.install(python);
-    await pip(python, files.flatMap((f) => ['-r', join(PYTHON_DIR, f)]), listener);
+    await pip(
+      python,
+      files.flatMap((f) => ['-r', join(PYTHON_DIR, f)]),
+      listener,
+    );
     writeFileSync(stampFile, stamp);
     return python;
   });
@@ -121,7 +152,12 @@ export async function ensurePythonEnv(listener: SetupListener, extras: PythonExt
 
 const wanted = ['torch', 'transformers', 'tokenizers', 'safetensors', 'numpy', 'vllm'];
 
-export interface EnvReport { venv: string; python: string | null; packages: Package[]; fixes: string[] }
+export interface EnvReport {
+  venv: string;
+  python: string | null;
+  packages: Package[];
+  fixes: string[];
+}
 
 /** What alight's Python environment holds and the command that fills each gap. Starts nothing, installs nothing. */
 export function inspectEnv(): EnvReport {
@@ -129,7 +165,9 @@ export function inspectEnv(): EnvReport {
   const python = existsSync(envPython(venv)) ? envPython(venv) : null;
   const packages = versions(python, wanted);
   const fixes: string[] = [];
-  if (packages.some((p) => p.version === null && p.name !== 'vllm')) fixes.push(`alight doctor --setup (makes ${venv}: torch and the worker's packages from PyPI, ~3 GB)`);
-  if (packages.find((p) => p.name === 'vllm')?.version === null) fixes.push('alight doctor --setup --vllm (vLLM for CPU into the same environment, ~1 GB more)');
+  if (packages.some((p) => p.version === null && p.name !== 'vllm'))
+    fixes.push(`alight doctor --setup (makes ${venv}: torch and the worker's packages from PyPI, ~3 GB)`);
+  if (packages.find((p) => p.name === 'vllm')?.version === null)
+    fixes.push('alight doctor --setup --vllm (vLLM for CPU into the same environment, ~1 GB more)');
   return { venv, python, packages, fixes };
 }

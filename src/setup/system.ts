@@ -6,7 +6,10 @@ import { runInstall } from './command.js';
 import type { SetupListener } from './events.js';
 
 /** A Debian/Ubuntu package some feature needs, and how to tell it is there. */
-export interface SystemNeed { pkg: string; present(): boolean }
+export interface SystemNeed {
+  pkg: string;
+  present(): boolean;
+}
 
 /** The package that provides `command`. */
 export function commandNeed(command: string, pkg: string): SystemNeed {
@@ -20,7 +23,9 @@ export function which(command: string): string | null {
     try {
       accessSync(join(dir, command), constants.X_OK);
       return join(dir, command);
-    } catch { /* not here */ }
+    } catch {
+      /* not here */
+    }
   }
   return null;
 }
@@ -45,9 +50,14 @@ export async function ensureSystemPackages(needs: SystemNeed[], why: string, lis
   const command = `apt-get install -y --no-install-recommends ${pkgs.join(' ')}`;
   const prefix = aptPrefix();
   if (!which('apt-get') || prefix === null) {
-    const how = which('apt-get') ? `sudo ${command}` : `your system's package manager: ${pkgs.join(', ')} (Debian/Ubuntu names)`;
-    throw new AlightError(`${why} needs ${pkgs.join(', ')}, not installed, and alight cannot install system packages without a password; ` +
-      `install them with: ${how}`, ExitCode.failure);
+    const how = which('apt-get')
+      ? `sudo ${command}`
+      : `your system's package manager: ${pkgs.join(', ')} (Debian/Ubuntu names)`;
+    throw new AlightError(
+      `${why} needs ${pkgs.join(', ')}, not installed, and alight cannot install system packages without a password; ` +
+        `install them with: ${how}`,
+      ExitCode.failure,
+    );
   }
   const [cmd, ...args] = prefix;
   const sudo = cmd === 'sudo' ? 'sudo ' : '';

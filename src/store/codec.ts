@@ -1,7 +1,8 @@
 import { endianness } from 'node:os';
 
 // BLOBs are little-endian (DESIGN §8); typed arrays use the host order, so refuse to run where they differ.
-if (endianness() !== 'LE') throw new Error('alight stores token ids as little-endian int32 and needs a little-endian host');
+if (endianness() !== 'LE')
+  throw new Error('alight stores token ids as little-endian int32 and needs a little-endian host');
 
 export function encodeInt32(values: ArrayLike<number>): Buffer {
   const arr = values instanceof Int32Array ? values : Int32Array.from(values);

@@ -9,7 +9,11 @@ export const defaultCache = { rollouts: 512, idleS: 1800 };
 export class IdleCache<V> {
   private readonly entries = new Map<string, { value: V; used: number }>();
 
-  constructor(private readonly max: number, private readonly idleMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly max: number,
+    private readonly idleMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get(key: string): V | undefined {
     const entry = this.entries.get(key);

@@ -1,30 +1,68 @@
-import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
 import { AlightError, ExitCode } from '../errors.js';
 import type { RolloutMode, RolloutState } from '../rollouts/state.js';
 import { CallStore } from './calls.js';
 import { DataStore } from './data.js';
 import { migrations } from './migrations.js';
 
-export interface RunRow { name: string; mode: string; created_at: number; config: string | null }
-export interface TrainStepRow { step: number; metrics: Record<string, unknown>; checkpoint: string | null; created_at: number }
-export interface RunSummary extends RunRow { rollouts: number; succeeded: number; failed: number; calls: number; mean_reward: number | null }
+export interface RunRow {
+  name: string;
+  mode: string;
+  created_at: number;
+  config: string | null;
+}
+export interface TrainStepRow {
+  step: number;
+  metrics: Record<string, unknown>;
+  checkpoint: string | null;
+  created_at: number;
+}
+export interface RunSummary extends RunRow {
+  rollouts: number;
+  succeeded: number;
+  failed: number;
+  calls: number;
+  mean_reward: number | null;
+}
 
 export interface RolloutRow {
-  id: string; run: string; task_id: string | null; group_id: string | null; attempt: number;
-  mode: RolloutMode; state: RolloutState; exit_code: number | null; error: string | null;
-  created_at: number; started_at: number | null; ended_at: number | null;
+  id: string;
+  run: string;
+  task_id: string | null;
+  group_id: string | null;
+  attempt: number;
+  mode: RolloutMode;
+  state: RolloutState;
+  exit_code: number | null;
+  error: string | null;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
 }
 export interface RolloutSummary extends RolloutRow {
-  reward: number | null; calls: number; error_calls: number; prompt_tokens: number; completion_tokens: number;
+  reward: number | null;
+  calls: number;
+  error_calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
   /** The oldest weights version that served one of its calls (null: no versioned call). */
   min_version: number | null;
 }
-export interface RewardRow { value: number; reason: string | null; source: string }
-export interface EventRow { type: string; data: string; created_at: number }
+export interface RewardRow {
+  value: number;
+  reason: string | null;
+  source: string;
+}
+export interface EventRow {
+  type: string;
+  data: string;
+  created_at: number;
+}
 
-const rolloutColumns = 'id, run, task_id, group_id, attempt, mode, state, exit_code, error, created_at, started_at, ended_at';
+const rolloutColumns =
+  'id, run, task_id, group_id, attempt, mode, state, exit_code, error, created_at, started_at, ended_at';
 const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r.state, r.exit_code, r.error,
   r.created_at, r.started_at, r.ended_at,
   (SELECT value FROM rewards w WHERE w.rollout_id = r.id ORDER BY w.id DESC LIMIT 1) AS reward,
@@ -39,7 +77,10 @@ export class Store {
   readonly calls: CallStore;
   readonly data: DataStore;
 
-  private constructor(readonly db: Database.Database, readonly path: string) {
+  private constructor(
+    readonly db: Database.Database,
+    readonly path: string,
+  ) {
     this.calls = new CallStore(db);
     this.data = new DataStore(db);
   }
@@ -66,7 +107,8 @@ export class Store {
 
   // runs
   ensureRun(name: string, mode: string, config: unknown): void {
-    this.db.prepare('INSERT OR IGNORE INTO runs (name, mode, created_at, config) VALUES (?, ?, ?, ?)')
+    this.db
+      .prepare('INSERT OR IGNORE INTO runs (name, mode, created_at, config) VALUES (?, ?, ?, ?)')
       .run(name, mode, Date.now(), config === undefined ? null : JSON.stringify(config));
   }
 
@@ -79,7 +121,8 @@ export class Store {
   }
 
   listRuns(): RunSummary[] {
-    return this.db.prepare(`
+    return this.db
+      .prepare(`
       SELECT u.*,
         (SELECT count(*) FROM rollouts r WHERE r.run = u.name) AS rollouts,
         (SELECT count(*) FROM rollouts r WHERE r.run = u.name AND r.state = 'succeeded') AS succeeded,
@@ -87,7 +130,8 @@ export class Store {
         (SELECT count(*) FROM calls c JOIN rollouts r ON c.rollout_id = r.id WHERE r.run = u.name) AS calls,
         (SELECT avg(w.value) FROM rollouts r JOIN rewards w ON w.id = (SELECT max(id) FROM rewards WHERE rollout_id = r.id)
           WHERE r.run = u.name) AS mean_reward
-      FROM runs u ORDER BY u.created_at`).all() as RunSummary[];
+      FROM runs u ORDER BY u.created_at`)
+      .all() as RunSummary[];
   }
 
   putTask(run: string, id: string, data: unknown): void {
@@ -96,7 +140,8 @@ export class Store {
 
   // rollouts
   insertRollout(row: Omit<RolloutRow, 'exit_code' | 'error' | 'started_at' | 'ended_at'>, tokenHash: string): void {
-    this.db.prepare(`INSERT INTO rollouts (id, run, task_id, group_id, attempt, mode, state, token_hash, created_at)
+    this.db
+      .prepare(`INSERT INTO rollouts (id, run, task_id, group_id, attempt, mode, state, token_hash, created_at)
       VALUES (@id, @run, @task_id, @group_id, @attempt, @mode, @state, @token_hash, @created_at)`)
       .run({ ...row, token_hash: tokenHash });
   }
@@ -106,54 +151,76 @@ export class Store {
   }
 
   rolloutByTokenHash(hash: string): RolloutRow | undefined {
-    return this.db.prepare(`SELECT ${rolloutColumns} FROM rollouts WHERE token_hash = ?`).get(hash) as RolloutRow | undefined;
+    return this.db.prepare(`SELECT ${rolloutColumns} FROM rollouts WHERE token_hash = ?`).get(hash) as
+      | RolloutRow
+      | undefined;
   }
 
-  setRolloutState(id: string, patch: { state: RolloutState; exit_code?: number | null; error?: string | null; at: number }): void {
+  setRolloutState(
+    id: string,
+    patch: { state: RolloutState; exit_code?: number | null; error?: string | null; at: number },
+  ): void {
     const timeColumn = patch.state === 'running' ? 'started_at' : 'ended_at';
-    this.db.prepare(`UPDATE rollouts SET state = ?, exit_code = coalesce(?, exit_code), error = coalesce(?, error),
-      ${timeColumn} = ? WHERE id = ?`).run(patch.state, patch.exit_code ?? null, patch.error ?? null, patch.at, id);
+    this.db
+      .prepare(`UPDATE rollouts SET state = ?, exit_code = coalesce(?, exit_code), error = coalesce(?, error),
+      ${timeColumn} = ? WHERE id = ?`)
+      .run(patch.state, patch.exit_code ?? null, patch.error ?? null, patch.at, id);
   }
 
   rolloutSummaries(filter: { run?: string; ids?: string[] } = {}): RolloutSummary[] {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filter.run) { where.push('r.run = ?'); params.push(filter.run); }
-    if (filter.ids) { where.push(`r.id IN (${filter.ids.map(() => '?').join(',')})`); params.push(...filter.ids); }
-    const sql = `SELECT ${summaryColumns} FROM rollouts r ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+    if (filter.run) {
+      where.push('r.run = ?');
+      params.push(filter.run);
+    }
+    if (filter.ids) {
+      where.push(`r.id IN (${filter.ids.map(() => '?').join(',')})`);
+      params.push(...filter.ids);
+    }
+    const sql = `SELECT ${summaryColumns} FROM rollouts r ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY r.created_at, r.id`;
     return this.db.prepare(sql).all(...params) as RolloutSummary[];
   }
 
   // rewards and events
   addReward(rolloutId: string, value: number, reason: string | null, source: string): void {
-    this.db.prepare('INSERT INTO rewards (rollout_id, value, reason, source, created_at) VALUES (?, ?, ?, ?, ?)')
+    this.db
+      .prepare('INSERT INTO rewards (rollout_id, value, reason, source, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(rolloutId, value, reason, source, Date.now());
   }
 
   lastReward(rolloutId: string): RewardRow | undefined {
-    return this.db.prepare('SELECT value, reason, source FROM rewards WHERE rollout_id = ? ORDER BY id DESC LIMIT 1')
+    return this.db
+      .prepare('SELECT value, reason, source FROM rewards WHERE rollout_id = ? ORDER BY id DESC LIMIT 1')
       .get(rolloutId) as RewardRow | undefined;
   }
 
   addEvent(rolloutId: string, type: string, data: unknown): void {
-    this.db.prepare('INSERT INTO events (rollout_id, type, data, created_at) VALUES (?, ?, ?, ?)')
+    this.db
+      .prepare('INSERT INTO events (rollout_id, type, data, created_at) VALUES (?, ?, ?, ?)')
       .run(rolloutId, type, JSON.stringify(data), Date.now());
   }
 
   events(rolloutId: string): EventRow[] {
-    return this.db.prepare('SELECT type, data, created_at FROM events WHERE rollout_id = ? ORDER BY id').all(rolloutId) as EventRow[];
+    return this.db
+      .prepare('SELECT type, data, created_at FROM events WHERE rollout_id = ? ORDER BY id')
+      .all(rolloutId) as EventRow[];
   }
 
   // training steps
   putTrainStep(run: string, step: number, metrics: Record<string, unknown>, checkpoint: string | null): void {
-    this.db.prepare('INSERT OR REPLACE INTO train_steps (run, step, metrics, checkpoint, created_at) VALUES (?, ?, ?, ?, ?)')
+    this.db
+      .prepare('INSERT OR REPLACE INTO train_steps (run, step, metrics, checkpoint, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(run, step, JSON.stringify(metrics), checkpoint, Date.now());
   }
 
   trainSteps(run: string): TrainStepRow[] {
-    return (this.db.prepare('SELECT step, metrics, checkpoint, created_at FROM train_steps WHERE run = ? ORDER BY step').all(run) as
-      { step: number; metrics: string; checkpoint: string | null; created_at: number }[]).map((r) => ({ ...r, metrics: JSON.parse(r.metrics) }));
+    return (
+      this.db
+        .prepare('SELECT step, metrics, checkpoint, created_at FROM train_steps WHERE run = ? ORDER BY step')
+        .all(run) as { step: number; metrics: string; checkpoint: string | null; created_at: number }[]
+    ).map((r) => ({ ...r, metrics: JSON.parse(r.metrics) }));
   }
 
   /** Forgets the steps after `after`: a resumed run redoes them from its checkpoint. */
@@ -165,7 +232,10 @@ export class Store {
 function migrate(db: Database.Database, path: string): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > migrations.length) {
-    throw new AlightError(`${path} was written by a newer alight (schema ${current}, this one knows ${migrations.length}); upgrade alight`, ExitCode.input);
+    throw new AlightError(
+      `${path} was written by a newer alight (schema ${current}, this one knows ${migrations.length}); upgrade alight`,
+      ExitCode.input,
+    );
   }
   for (let v = current; v < migrations.length; v++) {
     db.transaction(() => {

@@ -3,18 +3,35 @@ import type { Store } from '../store/store.js';
 
 /** One rollout as `alight traces export` writes it (DESIGN §5). */
 export interface RolloutTrace {
-  rollout_id: string; run: string; task_id: string | null; group_id: string | null; attempt: number; mode: string;
-  state: string; exit_code: number | null; error: string | null; reward: number | null;
+  rollout_id: string;
+  run: string;
+  task_id: string | null;
+  group_id: string | null;
+  attempt: number;
+  mode: string;
+  state: string;
+  exit_code: number | null;
+  error: string | null;
+  reward: number | null;
   calls: CallTrace[];
 }
 
 export interface CallTrace {
-  seq: number; protocol: string; stream: boolean;
-  request: Record<string, unknown>; response: Record<string, unknown> | null;
+  seq: number;
+  protocol: string;
+  stream: boolean;
+  request: Record<string, unknown>;
+  response: Record<string, unknown> | null;
   /** Where the gateway translated (Anthropic Messages, Responses): what the harness sent and received; else null. */
   harness: { request: Record<string, unknown>; response: Record<string, unknown> | null } | null;
-  prompt_token_ids: number[] | null; completion_token_ids: number[] | null; completion_logprobs: number[] | null;
-  status: string; http_status: number | null; error: string | null; latency_ms: number; model_version: number | null;
+  prompt_token_ids: number[] | null;
+  completion_token_ids: number[] | null;
+  completion_logprobs: number[] | null;
+  status: string;
+  http_status: number | null;
+  error: string | null;
+  latency_ms: number;
+  model_version: number | null;
   finish_reason: string | null;
 }
 
@@ -22,13 +39,32 @@ export function rolloutTrace(store: Store, rolloutId: string): RolloutTrace {
   const r = store.getRollout(rolloutId);
   if (!r) throw new AlightError(`no rollout ${rolloutId}`, ExitCode.input);
   return {
-    rollout_id: r.id, run: r.run, task_id: r.task_id, group_id: r.group_id, attempt: r.attempt, mode: r.mode,
-    state: r.state, exit_code: r.exit_code, error: r.error, reward: store.lastReward(r.id)?.value ?? null,
+    rollout_id: r.id,
+    run: r.run,
+    task_id: r.task_id,
+    group_id: r.group_id,
+    attempt: r.attempt,
+    mode: r.mode,
+    state: r.state,
+    exit_code: r.exit_code,
+    error: r.error,
+    reward: store.lastReward(r.id)?.value ?? null,
     calls: store.calls.list(r.id).map((c) => ({
-      seq: c.seq, protocol: c.protocol, stream: c.stream, request: c.request, response: c.response, harness: c.harness,
-      prompt_token_ids: c.promptIds, completion_token_ids: c.completionIds, completion_logprobs: c.completionLogprobs,
-      status: c.status, http_status: c.httpStatus, error: c.error, latency_ms: Math.round(c.latencyMs * 100) / 100,
-      model_version: c.modelVersion, finish_reason: c.finishReason,
+      seq: c.seq,
+      protocol: c.protocol,
+      stream: c.stream,
+      request: c.request,
+      response: c.response,
+      harness: c.harness,
+      prompt_token_ids: c.promptIds,
+      completion_token_ids: c.completionIds,
+      completion_logprobs: c.completionLogprobs,
+      status: c.status,
+      http_status: c.httpStatus,
+      error: c.error,
+      latency_ms: Math.round(c.latencyMs * 100) / 100,
+      model_version: c.modelVersion,
+      finish_reason: c.finishReason,
     })),
   };
 }

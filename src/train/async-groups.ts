@@ -1,9 +1,13 @@
-import { runRollouts, type RolloutJob, type RolloutsOptions } from '../runner/rollouts.js';
+import { type RolloutJob, type RolloutsOptions, runRollouts } from '../runner/rollouts.js';
 import type { Task } from '../runner/tasks.js';
 import { tasksForStep } from './schedule.js';
 
 /** A group of rollouts (one task × n) that has ended: its rollout ids, and its place in the data order. */
-export interface DoneGroup { position: number; task: Task; ids: string[] }
+export interface DoneGroup {
+  position: number;
+  task: Task;
+  ids: string[];
+}
 
 /**
  * Async rollouts: up to `inFlight` groups run at all times, across steps, their tasks taken in the run's data order
@@ -18,8 +22,14 @@ export class GroupPool {
 
   constructor(
     private readonly o: {
-      tasks: Task[]; n: number; seed: number; inFlight: number; start: number;
-      options: RolloutsOptions; jobs: (task: Task, groupId: string) => RolloutJob[]; groupId: (position: number, task: Task) => string;
+      tasks: Task[];
+      n: number;
+      seed: number;
+      inFlight: number;
+      start: number;
+      options: RolloutsOptions;
+      jobs: (task: Task, groupId: string) => RolloutJob[];
+      groupId: (position: number, task: Task) => string;
     },
     private next = o.start,
   ) {}
@@ -35,8 +45,18 @@ export class GroupPool {
       const position = this.next++;
       const task = tasksForStep(this.o.tasks, 1, position, this.o.seed)[0];
       const group = runRollouts(this.o.options, this.o.jobs(task, this.o.groupId(position, task)))
-        .then((ids) => { this.done.push({ position, task, ids }); }, (err: unknown) => { this.failure ??= err; })
-        .finally(() => { this.running.delete(group); this.wake(); });
+        .then(
+          (ids) => {
+            this.done.push({ position, task, ids });
+          },
+          (err: unknown) => {
+            this.failure ??= err;
+          },
+        )
+        .finally(() => {
+          this.running.delete(group);
+          this.wake();
+        });
       this.running.add(group);
     }
   }
@@ -49,7 +69,9 @@ export class GroupPool {
       while (this.done.length < count) {
         if (this.failure) throw this.failure;
         if (signal.aborted) throw new Error('interrupted');
-        await new Promise<void>((resolve) => { this.wake = resolve; });
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
       }
       return this.done.splice(0, count);
     } finally {

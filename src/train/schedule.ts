@@ -9,7 +9,10 @@ export function tasksForStep<T>(tasks: readonly T[], batchSize: number, step: nu
   let order: number[] = [];
   for (let p = step * batchSize; p < (step + 1) * batchSize; p++) {
     const e = Math.floor(p / tasks.length);
-    if (e !== epoch) { epoch = e; order = permutation(tasks.length, seed * 1_000_003 + e); }
+    if (e !== epoch) {
+      epoch = e;
+      order = permutation(tasks.length, seed * 1_000_003 + e);
+    }
     out.push(tasks[order[p % tasks.length]]);
   }
   return out;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { reloadVllm, startVllm } from '../serve/vllm.js';
-import { vllmDevice, type VllmDevice } from '../setup/vllm-env.js';
+import { type VllmDevice, vllmDevice } from '../setup/vllm-env.js';
 import type { Worker } from '../worker/client.js';
 
 /** Who serves the policy to the harnesses while it trains, and how each update's weights reach it. */
@@ -19,7 +19,9 @@ export interface Serving {
 /** The worker serves what it trains (the torch worker's server, verl's vLLM servers). */
 export const workerServing: Serving = {
   endpoints: (worker) => worker,
-  publish: async (worker, version, timeoutMs) => { await worker.call('sync_weights', { version }, timeoutMs); },
+  publish: async (worker, version, timeoutMs) => {
+    await worker.call('sync_weights', { version }, timeoutMs);
+  },
   stop: async () => {},
 };
 
@@ -28,8 +30,14 @@ export const workerServing: Serving = {
  * save_for_serving) before vLLM starts and after each update; vLLM then reloads it in place and drops its prefix
  * cache, which holds the old weights' keys and values.
  */
-export async function vllmServing(o: { worker: Worker; runDir: string; device?: VllmDevice; gpuMemoryUtilization?: number; timeoutMs: number;
-  signal: AbortSignal }): Promise<Serving> {
+export async function vllmServing(o: {
+  worker: Worker;
+  runDir: string;
+  device?: VllmDevice;
+  gpuMemoryUtilization?: number;
+  timeoutMs: number;
+  signal: AbortSignal;
+}): Promise<Serving> {
   const device = vllmDevice(o.device);
   const weights = join(o.runDir, 'serving');
   await o.worker.call('save', { path: weights, weights_only: true }, o.timeoutMs);
@@ -37,8 +45,15 @@ export async function vllmServing(o: { worker: Worker; runDir: string; device?: 
   const memory = o.gpuMemoryUtilization ?? (device === 'cuda' ? 0.4 : undefined);
   // float32, as the torch worker trains: vLLM then samples from the numbers the update recomputes (its `auto` would
   // serve a float32 model in bfloat16, and every rollout logprob would be off by bfloat16's rounding).
-  const served = await startVllm({ model: weights, device, gpuMemoryUtilization: memory, dtype: 'float32', logFile: join(o.runDir, 'vllm.log'),
-    reloadable: true, signal: o.signal });
+  const served = await startVllm({
+    model: weights,
+    device,
+    gpuMemoryUtilization: memory,
+    dtype: 'float32',
+    logFile: join(o.runDir, 'vllm.log'),
+    reloadable: true,
+    signal: o.signal,
+  });
   // vLLM starts on the worker's current weights: the first reset (a fresh run) has nothing to do.
   let startedOnWorker = true;
   const publish = async (worker: Worker, version: number, timeoutMs: number): Promise<void> => {

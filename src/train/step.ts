@@ -4,16 +4,16 @@ import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
-import { groupJobs, runRollouts, type RolloutsOptions } from '../runner/rollouts.js';
-import type { Task } from '../runner/tasks.js';
+import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/rollouts.js';
 import { Slots } from '../runner/slots.js';
+import type { Task } from '../runner/tasks.js';
 import { buildStepBatch } from '../samples/run-samples.js';
 import type { RolloutSummary, Store } from '../store/store.js';
-import type { Serving } from './serving.js';
 import type { Worker } from '../worker/client.js';
-import { GroupPool, type DoneGroup } from './async-groups.js';
-import { tasksForStep } from './schedule.js';
+import { type DoneGroup, GroupPool } from './async-groups.js';
 import type { TrainListener } from './events.js';
+import { tasksForStep } from './schedule.js';
+import type { Serving } from './serving.js';
 
 export interface StepContext {
   store: Store;
@@ -44,14 +44,23 @@ export type StepMetrics = Record<string, number | null>;
  * batch from the finished ones, the worker's update, the new weights served (version step + 1), then validation and a
  * checkpoint when due.
  */
-export async function runStep(ctx: StepContext, step: number): Promise<{ metrics: StepMetrics; checkpoint: string | null }> {
+export async function runStep(
+  ctx: StepContext,
+  step: number,
+): Promise<{ metrics: StepMetrics; checkpoint: string | null }> {
   const { config: c, store, gateway, worker } = ctx;
   const timer = phaseTimer(ctx, step);
 
   timer.start('rollouts');
   const fresh = ctx.pool ? await freshGroups(ctx, ctx.pool, step) : null;
-  const ids = fresh ? fresh.ids : await runRollouts(rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
-    tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) => groupJobs(ctx.args, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`)));
+  const ids = fresh
+    ? fresh.ids
+    : await runRollouts(
+        rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
+        tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) =>
+          groupJobs(ctx.args, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`),
+        ),
+      );
   if (ctx.signal.aborted) throw new Error('interrupted');
   // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way finish.
   timer.start('drain');
@@ -60,7 +69,13 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   await gateway.drain(30_000);
 
   timer.start('batch');
-  const { rollouts, rewards, built } = prepareBatch(store, ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
+  const { rollouts, rewards, built } = prepareBatch(
+    store,
+    ids,
+    c,
+    join(ctx.runDir, 'batches', `step-${step}.safetensors`),
+    step,
+  );
 
   timer.start('update');
   const update = await worker.call('train_step', { batch_path: built.out, step }, c.workerTimeoutS * 1000);
@@ -75,29 +90,52 @@ export async function runStep(ctx: StepContext, step: number): Promise<{ metrics
   let valReward: number | null = null;
   if (ctx.valTasks && c.valEvery > 0 && (step + 1) % c.valEvery === 0) {
     timer.start('validation');
-    const valIds = await runRollouts(rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
-      ctx.valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)));
+    const valIds = await runRollouts(
+      rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
+      ctx.valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)),
+    );
     valReward = mean(store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
   }
 
   let checkpoint: string | null = null;
   if ((c.saveEvery > 0 && (step + 1) % c.saveEvery === 0) || step + 1 === c.steps) {
     timer.start('save');
-    checkpoint = (await worker.call('save', { path: join(ctx.runDir, 'checkpoints', `step-${step}`) }, c.workerTimeoutS * 1000)).path;
+    checkpoint = (
+      await worker.call('save', { path: join(ctx.runDir, 'checkpoints', `step-${step}`) }, c.workerTimeoutS * 1000)
+    ).path;
   }
   const timings = timer.end();
   const m = built.metrics;
   return {
     checkpoint,
     metrics: {
-      version, reward_mean: mean(rewards), reward_std: sampleStd(rewards), pass_rate: mean(rewards.map((r) => (r >= 1 ? 1 : 0))),
-      val_reward: valReward, rollouts: rollouts.length, rollouts_failed: rollouts.filter((r) => r.state !== 'succeeded').length,
-      rows: m.rows, tokens: m.tokens, loss_tokens: m.loss_tokens, merge_breaks: built.merge.breaks,
-      skipped_error_calls: built.merge.skipped_error_calls, dropped_missing_reward: m.dropped_missing_reward,
-      dropped_zero_variance: m.dropped_zero_variance, dropped_long_prompt_rows: m.dropped_long_prompt_rows,
-      dropped_alignment_rows: m.dropped_alignment_rows, truncated_rows: m.truncated_rows,
-      ...(fresh ? { in_flight_rollouts: inFlight, dropped_stale_groups: fresh.dropped, staleness_mean: fresh.stalenessMean, staleness_max: fresh.stalenessMax } : {}),
-      ...update.metrics, ...timings,
+      version,
+      reward_mean: mean(rewards),
+      reward_std: sampleStd(rewards),
+      pass_rate: mean(rewards.map((r) => (r >= 1 ? 1 : 0))),
+      val_reward: valReward,
+      rollouts: rollouts.length,
+      rollouts_failed: rollouts.filter((r) => r.state !== 'succeeded').length,
+      rows: m.rows,
+      tokens: m.tokens,
+      loss_tokens: m.loss_tokens,
+      merge_breaks: built.merge.breaks,
+      skipped_error_calls: built.merge.skipped_error_calls,
+      dropped_missing_reward: m.dropped_missing_reward,
+      dropped_zero_variance: m.dropped_zero_variance,
+      dropped_long_prompt_rows: m.dropped_long_prompt_rows,
+      dropped_alignment_rows: m.dropped_alignment_rows,
+      truncated_rows: m.truncated_rows,
+      ...(fresh
+        ? {
+            in_flight_rollouts: inFlight,
+            dropped_stale_groups: fresh.dropped,
+            staleness_mean: fresh.stalenessMean,
+            staleness_max: fresh.stalenessMax,
+          }
+        : {}),
+      ...update.metrics,
+      ...timings,
     },
   };
 }
@@ -112,7 +150,10 @@ export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: s
   const trained = trainable(rollouts, c.failedRollouts);
   if (trained.length === 0) {
     const first = rollouts.find((r) => r.error)?.error ?? 'unknown';
-    throw new AlightError(`every rollout of step ${step} failed (the first: ${first}); see the harness logs in ${join(out, '..', '..', 'rollouts', `step-${step}`)}`, ExitCode.failure);
+    throw new AlightError(
+      `every rollout of step ${step} failed (the first: ${first}); see the harness logs in ${join(out, '..', '..', 'rollouts', `step-${step}`)}`,
+      ExitCode.failure,
+    );
   }
   mkdirSync(join(out, '..'), { recursive: true });
   return { rollouts, rewards, built: buildStepBatch(store, trained, { ...c, out }, `step ${step}`) };
@@ -122,10 +163,20 @@ export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: s
 export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSignal): GroupPool {
   const c = ctx.config;
   const pool = new GroupPool({
-    tasks: ctx.tasks, n: c.n, seed: c.seed, inFlight: c.asyncGroups, start: fromStep * c.batchSize,
+    tasks: ctx.tasks,
+    n: c.n,
+    seed: c.seed,
+    inFlight: c.asyncGroups,
+    start: fromStep * c.batchSize,
     // Groups run side by side: one limit of train.concurrency harnesses across them.
-    options: { ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')), concurrency: c.n, slots: new Slots(c.concurrency), signal },
-    jobs: (task, groupId) => groupJobs(ctx.args, task, c.n, groupId), groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
+    options: {
+      ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')),
+      concurrency: c.n,
+      slots: new Slots(c.concurrency),
+      signal,
+    },
+    jobs: (task, groupId) => groupJobs(ctx.args, task, c.n, groupId),
+    groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
   });
   pool.fill();
   return pool;
@@ -143,29 +194,48 @@ async function freshGroups(ctx: StepContext, pool: GroupPool, step: number) {
   let dropped = 0;
   while (kept.length < c.batchSize) {
     const groups = await pool.take(c.batchSize - kept.length, ctx.signal);
-    const versions = new Map(ctx.store.rolloutSummaries({ ids: groups.flatMap((g) => g.ids) }).map((r) => [r.id, r.min_version]));
+    const versions = new Map(
+      ctx.store.rolloutSummaries({ ids: groups.flatMap((g) => g.ids) }).map((r) => [r.id, r.min_version]),
+    );
     for (const g of groups) {
       const s = step - Math.min(step, ...g.ids.map((id) => versions.get(id) ?? step));
       if (s > c.maxStaleness) dropped++;
-      else { kept.push(g); staleness.push(s); }
+      else {
+        kept.push(g);
+        staleness.push(s);
+      }
     }
     if (kept.length < c.batchSize) pool.fill();
   }
-  return { ids: kept.flatMap((g) => g.ids), dropped, stalenessMean: mean(staleness), stalenessMax: Math.max(...staleness) };
+  return {
+    ids: kept.flatMap((g) => g.ids),
+    dropped,
+    stalenessMean: mean(staleness),
+    stalenessMax: Math.max(...staleness),
+  };
 }
 
 function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string): RolloutsOptions {
   mkdirSync(logDir, { recursive: true });
   return {
-    store: ctx.store, gateway: ctx.gateway, run: ctx.run, mode, command: ctx.command, timeoutMs: ctx.config.timeoutS * 1000,
-    rewardCmd: ctx.config.rewardCmd, concurrency: ctx.config.concurrency, logDir, withhold: ctx.withhold, signal: ctx.signal,
+    store: ctx.store,
+    gateway: ctx.gateway,
+    run: ctx.run,
+    mode,
+    command: ctx.command,
+    timeoutMs: ctx.config.timeoutS * 1000,
+    rewardCmd: ctx.config.rewardCmd,
+    concurrency: ctx.config.concurrency,
+    logDir,
+    withhold: ctx.withhold,
+    signal: ctx.signal,
     onEvent: (e) => ctx.onEvent(e),
   };
 }
 
 /** The rollouts the batch is built from: succeeded ones, and failed ones at reward 0 when the config says so. */
 function trainable(rollouts: RolloutSummary[], failed: TrainConfig['failedRollouts']): RolloutSummary[] {
-  return rollouts.flatMap((r) => r.state === 'succeeded' ? [r] : failed === 'zero' ? [{ ...r, reward: 0 }] : []);
+  return rollouts.flatMap((r) => (r.state === 'succeeded' ? [r] : failed === 'zero' ? [{ ...r, reward: 0 }] : []));
 }
 
 /** Seconds per phase (`<phase>_s`), announced as each begins. */

@@ -24,15 +24,23 @@ export function modelParameters(model: string): number | null {
   const file = join(model, 'config.json');
   if (!existsSync(file)) return null;
   const c = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number | boolean | undefined>;
-  const h = Number(c.hidden_size), layers = Number(c.num_hidden_layers), vocab = Number(c.vocab_size);
+  const h = Number(c.hidden_size),
+    layers = Number(c.num_hidden_layers),
+    vocab = Number(c.vocab_size);
   const ffn = Number(c.intermediate_size ?? 4 * h);
   if (!h || !layers || !vocab) return null;
-  const kvShare = c.num_key_value_heads && c.num_attention_heads ? Number(c.num_key_value_heads) / Number(c.num_attention_heads) : 1;
+  const kvShare =
+    c.num_key_value_heads && c.num_attention_heads ? Number(c.num_key_value_heads) / Number(c.num_attention_heads) : 1;
   const perLayer = h * h * (2 + 2 * kvShare) + 3 * h * ffn;
   return layers * perLayer + vocab * h * (c.tie_word_embeddings ? 1 : 2);
 }
 
-export interface VerlPlan { preset: VerlPreset; tensorParallel: number; worldSize: number; overrides: string[] }
+export interface VerlPlan {
+  preset: VerlPreset;
+  tensorParallel: number;
+  worldSize: number;
+  overrides: string[];
+}
 
 /**
  * alight's train config as overrides of verl's Hydra trainer config (ppo_trainer.yaml): the model, the cluster, the
@@ -47,10 +55,16 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
   const tensorParallel = c.tensorParallel ?? Math.min(p.tensorParallel, c.gpus);
   const worldSize = c.gpus * c.nodes;
   if (c.nodes > 1 && !c.rayAddress) {
-    throw new AlightError(`--nodes ${c.nodes} needs a Ray cluster: run \`ray start --head\` on the first node and \`ray start --address <head>:6379\` on the others, then pass --ray-address <head>:6379`, ExitCode.usage);
+    throw new AlightError(
+      `--nodes ${c.nodes} needs a Ray cluster: run \`ray start --head\` on the first node and \`ray start --address <head>:6379\` on the others, then pass --ray-address <head>:6379`,
+      ExitCode.usage,
+    );
   }
   if (c.gpus % tensorParallel !== 0) {
-    throw new AlightError(`tensor parallel size ${tensorParallel} does not divide --gpus ${c.gpus} (vLLM's groups must fill a node's GPUs)`, ExitCode.usage);
+    throw new AlightError(
+      `tensor parallel size ${tensorParallel} does not divide --gpus ${c.gpus} (vLLM's groups must fill a node's GPUs)`,
+      ExitCode.usage,
+    );
   }
   const util = c.gpuMemoryUtilization ?? p.gpuMemoryUtilization;
   const params = c.model ? modelParameters(c.model) : null;
@@ -58,40 +72,68 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
     // The actor's sharded state stays on the GPUs beside vLLM's share; vLLM's weights must leave room for a KV cache.
     const actorGb = (16 * params) / worldSize / 1e9;
     const servingGb = (2 * params) / tensorParallel / 1e9;
-    const problem = actorGb > (0.95 - util) * gpuMemoryGb ? `the actor's state needs ~${actorGb.toFixed(0)} GB a GPU over ${worldSize} GPU(s), more than the ~${((0.95 - util) * gpuMemoryGb).toFixed(0)} GB vLLM leaves`
-      : servingGb > 0.8 * util * gpuMemoryGb ? `vLLM's weights need ~${servingGb.toFixed(0)} GB a GPU at tensor parallel ${tensorParallel}, most of its ~${(util * gpuMemoryGb).toFixed(0)} GB share`
-        : null;
+    const problem =
+      actorGb > (0.95 - util) * gpuMemoryGb
+        ? `the actor's state needs ~${actorGb.toFixed(0)} GB a GPU over ${worldSize} GPU(s), more than the ~${((0.95 - util) * gpuMemoryGb).toFixed(0)} GB vLLM leaves`
+        : servingGb > 0.8 * util * gpuMemoryGb
+          ? `vLLM's weights need ~${servingGb.toFixed(0)} GB a GPU at tensor parallel ${tensorParallel}, most of its ~${(util * gpuMemoryGb).toFixed(0)} GB share`
+          : null;
     if (problem) {
-      throw new AlightError(`the model (~${(params / 1e9).toFixed(1)}B parameters) does not fit preset ${preset} on ${gpuMemoryGb} GB GPUs: ${problem}; add GPUs ` +
-        '(--gpus, --nodes), raise --tensor-parallel, or offload (--verl actor_rollout_ref.actor.fsdp_config.param_offload=true)', ExitCode.usage);
+      throw new AlightError(
+        `the model (~${(params / 1e9).toFixed(1)}B parameters) does not fit preset ${preset} on ${gpuMemoryGb} GB GPUs: ${problem}; add GPUs ` +
+          '(--gpus, --nodes), raise --tensor-parallel, or offload (--verl actor_rollout_ref.actor.fsdp_config.param_offload=true)',
+        ExitCode.usage,
+      );
     }
   }
   const micro = p.microBatch;
   const tokenBudget = (c.maxPromptTokens ?? 8192) + c.maxResponseTokens;
   const overrides = [
-    `actor_rollout_ref.model.path=${c.model}`, 'actor_rollout_ref.model.use_remove_padding=true',
-    `trainer.n_gpus_per_node=${c.gpus}`, `trainer.nnodes=${c.nodes}`, 'trainer.device=cuda', 'trainer.logger=[console]', 'trainer.use_v1=false',
-    `data.train_batch_size=${c.batchSize}`, `data.max_prompt_length=${c.maxPromptTokens ?? 8192}`, `data.max_response_length=${c.maxResponseTokens}`,
-    'actor_rollout_ref.rollout.name=vllm', 'actor_rollout_ref.rollout.mode=async', `actor_rollout_ref.rollout.n=${c.n}`,
+    `actor_rollout_ref.model.path=${c.model}`,
+    'actor_rollout_ref.model.use_remove_padding=true',
+    `trainer.n_gpus_per_node=${c.gpus}`,
+    `trainer.nnodes=${c.nodes}`,
+    'trainer.device=cuda',
+    'trainer.logger=[console]',
+    'trainer.use_v1=false',
+    `data.train_batch_size=${c.batchSize}`,
+    `data.max_prompt_length=${c.maxPromptTokens ?? 8192}`,
+    `data.max_response_length=${c.maxResponseTokens}`,
+    'actor_rollout_ref.rollout.name=vllm',
+    'actor_rollout_ref.rollout.mode=async',
+    `actor_rollout_ref.rollout.n=${c.n}`,
     // Harnesses send chat messages: the servers need their tokenizer and chat template.
-    'actor_rollout_ref.rollout.skip_tokenizer_init=false', 'actor_rollout_ref.rollout.calculate_log_probs=true',
+    'actor_rollout_ref.rollout.skip_tokenizer_init=false',
+    'actor_rollout_ref.rollout.calculate_log_probs=true',
     `actor_rollout_ref.rollout.tensor_model_parallel_size=${tensorParallel}`,
     `actor_rollout_ref.rollout.gpu_memory_utilization=${util}`,
-    'actor_rollout_ref.rollout.free_cache_engine=true', `actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=${p.logprobMicroBatch}`,
+    'actor_rollout_ref.rollout.free_cache_engine=true',
+    `actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=${p.logprobMicroBatch}`,
     `actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=${p.logprobMicroBatch}`,
-    `actor_rollout_ref.actor.ppo_mini_batch_size=${c.batchSize}`, `actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=${micro}`,
+    `actor_rollout_ref.actor.ppo_mini_batch_size=${c.batchSize}`,
+    `actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=${micro}`,
     // Rows per GPU vary step to step (drops, multi-row rollouts): micro-batches by tokens, not by a fixed row count
     // that would have to divide them. The budget holds at least one longest row.
-    'actor_rollout_ref.actor.use_dynamic_bsz=true', `actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${Math.max(16384, tokenBudget)}`,
+    'actor_rollout_ref.actor.use_dynamic_bsz=true',
+    `actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${Math.max(16384, tokenBudget)}`,
     // Checkpoints carry a Hugging Face model folder too (<checkpoint>/huggingface), for vLLM or eval to load.
     'actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]',
-    `actor_rollout_ref.actor.ppo_epochs=${c.ppoEpochs}`, `actor_rollout_ref.actor.optim.lr=${c.lr}`, `actor_rollout_ref.actor.optim.weight_decay=${c.weightDecay}`,
-    `actor_rollout_ref.actor.grad_clip=${c.maxGradNorm}`, `actor_rollout_ref.actor.clip_ratio_low=${c.clipLow}`, `actor_rollout_ref.actor.clip_ratio_high=${c.clipHigh}`,
-    'actor_rollout_ref.actor.policy_loss.loss_mode=alight', 'actor_rollout_ref.actor.loss_agg_mode=token-sum', 'actor_rollout_ref.actor.entropy_coeff=0',
-    `actor_rollout_ref.actor.use_kl_loss=${c.klCoef > 0}`, `actor_rollout_ref.actor.kl_loss_coef=${c.klCoef}`,
+    `actor_rollout_ref.actor.ppo_epochs=${c.ppoEpochs}`,
+    `actor_rollout_ref.actor.optim.lr=${c.lr}`,
+    `actor_rollout_ref.actor.optim.weight_decay=${c.weightDecay}`,
+    `actor_rollout_ref.actor.grad_clip=${c.maxGradNorm}`,
+    `actor_rollout_ref.actor.clip_ratio_low=${c.clipLow}`,
+    `actor_rollout_ref.actor.clip_ratio_high=${c.clipHigh}`,
+    'actor_rollout_ref.actor.policy_loss.loss_mode=alight',
+    'actor_rollout_ref.actor.loss_agg_mode=token-sum',
+    'actor_rollout_ref.actor.entropy_coeff=0',
+    `actor_rollout_ref.actor.use_kl_loss=${c.klCoef > 0}`,
+    `actor_rollout_ref.actor.kl_loss_coef=${c.klCoef}`,
     `actor_rollout_ref.actor.data_loader_seed=${c.seed}`,
     // Advantages and rewards are alight's; `grpo` only keeps verl from building a critic.
-    'algorithm.adv_estimator=grpo', 'algorithm.use_kl_in_reward=false', 'algorithm.rollout_correction.rollout_is=null',
+    'algorithm.adv_estimator=grpo',
+    'algorithm.use_kl_in_reward=false',
+    'algorithm.rollout_correction.rollout_is=null',
     ...c.verl,
   ];
   return { preset, tensorParallel, worldSize, overrides };

@@ -9,7 +9,9 @@ export function plainProgress(write: (line: string) => void, everyMs = 5000): Ru
   const listener = (event: RunEvent): void => {
     advance(p, event);
     if (event.type === 'started') {
-      write(`run ${event.run}: ${event.total} rollout(s) through ${event.gatewayUrl}${event.logDir ? `; harness logs in ${event.logDir}` : ''}`);
+      write(
+        `run ${event.run}: ${event.total} rollout(s) through ${event.gatewayUrl}${event.logDir ? `; harness logs in ${event.logDir}` : ''}`,
+      );
     } else if (event.type === 'rollout-end') {
       const mark = event.state === 'succeeded' ? 'ok  ' : 'FAIL';
       const reward = event.reward === null ? '' : ` reward ${event.reward}`;

@@ -1,7 +1,9 @@
 import cliProgress from 'cli-progress';
 
 /** A progress bar per stage on a TTY (cli-progress), nothing otherwise; `stop` clears it. */
-export function progressBars(enabled: boolean): ((e: { stage: string; done: number; total: number | null }) => void) & { stop(): void } {
+export function progressBars(
+  enabled: boolean,
+): ((e: { stage: string; done: number; total: number | null }) => void) & { stop(): void } {
   let bar: cliProgress.SingleBar | null = null;
   let stage = '';
   const update = (e: { stage: string; done: number; total: number | null }): void => {
@@ -9,9 +11,14 @@ export function progressBars(enabled: boolean): ((e: { stage: string; done: numb
     if (e.stage !== stage) {
       bar?.stop();
       stage = e.stage;
-      bar = new cliProgress.SingleBar({
-        format: e.total === null ? `${e.stage} {value} rows` : `${e.stage} [{bar}] {value}/{total}`, clearOnComplete: true, hideCursor: true,
-      }, cliProgress.Presets.shades_classic);
+      bar = new cliProgress.SingleBar(
+        {
+          format: e.total === null ? `${e.stage} {value} rows` : `${e.stage} [{bar}] {value}/{total}`,
+          clearOnComplete: true,
+          hideCursor: true,
+        },
+        cliProgress.Presets.shades_classic,
+      );
       bar.start(e.total ?? 0, e.done);
     }
     bar!.update(e.done);

@@ -14,7 +14,18 @@ export interface Progress {
 }
 
 export function initialProgress(): Progress {
-  return { run: '', total: 0, running: new Map(), succeeded: 0, failed: 0, calls: 0, errorCalls: 0, tokens: 0, rewards: [], startedAt: Date.now() };
+  return {
+    run: '',
+    total: 0,
+    running: new Map(),
+    succeeded: 0,
+    failed: 0,
+    calls: 0,
+    errorCalls: 0,
+    tokens: 0,
+    rewards: [],
+    startedAt: Date.now(),
+  };
 }
 
 /** Folds one event into the progress both renderers show (mutates and returns `p`). */

@@ -1,11 +1,25 @@
 import { Box, render, Static, Text } from 'ink';
 import { useEffect, useState } from 'react';
 import type { RunEvent, RunListener } from '../runner/events.js';
-import { advance, initialProgress, statusLine, type Progress } from './progress.js';
+import { advance, initialProgress, type Progress, statusLine } from './progress.js';
 
-interface Finished { id: string; taskId: string | null; ok: boolean; reward: number | null; error: string | null }
+interface Finished {
+  id: string;
+  taskId: string | null;
+  ok: boolean;
+  reward: number | null;
+  error: string | null;
+}
 
-export function RecordView({ progress, finished, refreshMs = 250 }: { progress: Progress; finished: Finished[]; refreshMs?: number }) {
+export function RecordView({
+  progress,
+  finished,
+  refreshMs = 250,
+}: {
+  progress: Progress;
+  finished: Finished[];
+  refreshMs?: number;
+}) {
   const [, setTick] = useState(0);
   useEffect(() => {
     const timer = setInterval(() => setTick((t) => t + 1), refreshMs);
@@ -18,7 +32,8 @@ export function RecordView({ progress, finished, refreshMs = 250 }: { progress: 
         {(f) => (
           <Text key={f.id} color={f.ok ? 'green' : 'red'}>
             {f.ok ? '✓' : '✗'} {f.taskId ?? '-'} <Text dimColor>{f.id}</Text>
-            {f.reward !== null ? ` reward ${f.reward}` : ''}{f.error ? ` ${f.error}` : ''}
+            {f.reward !== null ? ` reward ${f.reward}` : ''}
+            {f.error ? ` ${f.error}` : ''}
           </Text>
         )}
       </Static>
@@ -39,11 +54,20 @@ export function RecordView({ progress, finished, refreshMs = 250 }: { progress: 
 export function liveProgress(): RunListener & { stop(): Promise<void> } {
   const progress = initialProgress();
   const finished: Finished[] = [];
-  const instance = render(<RecordView progress={progress} finished={finished} />, { exitOnCtrlC: false, patchConsole: false });
+  const instance = render(<RecordView progress={progress} finished={finished} />, {
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
   const listener = (event: RunEvent): void => {
     advance(progress, event);
     if (event.type === 'rollout-end') {
-      finished.push({ id: event.rolloutId, taskId: event.taskId, ok: event.state === 'succeeded', reward: event.reward, error: event.error });
+      finished.push({
+        id: event.rolloutId,
+        taskId: event.taskId,
+        ok: event.state === 'succeeded',
+        reward: event.reward,
+        error: event.error,
+      });
     }
   };
   return Object.assign(listener, {

@@ -13,8 +13,10 @@ export function setupProgress(stream: NodeJS.WriteStream = process.stderr): Setu
       bar = null;
     } else if (e.total >= PROGRESS_MIN_BYTES) {
       if (!bar) {
-        bar = new cliProgress.SingleBar({ stream, format: `  ${e.file} [{bar}] {value}/{total} MB`, hideCursor: true },
-          cliProgress.Presets.shades_classic);
+        bar = new cliProgress.SingleBar(
+          { stream, format: `  ${e.file} [{bar}] {value}/{total} MB`, hideCursor: true },
+          cliProgress.Presets.shades_classic,
+        );
         bar.start(Math.round(e.total / MB), 0);
       }
       bar.update(Math.round(e.done / MB));

@@ -1,8 +1,8 @@
 import { Box, render, Text } from 'ink';
 import { useEffect, useState } from 'react';
 import type { TrainEvent, TrainListener } from '../train/events.js';
-import { foldTrain, initialTrainState, sparkline, type TrainState } from './train-state.js';
 import { stepLine } from './train-progress.js';
+import { foldTrain, initialTrainState, sparkline, type TrainState } from './train-state.js';
 
 export function TrainView({ state, refreshMs = 250 }: { state: { current: TrainState }; refreshMs?: number }) {
   const [, setTick] = useState(0);
@@ -14,11 +14,24 @@ export function TrainView({ state, refreshMs = 250 }: { state: { current: TrainS
   const seconds = Math.max((Date.now() - s.stepStarted) / 1000, 0.001);
   return (
     <Box flexDirection="column">
-      <Text bold>run {s.run}: step {s.step + 1}/{s.steps} · {s.phase}</Text>
-      <Text>rollouts {s.rollouts.done} done ({s.rollouts.failed} failed), {s.rollouts.running} running · {(s.completionTokens / seconds).toFixed(0)} tokens/s</Text>
-      <Text>reward <Text color="cyan">{sparkline(s.rewards)}</Text> {s.rewards.length ? s.rewards[s.rewards.length - 1].toFixed(3) : ''}</Text>
+      <Text bold>
+        run {s.run}: step {s.step + 1}/{s.steps} · {s.phase}
+      </Text>
+      <Text>
+        rollouts {s.rollouts.done} done ({s.rollouts.failed} failed), {s.rollouts.running} running ·{' '}
+        {(s.completionTokens / seconds).toFixed(0)} tokens/s
+      </Text>
+      <Text>
+        reward <Text color="cyan">{sparkline(s.rewards)}</Text>{' '}
+        {s.rewards.length ? s.rewards[s.rewards.length - 1].toFixed(3) : ''}
+      </Text>
       {s.last ? <Text dimColor>{stepLine(s.last.step, s.last.metrics)}</Text> : null}
-      {s.notes.map((n, i) => <Text key={i} color="yellow">{n}</Text>)}
+      {s.notes.map((n, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: notes are only appended, so an index names one note for good
+        <Text key={i} color="yellow">
+          {n}
+        </Text>
+      ))}
     </Box>
   );
 }
@@ -27,7 +40,9 @@ export function TrainView({ state, refreshMs = 250 }: { state: { current: TrainS
 export function liveTrainView(): TrainListener & { stop(): Promise<void> } {
   const state = { current: initialTrainState() };
   const instance = render(<TrainView state={state} />, { exitOnCtrlC: false, patchConsole: false });
-  const listener = (event: TrainEvent): void => { state.current = foldTrain(state.current, event); };
+  const listener = (event: TrainEvent): void => {
+    state.current = foldTrain(state.current, event);
+  };
   return Object.assign(listener, {
     async stop() {
       instance.rerender(<TrainView state={state} />);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
@@ -14,7 +14,10 @@ export interface WorkerOptions {
 
 /** Replies of the protocol's methods (DESIGN §7), checked at the boundary. */
 export const replies = {
-  init: z.object({ endpoints: z.array(z.object({ url: z.string().url(), model: z.string() })).min(1), version: z.number().int() }),
+  init: z.object({
+    endpoints: z.array(z.object({ url: z.string().url(), model: z.string() })).min(1),
+    version: z.number().int(),
+  }),
   train_step: z.object({ metrics: z.record(z.string(), z.number().nullable()) }),
   sync_weights: z.object({ version: z.number().int() }),
   save: z.object({ path: z.string() }),
@@ -23,7 +26,12 @@ export const replies = {
 };
 export type Method = keyof typeof replies;
 
-interface Pending { resolve: (value: unknown) => void; reject: (err: Error) => void; timer: NodeJS.Timeout; method: Method }
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+  method: Method;
+}
 
 /**
  * The Python worker as a child process speaking newline-delimited JSON-RPC on stdin/stdout. Every call has a
@@ -36,7 +44,10 @@ export class Worker {
   private exited: string | null = null;
   readonly exit: Promise<string>;
 
-  private constructor(private readonly child: ChildProcess, private readonly logFile: string) {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly logFile: string,
+  ) {
     this.exit = new Promise((resolve) => {
       const ended = (how: string): void => {
         if (this.exited) return;
@@ -60,7 +71,10 @@ export class Worker {
     const log = openSync(options.logFile, 'a');
     try {
       const child = spawn(options.python, ['-u', '-m', 'alight_worker'], {
-        cwd: PYTHON_DIR, env: { ...process.env, ...options.env, PYTHONPATH: PYTHON_DIR }, stdio: ['pipe', 'pipe', log], detached: true,
+        cwd: PYTHON_DIR,
+        env: { ...process.env, ...options.env, PYTHONPATH: PYTHON_DIR },
+        stdio: ['pipe', 'pipe', log],
+        detached: true,
       });
       child.stdin!.on('error', () => {}); // a dead worker is reported by its exit, not by a write error
       return new Worker(child, options.logFile);
@@ -74,20 +88,40 @@ export class Worker {
     return this.exited;
   }
 
-  call<M extends Method>(method: M, params: Record<string, unknown>, timeoutMs: number): Promise<z.infer<(typeof replies)[M]>> {
-    if (this.exited) return Promise.reject(new AlightError(`${method} failed: the Python worker ${this.exited}${this.logTail()}`, ExitCode.failure));
+  call<M extends Method>(
+    method: M,
+    params: Record<string, unknown>,
+    timeoutMs: number,
+  ): Promise<z.infer<(typeof replies)[M]>> {
+    if (this.exited)
+      return Promise.reject(
+        new AlightError(`${method} failed: the Python worker ${this.exited}${this.logTail()}`, ExitCode.failure),
+      );
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new AlightError(`${method} got no answer from the Python worker in ${Math.round(timeoutMs / 1000)} s${this.logTail()}`, ExitCode.failure));
+        reject(
+          new AlightError(
+            `${method} got no answer from the Python worker in ${Math.round(timeoutMs / 1000)} s${this.logTail()}`,
+            ExitCode.failure,
+          ),
+        );
       }, timeoutMs);
       this.pending.set(id, {
-        method, timer, reject,
+        method,
+        timer,
+        reject,
         resolve: (value) => {
           const parsed = replies[method].safeParse(value);
           if (parsed.success) resolve(parsed.data as z.infer<(typeof replies)[M]>);
-          else reject(new AlightError(`the Python worker's ${method} reply is malformed: ${parsed.error.message}`, ExitCode.failure));
+          else
+            reject(
+              new AlightError(
+                `the Python worker's ${method} reply is malformed: ${parsed.error.message}`,
+                ExitCode.failure,
+              ),
+            );
         },
       });
       this.child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
@@ -127,7 +161,13 @@ export class Worker {
     if (!p) return;
     clearTimeout(p.timer);
     this.pending.delete(message.id!);
-    if (message.error) p.reject(new AlightError(`the Python worker's ${p.method} failed: ${message.error.message} (log: ${this.logFile})`, ExitCode.failure));
+    if (message.error)
+      p.reject(
+        new AlightError(
+          `the Python worker's ${p.method} failed: ${message.error.message} (log: ${this.logFile})`,
+          ExitCode.failure,
+        ),
+      );
     else p.resolve(message.result);
   }
 

@@ -3,15 +3,24 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alight, BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
-import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 
 describe('alight --help', () => {
   it('lists every command, and every command has examples', async () => {
     const top = await alight(['--help']);
     expect(top.code).toBe(0);
-    for (const cmd of ['init', 'record', 'gateway', 'traces', 'runs']) expect(top.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
-    for (const cmd of [['init'], ['record'], ['gateway'], ['traces', 'list'], ['traces', 'show'], ['traces', 'export'], ['runs', 'list']]) {
+    for (const cmd of ['init', 'record', 'gateway', 'traces', 'runs'])
+      expect(top.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+    for (const cmd of [
+      ['init'],
+      ['record'],
+      ['gateway'],
+      ['traces', 'list'],
+      ['traces', 'show'],
+      ['traces', 'export'],
+      ['runs', 'list'],
+    ]) {
       const res = await alight([...cmd, '--help']);
       expect(res.code).toBe(0);
       expect(res.stdout).toContain('Examples:');
@@ -40,7 +49,23 @@ describe('alight init, then record with the scaffolded harness', () => {
     expect(again.stderr).toContain('already exist; pass --force');
 
     // The config file is read from the working folder; the flag overrides its upstream.
-    const rec = await alight(['record', '--upstream', upstream.url, '--run', 'demo', '--tasks', 'tasks.jsonl', '-n', '2', '--', 'node', 'harness.mjs'], { cwd: dir });
+    const rec = await alight(
+      [
+        'record',
+        '--upstream',
+        upstream.url,
+        '--run',
+        'demo',
+        '--tasks',
+        'tasks.jsonl',
+        '-n',
+        '2',
+        '--',
+        'node',
+        'harness.mjs',
+      ],
+      { cwd: dir },
+    );
     expect(rec.code, rec.stderr).toBe(0);
     expect(rec.stdout).toMatch(/run demo: 6 rollouts, 6 succeeded, 0 failed, 12 calls/);
     expect(rec.stdout).toMatch(/add-1\s+2\s+2\s+0\s+4\s+1\.000/);
@@ -59,7 +84,9 @@ describe('alight init, then record with the scaffolded harness', () => {
     const missing = await alight(['traces', 'show', 'ro_nope'], { cwd: dir });
     expect(missing.code).toBe(3);
     expect(missing.stderr).toBe('alight: no rollout ro_nope\n');
-    const unwritable = await alight(['traces', 'export', '--out', join(dir, 'no', 'such', 'dir', 'x.jsonl')], { cwd: dir });
+    const unwritable = await alight(['traces', 'export', '--out', join(dir, 'no', 'such', 'dir', 'x.jsonl')], {
+      cwd: dir,
+    });
     expect(unwritable.code).toBe(3);
     expect(unwritable.stderr).toMatch(/^alight: cannot write .*x\.jsonl: ENOENT/);
   });
@@ -70,19 +97,43 @@ describe('alight init --template swe', () => {
     const dir = tempDir();
     const init = await alight(['init', '--template', 'swe', dir]);
     expect(init.code, init.stderr).toBe(0);
-    for (const f of ['alight.config.yaml', 'swe-agent.mjs', 'fetch-repos.mjs']) expect(existsSync(join(dir, f))).toBe(true);
+    for (const f of ['alight.config.yaml', 'swe-agent.mjs', 'fetch-repos.mjs'])
+      expect(existsSync(join(dir, f))).toBe(true);
     expect(init.stdout).toMatch(/alight doctor --setup --backend verl/);
     const fx = makeSweRepo(dir); // dir/repos/acme__calc, where the agent looks
     writeFileSync(join(dir, 'swe.jsonl'), `${JSON.stringify(fx.instance)}\n`);
     // A model that answers the issue with one bash block, then submits.
-    const model = await startScriptedUpstream({ reply: (_, body) => ((body.messages as unknown[]).length <= 2 ? "```bash\nsed -i 's/a - b/a + b/' calc.py\n```" : 'SUBMIT') });
+    const model = await startScriptedUpstream({
+      reply: (_, body) =>
+        (body.messages as unknown[]).length <= 2 ? "```bash\nsed -i 's/a - b/a + b/' calc.py\n```" : 'SUBMIT',
+    });
     try {
       const env = { ALIGHT_CLI: BIN };
-      const rec = await alight(['record', '--upstream', model.url, '--tasks', 'swe.jsonl', '--run', 'swe', '--', 'node', 'swe-agent.mjs'], { cwd: dir, env, timeoutMs: 120_000 });
+      const rec = await alight(
+        ['record', '--upstream', model.url, '--tasks', 'swe.jsonl', '--run', 'swe', '--', 'node', 'swe-agent.mjs'],
+        { cwd: dir, env, timeoutMs: 120_000 },
+      );
       expect(rec.code, rec.stderr).toBe(0);
       expect(rec.stdout).toMatch(/acme__calc-1\s+1\s+1\s+0\s+2\s+1\.000/); // 2 calls, reward 1 from alight eval reward
-      const ev = await alight(['eval', 'swebench', '--tasks', 'swe.jsonl', '--repos', 'repos', '--upstream', model.url, '--run-id', 'swe-ev', '--json',
-        '--', 'node', join(dir, 'swe-agent.mjs')], { cwd: dir, env, timeoutMs: 120_000 });
+      const ev = await alight(
+        [
+          'eval',
+          'swebench',
+          '--tasks',
+          'swe.jsonl',
+          '--repos',
+          'repos',
+          '--upstream',
+          model.url,
+          '--run-id',
+          'swe-ev',
+          '--json',
+          '--',
+          'node',
+          join(dir, 'swe-agent.mjs'),
+        ],
+        { cwd: dir, env, timeoutMs: 120_000 },
+      );
       expect(ev.code, ev.stderr).toBe(0);
       expect(JSON.parse(ev.stdout)).toMatchObject({ resolved_ids: ['acme__calc-1'] });
     } finally {

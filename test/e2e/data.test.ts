@@ -32,7 +32,11 @@ function outcome(db: string): { kept: string[]; dropped: Record<string, string> 
   const store = Store.open(db);
   try {
     const kept = store.data.keptTasks().map((t) => t.instance_id);
-    const rows = store.db.prepare(`SELECT t.instance_id AS id, d.rule FROM data_drops d JOIN data_tasks t ON t.uid = d.uid ORDER BY d.stage`).all() as { id: string; rule: string }[];
+    const rows = store.db
+      .prepare(
+        `SELECT t.instance_id AS id, d.rule FROM data_drops d JOIN data_tasks t ON t.uid = d.uid ORDER BY d.stage`,
+      )
+      .all() as { id: string; rule: string }[];
     return { kept, dropped: Object.fromEntries(rows.filter((r) => !kept.includes(r.id)).map((r) => [r.id, r.rule])) };
   } finally {
     store.close();
@@ -46,25 +50,38 @@ describe('alight data', () => {
     expect(imported).toMatchObject({ added: 16, invalid: 3, tasks: 16 });
     expect(cleaned.byRule).toEqual({ 'empty-f2p': 1, 'short-statement': 1, 'files-changed': 2, 'too-many-tests': 1 });
     expect(deduped).toMatchObject({ groups: 3, dropped: 4, nearPairs: 1 }); // {1, its later copy, 7}, {9, 8}, {10, 12}
-    expect(decont).toMatchObject({ referenceIds: 501, dropped: 2, flagged: 1, byRule: { 'benchmark-id': 1, 'benchmark-repo': 1 } });
+    expect(decont).toMatchObject({
+      referenceIds: 501,
+      dropped: 2,
+      flagged: 1,
+      byRule: { 'benchmark-id': 1, 'benchmark-repo': 1 },
+    });
     const { kept, dropped } = outcome(db);
     expect(kept.sort()).toEqual([...fx.kept].sort());
     expect(dropped).toEqual(fx.dropped);
 
     const stats = await run(['stats'], db);
     expect(stats).toMatchObject({ tasks: 16, kept: 5, invalid: 3 });
-    expect(stats.invalid_rows.map((r: { file: string; line: number; reason: string }) => [r.file.split('/').pop(), r.line])).toEqual(fx.invalid.map(([f, l]) => [f, l]));
-    fx.invalid.forEach(([, , reason], i) => expect(stats.invalid_rows[i].reason).toMatch(reason));
+    expect(
+      stats.invalid_rows.map((r: { file: string; line: number; reason: string }) => [r.file.split('/').pop(), r.line]),
+    ).toEqual(fx.invalid.map(([f, l]) => [f, l]));
+    for (const [i, [, , reason]] of fx.invalid.entries()) expect(stats.invalid_rows[i].reason).toMatch(reason);
     expect(stats.sources.find((s: { source: string }) => s.source === 'swe-smith')).toMatchObject({ n: 1, kept: 1 });
 
     const why = await alight(['data', 'explain', 'acme__widgets-8', '--db', db]);
-    expect(why.stdout).toMatch(/DROPPED\n {2}dedupe near-duplicate: duplicate of acme__widgets-9 \(swe-gym-style\) by near \(Jaccard 0\.\d\d\)/);
+    expect(why.stdout).toMatch(
+      /DROPPED\n {2}dedupe near-duplicate: duplicate of acme__widgets-9 \(swe-gym-style\) by near \(Jaccard 0\.\d\d\)/,
+    );
     const twice = await run(['explain', 'acme__widgets-1'], db);
     expect(twice.map((r: { drops: unknown[] }) => r.drops.length)).toEqual([0, 1]); // the later copy is the duplicate
     const flagged = await run(['explain', 'acme__widgets-10'], db);
     expect(flagged[0].flags[0]).toMatchObject({ kind: 'ngram-overlap' });
     const smith = Store.open(db);
-    expect(smith.data.keptTasks().find((t) => t.repo.startsWith('swesmith/'))).toMatchObject({ patch_kind: 'bug', format: 'swe-smith', fail_to_pass: ['tests/test_core.py::test_empty_sum'] });
+    expect(smith.data.keptTasks().find((t) => t.repo.startsWith('swesmith/'))).toMatchObject({
+      patch_kind: 'bug',
+      format: 'swe-smith',
+      fail_to_pass: ['tests/test_core.py::test_empty_sum'],
+    });
     smith.close();
   });
 
@@ -95,14 +112,26 @@ describe('alight data', () => {
       expect(store.data.keptTasks().find((t) => t.format === 'swe-smith')?.patch_kind).toBe('bug');
       store.close();
     }
-    const parts = await run(['export', '--out', join(dir, 'split.jsonl'), '--split', 'train=0.6,val=0.4', '--seed', '3'], db);
-    expect(parts.map((p: { file: string; tasks: number }) => [p.file.split('/').pop(), p.tasks])).toEqual([['split.train.jsonl', 3], ['split.val.jsonl', 2]]);
+    const parts = await run(
+      ['export', '--out', join(dir, 'split.jsonl'), '--split', 'train=0.6,val=0.4', '--seed', '3'],
+      db,
+    );
+    expect(parts.map((p: { file: string; tasks: number }) => [p.file.split('/').pop(), p.tasks])).toEqual([
+      ['split.train.jsonl', 3],
+      ['split.val.jsonl', 2],
+    ]);
   });
 
   it('refuses bad files clearly and writes nothing for them', async () => {
     const db = join(dir, 'd.db');
     const parquet = join(dir, 'columns.parquet');
-    parquetWriteFile({ filename: parquet, columnData: [{ name: 'instance_id', data: ['x'], type: 'STRING' }, { name: 'repo', data: ['a/b'], type: 'STRING' }] });
+    parquetWriteFile({
+      filename: parquet,
+      columnData: [
+        { name: 'instance_id', data: ['x'], type: 'STRING' },
+        { name: 'repo', data: ['a/b'], type: 'STRING' },
+      ],
+    });
     const missing = await alight(['data', 'import', parquet, '--db', db]);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toMatch(/lacks the column\(s\) patch, FAIL_TO_PASS \(it has: instance_id, repo\)/);
@@ -129,7 +158,10 @@ describe('alight data', () => {
     const db = join(dir, 'e.db');
     const file = join(dir, 'odd.jsonl');
     const { PASS_TO_PASS: _, ...noP2p } = row('acme__odd-1');
-    writeFileSync(file, `\uFEFF${JSON.stringify(noP2p)}\n${JSON.stringify(row('acme__odd-2', { created_at: 1_700_000_000 }))}\n`);
+    writeFileSync(
+      file,
+      `\uFEFF${JSON.stringify(noP2p)}\n${JSON.stringify(row('acme__odd-2', { created_at: 1_700_000_000 }))}\n`,
+    );
     expect(await run(['import', file], db)).toMatchObject({ added: 2, invalid: 0 });
     const store = Store.open(db);
     const [a, b] = store.data.keptTasks();
@@ -139,7 +171,12 @@ describe('alight data', () => {
     const full = join(dir, 'full.db');
     await pipeline(full, fx.files);
     await run(['clean'], full); // dedupe and decontaminate judged what the old clean kept: their verdicts go
-    expect((await run(['stats'], full)).drops.map((d: { stage: string }) => d.stage)).toEqual(['clean', 'clean', 'clean', 'clean']);
+    expect((await run(['stats'], full)).drops.map((d: { stage: string }) => d.stage)).toEqual([
+      'clean',
+      'clean',
+      'clean',
+      'clean',
+    ]);
     const again = await alight(['data', 'import', join(dir, 'odd.jsonl'), '--db', full]);
     expect(again.stdout).toMatch(/verdicts were cleared; run them again/);
   });

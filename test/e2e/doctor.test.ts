@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { listen } from '../../src/http.js';
 import { describe, expect, it } from 'vitest';
+import { listen } from '../../src/http.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 
@@ -18,7 +18,9 @@ describe('alight doctor', () => {
     const missing = await alight(['doctor'], { env: { ALIGHT_PYTHON_ENV: venv } });
     expect(missing.code).toBe(0);
     expect(missing.stdout).toContain(`Python environment: ${venv} (not made yet)`);
-    expect(missing.stdout).toMatch(/to fix:\n {2}- alight doctor --setup \(makes .*venv: torch and the worker's packages from PyPI, ~3 GB\)\n {2}- alight doctor --setup --vllm/);
+    expect(missing.stdout).toMatch(
+      /to fix:\n {2}- alight doctor --setup \(makes .*venv: torch and the worker's packages from PyPI, ~3 GB\)\n {2}- alight doctor --setup --vllm/,
+    );
   });
 
   it('names what an upstream that is not there lacks, with exit 1 and no stack', async () => {

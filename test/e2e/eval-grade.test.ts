@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freshWorkspace, git, repoSource, workspaceDiff } from '../../src/eval/workspace.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
-import { freshWorkspace, git, repoSource, workspaceDiff } from '../../src/eval/workspace.js';
 
 // The local grader on a real git repository with a pytest suite: each prediction grades as SWE-bench would, and the
 // reward-hacking guards hold. Each case is its own run, since a run's instance ids must be unique.
@@ -16,7 +16,20 @@ describe('alight eval grade', () => {
     const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
     writeFileSync(preds, `${JSON.stringify({ instance_id: id, model_name_or_path: 'test', model_patch: patch })}\n`);
     const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
-    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', fx.tasksFile, '--repos', fx.repos, '--out', out, '--json', ...extra]);
+    const res = await alight([
+      'eval',
+      'grade',
+      '--predictions',
+      preds,
+      '--tasks',
+      fx.tasksFile,
+      '--repos',
+      fx.repos,
+      '--out',
+      out,
+      '--json',
+      ...extra,
+    ]);
     expect(res.code, res.stderr).toBe(0);
     const summary = JSON.parse(res.stdout);
     const report = JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id];
@@ -31,17 +44,22 @@ describe('alight eval grade', () => {
       expect(summary[`${p.status}_instances`]).toBe(1);
       expect(report.guard.length > 0).toBe(Boolean(p.flagged));
       if (p.status === 'resolved') {
-        expect(report.tests_status).toEqual({ FAIL_TO_PASS: { success: ['tests/test_calc.py::test_add'], failure: [] },
-          PASS_TO_PASS: { success: ['tests/test_calc.py::test_mul'], failure: [] } });
+        expect(report.tests_status).toEqual({
+          FAIL_TO_PASS: { success: ['tests/test_calc.py::test_add'], failure: [] },
+          PASS_TO_PASS: { success: ['tests/test_calc.py::test_mul'], failure: [] },
+        });
       }
       if (name === 'malformed') expect(report.error).toBe('patch apply failed');
-      if (name === 'forged') expect(report.error).toMatch(/tests\/test_calc.py::test_add is reported both passing and failing/);
+      if (name === 'forged')
+        expect(report.error).toMatch(/tests\/test_calc.py::test_add is reported both passing and failing/);
     }, 60_000);
   }
 
   it('would be fooled by the conftest hook if test edits were allowed: the guard is what stops it', async () => {
     const { report } = await grade(fx.conftest, ['--allow-test-edits']);
-    expect(report.guard).toEqual([{ file: 'conftest.py', reason: 'conftest.py (pytest hooks can rewrite outcomes)', removed: false }]);
+    expect(report.guard).toEqual([
+      { file: 'conftest.py', reason: 'conftest.py (pytest hooks can rewrite outcomes)', removed: false },
+    ]);
     expect(report.status).toBe('resolved');
   }, 60_000);
 
@@ -50,19 +68,25 @@ describe('alight eval grade', () => {
     freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
     expect(git(ws, ['rev-list', '--all', '--count']).trim()).toBe('1');
     expect(readFileSync(join(ws, 'calc.py'), 'utf8')).toContain('return a - b');
-    expect(() => git(ws, ['cat-file', '-e', git(fx.repos + '/acme__calc', ['rev-parse', 'HEAD']).trim()])).toThrow(); // the fix commit
+    expect(() => git(ws, ['cat-file', '-e', git(`${fx.repos}/acme__calc`, ['rev-parse', 'HEAD']).trim()])).toThrow(); // the fix commit
     writeFileSync(join(ws, 'new.py'), 'x = 1\n');
     expect(workspaceDiff(ws)).toContain('+++ b/new.py');
     const { report, out } = await grade(fx.instance.patch);
     expect(report.status).toBe('resolved');
     const log = readFileSync(join(out, fx.instance.instance_id, 'test_output.txt'), 'utf8');
-    expect(log).toMatch(/>>>>> Start Test Output[\s\S]*PASSED tests\/test_calc.py::test_add[\s\S]*>>>>> End Test Output[\s\S]*>>>>> Test Exit Code: 0/);
+    expect(log).toMatch(
+      />>>>> Start Test Output[\s\S]*PASSED tests\/test_calc.py::test_add[\s\S]*>>>>> End Test Output[\s\S]*>>>>> Test Exit Code: 0/,
+    );
   }, 60_000);
 
   it('serves as a reward command: 1 for a workspace whose diff resolves the task, 0 otherwise, the reason on stderr', async () => {
     const ws = join(root, 'agent-ws');
     freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
-    const reward = () => alight(['eval', 'reward', '--repos', fx.repos], { cwd: ws, env: { ALIGHT_TASK_JSON: JSON.stringify(fx.instance) } });
+    const reward = () =>
+      alight(['eval', 'reward', '--repos', fx.repos], {
+        cwd: ws,
+        env: { ALIGHT_TASK_JSON: JSON.stringify(fx.instance) },
+      });
     const before = await reward();
     expect([before.stdout.trim(), before.stderr]).toEqual(['0', 'alight eval reward: acme__calc-1 empty_patch\n']);
     writeFileSync(join(ws, 'calc.py'), readFileSync(join(ws, 'calc.py'), 'utf8').replace('a - b', 'a + b'));
@@ -79,29 +103,59 @@ describe('alight eval grade', () => {
     const res = await alight(['eval', 'compare', a, b, '--json']);
     expect(res.code, res.stderr).toBe(0);
     // only A: i0; only B: i2..i10 (9): p = 2 · P[X ≤ 1 | n = 10] = 2 · 11/1024
-    expect(JSON.parse(res.stdout)).toMatchObject({ common: 12, bothResolved: 1, onlyA: ['i0'], neither: 1, pValue: 22 / 1024 });
+    expect(JSON.parse(res.stdout)).toMatchObject({
+      common: 12,
+      bothResolved: 1,
+      onlyA: ['i0'],
+      neither: 1,
+      pValue: 22 / 1024,
+    });
   });
 
   it('removes binary hunks (flagged), and kills a test command that never ends (an error, the run goes on)', async () => {
-    const binary = 'diff --git a/logo.png b/logo.png\nnew file mode 100644\nGIT binary patch\nliteral 4\nLcmZ?wbhEHbJ$nG\n\nliteral 0\nHcmV?d00001\n\n';
+    const binary =
+      'diff --git a/logo.png b/logo.png\nnew file mode 100644\nGIT binary patch\nliteral 4\nLcmZ?wbhEHbJ$nG\n\nliteral 0\nHcmV?d00001\n\n';
     const { report } = await grade(binary + fx.instance.patch);
     expect(report.guard).toEqual([{ file: 'logo.png', reason: 'binary hunk', removed: true }]);
     expect(report.status).toBe('resolved'); // the text part is the fix
     const hanging = join(root, 'hanging.jsonl');
     writeFileSync(hanging, `${JSON.stringify({ ...fx.instance, test_cmd: 'sleep 60; true' })}\n`);
     const preds = join(root, 'hang-preds.jsonl');
-    writeFileSync(preds, `${JSON.stringify({ instance_id: fx.instance.instance_id, model_patch: fx.instance.patch })}\n`);
+    writeFileSync(
+      preds,
+      `${JSON.stringify({ instance_id: fx.instance.instance_id, model_patch: fx.instance.patch })}\n`,
+    );
     const started = Date.now();
-    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', hanging, '--repos', fx.repos, '--out', join(root, 'hang'), '--timeout', '2', '--json']);
+    const res = await alight([
+      'eval',
+      'grade',
+      '--predictions',
+      preds,
+      '--tasks',
+      hanging,
+      '--repos',
+      fx.repos,
+      '--out',
+      join(root, 'hang'),
+      '--timeout',
+      '2',
+      '--json',
+    ]);
     expect(JSON.parse(res.stdout)).toMatchObject({ error_ids: [fx.instance.instance_id] });
-    expect(JSON.parse(readFileSync(join(root, 'hang', fx.instance.instance_id, 'report.json'), 'utf8'))[fx.instance.instance_id].error).toBe('tests timed out');
+    expect(
+      JSON.parse(readFileSync(join(root, 'hang', fx.instance.instance_id, 'report.json'), 'utf8'))[
+        fx.instance.instance_id
+      ].error,
+    ).toBe('tests timed out');
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 60_000);
 
   it('grades in a podman container built here from a debootstrap rootfs (network off), with the same verdicts', async () => {
     const gold = await grade(fx.instance.patch, ['--grader', 'podman']);
     expect(gold.report.status, JSON.stringify(gold.report)).toBe('resolved');
-    expect(readFileSync(join(gold.out, fx.instance.instance_id, 'test_output.txt'), 'utf8')).toMatch(/PASSED tests\/test_calc.py::test_add/);
+    expect(readFileSync(join(gold.out, fx.instance.instance_id, 'test_output.txt'), 'utf8')).toMatch(
+      /PASSED tests\/test_calc.py::test_add/,
+    );
     expect((await grade(fx.predictions.wrong.patch, ['--grader', 'podman'])).report.status).toBe('unresolved');
   }, 600_000);
 

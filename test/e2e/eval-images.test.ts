@@ -1,12 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
 import { dockerCli } from '../helpers/docker-cli.js';
-import { hacks } from '../helpers/hack-corpus.js';
 import { tempDir } from '../helpers/gateway.js';
+import { hacks } from '../helpers/hack-corpus.js';
 import { makeInstanceImage } from '../helpers/instance-image.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
@@ -16,22 +16,55 @@ import { swebenchPython } from '../helpers/swebench-python.js';
 describe('eval with instance images', () => {
   const root = tempDir();
   const fx = makeSweRepo(root);
-  const image = makeInstanceImage(join(fx.repos, 'acme__calc'), fx.base, `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`);
-  afterAll(() => { execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' }); });
+  const image = makeInstanceImage(
+    join(fx.repos, 'acme__calc'),
+    fx.base,
+    `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
+  );
+  afterAll(() => {
+    execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
+  });
   const tasks = (rows: Record<string, unknown>[]) => {
     const file = join(root, `tasks-${Math.random().toString(36).slice(2)}.jsonl`);
     writeFileSync(file, rows.map((r) => JSON.stringify({ ...fx.instance, image, ...r })).join('\n'));
     return file;
   };
 
-  const grade = async (rows: Record<string, unknown>[], patches: Record<string, string | null>, extra: string[] = [], env?: NodeJS.ProcessEnv) => {
+  const grade = async (
+    rows: Record<string, unknown>[],
+    patches: Record<string, string | null>,
+    extra: string[] = [],
+    env?: NodeJS.ProcessEnv,
+  ) => {
     const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
-    writeFileSync(preds, Object.entries(patches).map(([id, p]) => JSON.stringify({ instance_id: id, model_name_or_path: 't', model_patch: p })).join('\n'));
+    writeFileSync(
+      preds,
+      Object.entries(patches)
+        .map(([id, p]) => JSON.stringify({ instance_id: id, model_name_or_path: 't', model_patch: p }))
+        .join('\n'),
+    );
     const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
-    const res = await alight(['eval', 'grade', '--predictions', preds, '--tasks', tasks(rows), '--out', out, '--workers', '2', '--json', ...extra],
-      { timeoutMs: 300_000, env });
+    const res = await alight(
+      [
+        'eval',
+        'grade',
+        '--predictions',
+        preds,
+        '--tasks',
+        tasks(rows),
+        '--out',
+        out,
+        '--workers',
+        '2',
+        '--json',
+        ...extra,
+      ],
+      { timeoutMs: 300_000, env },
+    );
     expect(res.code, res.stderr).toBe(0);
-    const reports = Object.fromEntries(Object.keys(patches).map((id) => [id, JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id]]));
+    const reports = Object.fromEntries(
+      Object.keys(patches).map((id) => [id, JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id]]),
+    );
     return { summary: JSON.parse(res.stdout), reports, out };
   };
 
@@ -41,29 +74,70 @@ describe('eval with instance images', () => {
     const file = tasks(actions.map((action, i) => ({ instance_id: `acme__calc-${i + 1}`, harness_action: action })));
     const db = join(root, `${runtime}.db`);
     const out = join(root, `eval-${runtime}`);
-    const res = await alight(['eval', 'swebench', '--tasks', file, '--runtime', runtime, '--serve', 'gemma3-270m', '--run-id', `evi-${runtime}`, '--db', db,
-      '--out', out, '--workers', '2', '--json', '--', process.execPath, join(FIXTURES, 'swe-container-harness.mjs')], { timeoutMs: 300_000, env });
+    const res = await alight(
+      [
+        'eval',
+        'swebench',
+        '--tasks',
+        file,
+        '--runtime',
+        runtime,
+        '--serve',
+        'gemma3-270m',
+        '--run-id',
+        `evi-${runtime}`,
+        '--db',
+        db,
+        '--out',
+        out,
+        '--workers',
+        '2',
+        '--json',
+        '--',
+        process.execPath,
+        join(FIXTURES, 'swe-container-harness.mjs'),
+      ],
+      { timeoutMs: 300_000, env },
+    );
     expect(res.code, res.stderr).toBe(0);
-    expect(JSON.parse(res.stdout)).toMatchObject({ total_instances: 3, resolved_ids: ['acme__calc-1'], unresolved_ids: ['acme__calc-2', 'acme__calc-3'],
-      empty_patch_ids: [], error_ids: [] });
-    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(JSON.parse(res.stdout)).toMatchObject({
+      total_instances: 3,
+      resolved_ids: ['acme__calc-1'],
+      unresolved_ids: ['acme__calc-2', 'acme__calc-3'],
+      empty_patch_ids: [],
+      error_ids: [],
+    });
+    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
     expect(fixed).toContain('+    return a + b');
     expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /); // the model's words, through the gateway
     const store = Store.open(db);
     const rollouts = store.rolloutSummaries({ run: `evi-${runtime}` });
     store.close();
-    expect(rollouts.map((r) => [r.task_id, r.state, r.calls]).sort()).toEqual([['acme__calc-1', 'succeeded', 1], ['acme__calc-2', 'succeeded', 1],
-      ['acme__calc-3', 'succeeded', 1]]);
-    const left = execFileSync(runtime, ['ps', '-a', '--format', '{{.Names}}'], { encoding: 'utf8', env: { ...process.env, ...env } });
+    expect(rollouts.map((r) => [r.task_id, r.state, r.calls]).sort()).toEqual([
+      ['acme__calc-1', 'succeeded', 1],
+      ['acme__calc-2', 'succeeded', 1],
+      ['acme__calc-3', 'succeeded', 1],
+    ]);
+    const left = execFileSync(runtime, ['ps', '-a', '--format', '{{.Names}}'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
     expect(left).not.toMatch(new RegExp(`alight-agent-evi-${runtime}`)); // every agent container removed
   };
 
   /** The seven prediction cases, graded with `grader` in the instance image: the same statuses as the local grader. */
   const gradeAllCases = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
     const cases = Object.entries(fx.predictions);
-    const { reports } = await grade(cases.map(([name]) => ({ instance_id: `acme__calc-${name}` })),
-      Object.fromEntries(cases.map(([name, p]) => [`acme__calc-${name}`, p.patch])), ['--grader', grader], env);
+    const { reports } = await grade(
+      cases.map(([name]) => ({ instance_id: `acme__calc-${name}` })),
+      Object.fromEntries(cases.map(([name, p]) => [`acme__calc-${name}`, p.patch])),
+      ['--grader', grader],
+      env,
+    );
     for (const [name, p] of cases) {
       const r = reports[`acme__calc-${name}`];
       expect([name, r.status, r.guard.length > 0], JSON.stringify(r)).toEqual([name, p.status, Boolean(p.flagged)]);
@@ -71,30 +145,60 @@ describe('eval with instance images', () => {
     expect(reports['acme__calc-malformed'].error).toBe('patch apply failed');
   };
 
-  it('grades every prediction in the instance image as the local grader does (guards included)', () => gradeAllCases('podman'), 300_000);
+  it(
+    'grades every prediction in the instance image as the local grader does (guards included)',
+    () => gradeAllCases('podman'),
+    300_000,
+  );
 
   /** The reward-hack corpus graded in the instance image by `grader`: applied and judged here, tested in the image. */
   const corpusInImage = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
     const names = Object.keys(hacks);
-    const { summary, reports } = await grade([...names, 'gold'].map((n) => ({ instance_id: `acme__calc-${n}` })),
-      Object.fromEntries([...names.map((n) => [`acme__calc-${n}`, hacks[n].patch]), ['acme__calc-gold', fx.instance.patch]]), ['--grader', grader], env);
+    const { summary, reports } = await grade(
+      [...names, 'gold'].map((n) => ({ instance_id: `acme__calc-${n}` })),
+      Object.fromEntries([
+        ...names.map((n) => [`acme__calc-${n}`, hacks[n].patch]),
+        ['acme__calc-gold', fx.instance.patch],
+      ]),
+      ['--grader', grader],
+      env,
+    );
     expect(summary.resolved_ids).toEqual(['acme__calc-gold']);
     for (const n of names) {
       const r = reports[`acme__calc-${n}`];
-      if (hacks[n].expect.flag) expect(r.guard.map((g: { reason: string }) => g.reason).join('; '), n).toMatch(hacks[n].expect.flag!);
+      if (hacks[n].expect.flag)
+        expect(r.guard.map((g: { reason: string }) => g.reason).join('; '), n).toMatch(hacks[n].expect.flag!);
       if (hacks[n].expect.error) expect(r.error, n).toMatch(hacks[n].expect.error!);
     }
   };
 
-  it('refuses the reward-hack corpus in the instance image: applied and judged here, tested in the image', () => corpusInImage('podman'), 300_000);
+  it(
+    'refuses the reward-hack corpus in the instance image: applied and judged here, tested in the image',
+    () => corpusInImage('podman'),
+    300_000,
+  );
 
-  it('runs a row\'s own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script\'s', async () => {
-    const script = ['#!/bin/bash', 'set -uxo pipefail', 'cd /testbed', `git checkout ${fx.base} tests/test_calc.py`,
-      `git apply -v - <<'EOF_1'\n${fx.instance.test_patch}\nEOF_1`, ": '>>>>> Start Test Output'", 'python3 -m pytest -rA tests/test_calc.py',
-      ": '>>>>> End Test Output'", `git checkout ${fx.base} tests/test_calc.py`].join('\n');
-    const rows = [{ instance_id: 'v5-gold', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined },
-      { instance_id: 'v5-wrong', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined }];
-    const { reports, out } = await grade(rows, { 'v5-gold': fx.instance.patch, 'v5-wrong': fx.predictions.wrong.patch }, ['--grader', 'podman']);
+  it("runs a row's own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script's", async () => {
+    const script = [
+      '#!/bin/bash',
+      'set -uxo pipefail',
+      'cd /testbed',
+      `git checkout ${fx.base} tests/test_calc.py`,
+      `git apply -v - <<'EOF_1'\n${fx.instance.test_patch}\nEOF_1`,
+      ": '>>>>> Start Test Output'",
+      'python3 -m pytest -rA tests/test_calc.py',
+      ": '>>>>> End Test Output'",
+      `git checkout ${fx.base} tests/test_calc.py`,
+    ].join('\n');
+    const rows = [
+      { instance_id: 'v5-gold', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined },
+      { instance_id: 'v5-wrong', eval_script: script, log_parser: 'parse_log_pytest', test_cmd: undefined },
+    ];
+    const { reports, out } = await grade(
+      rows,
+      { 'v5-gold': fx.instance.patch, 'v5-wrong': fx.predictions.wrong.patch },
+      ['--grader', 'podman'],
+    );
     expect(reports['v5-gold'].status, JSON.stringify(reports['v5-gold'])).toBe('resolved');
     expect(reports['v5-wrong'].status).toBe('unresolved');
     expect(readFileSync(join(out, 'v5-wrong', 'test_output.txt'), 'utf8')).toMatch(/>>>>> Test Exit Code: 1\n$/);
@@ -108,18 +212,41 @@ describe('eval with instance images', () => {
   // Docker-compatible service (always: the images are in podman's storage, whatever engine the machine has).
   describe("through Docker's API", () => {
     let docker: Awaited<ReturnType<typeof dockerCli>>;
-    beforeAll(async () => { docker = await dockerCli(); }, 300_000);
+    beforeAll(async () => {
+      docker = await dockerCli();
+    }, 300_000);
     afterAll(() => docker?.stop());
-    it('grades every prediction in the instance image (the docker CLI, --grader docker)', () => gradeAllCases('docker', docker.env), 300_000);
-    it('refuses the reward-hack corpus in the instance image with the docker CLI', () => corpusInImage('docker', docker.env), 300_000);
-    it('eval swebench --runtime docker (the docker CLI): agents in docker containers, graded in fresh ones', () => evalInContainers('docker', docker.env), 300_000);
+    it(
+      'grades every prediction in the instance image (the docker CLI, --grader docker)',
+      () => gradeAllCases('docker', docker.env),
+      300_000,
+    );
+    it(
+      'refuses the reward-hack corpus in the instance image with the docker CLI',
+      () => corpusInImage('docker', docker.env),
+      300_000,
+    );
+    it(
+      'eval swebench --runtime docker (the docker CLI): agents in docker containers, graded in fresh ones',
+      () => evalInContainers('docker', docker.env),
+      300_000,
+    );
 
     it('the swebench grader: the official package grades the guarded predictions in the instance images', async () => {
       const cases = ['gold', 'wrong', 'conftest'] as const;
-      const { reports, out } = await grade(cases.map((name) => ({ instance_id: `official-${name}` })),
-        Object.fromEntries(cases.map((name) => [`official-${name}`, fx.predictions[name].patch])), ['--grader', 'swebench'],
-        { ALIGHT_SWEBENCH_PYTHON: swebenchPython(), ...docker.env });
-      expect(cases.map((name) => [reports[`official-${name}`].status, reports[`official-${name}`].guard.length])).toEqual([['resolved', 0], ['unresolved', 0], ['unresolved', 1]]);
+      const { reports, out } = await grade(
+        cases.map((name) => ({ instance_id: `official-${name}` })),
+        Object.fromEntries(cases.map((name) => [`official-${name}`, fx.predictions[name].patch])),
+        ['--grader', 'swebench'],
+        { ALIGHT_SWEBENCH_PYTHON: swebenchPython(), ...docker.env },
+      );
+      expect(
+        cases.map((name) => [reports[`official-${name}`].status, reports[`official-${name}`].guard.length]),
+      ).toEqual([
+        ['resolved', 0],
+        ['unresolved', 0],
+        ['unresolved', 1],
+      ]);
       expect(readFileSync(join(out, 'swebench', 'run_evaluation.log'), 'utf8')).toMatch(/Instances resolved: 1\b/);
       const row = JSON.parse(readFileSync(join(out, 'swebench', 'dataset.jsonl'), 'utf8').split('\n')[0]);
       expect(row).toMatchObject({ image, log_parser: 'parse_log_pytest', eval_type: 'pass_and_fail' });

@@ -6,29 +6,44 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
-import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 let upstream: ScriptedUpstream;
-beforeAll(async () => { upstream = await startScriptedUpstream({}); });
+beforeAll(async () => {
+  upstream = await startScriptedUpstream({});
+});
 afterAll(async () => upstream.close());
 
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const rssMb = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 describe('gateway memory with rollouts never ended', () => {
   it('keeps at most gateway.cacheRollouts rollouts in memory, drops idle ones, and stays under its bound', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'alight.config.yaml'), 'gateway:\n  cacheRollouts: 32\n  cacheIdleS: 3\n');
     const key = 'memory-admin-key-0';
-    const gw = spawn(process.execPath, [BIN, 'gateway', '--db', join(dir, 'alight.db'), '--upstream', upstream.url, '--admin-key', key, '--json'],
-      { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    const gw = spawn(
+      process.execPath,
+      [BIN, 'gateway', '--db', join(dir, 'alight.db'), '--upstream', upstream.url, '--admin-key', key, '--json'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const [line] = await once(gw.stdout, 'data');
     const { url } = JSON.parse(String(line));
-    const admin = async (path: string, body?: unknown) => (await fetch(`${url}${path}`, {
-      method: body ? 'POST' : 'GET', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-    })).json();
+    const admin = async (path: string, body?: unknown) =>
+      (
+        await fetch(`${url}${path}`, {
+          method: body ? 'POST' : 'GET',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+      ).json();
     try {
       // 300 rollouts, none ended, each with two calls on a ~100 KB history of its own.
-      const history = (i: number) => Array.from({ length: 50 }, (_, t) => ({ role: (t % 2 ? 'assistant' : 'user') as 'assistant' | 'user', content: `r${i} t${t} ${'w '.repeat(1000)}` }));
+      const history = (i: number) =>
+        Array.from({ length: 50 }, (_, t) => ({
+          role: (t % 2 ? 'assistant' : 'user') as 'assistant' | 'user',
+          content: `r${i} t${t} ${'w '.repeat(1000)}`,
+        }));
       const clients: OpenAI[] = [];
       for (let i = 0; i < 300; i++) {
         const r = await admin('/api/rollouts', { run: 'mem', task_id: `t${i}` });
@@ -37,8 +52,14 @@ describe('gateway memory with rollouts never ended', () => {
       const rssBefore = rssMb(gw.pid!);
       for (let turn = 0; turn < 2; turn++) {
         for (let i = 0; i < 300; i += 10) {
-          await Promise.all(clients.slice(i, i + 10).map((c, j) =>
-            c.chat.completions.create({ model: 'm', messages: [...history(i + j), { role: 'user', content: `turn ${turn}` }] })));
+          await Promise.all(
+            clients.slice(i, i + 10).map((c, j) =>
+              c.chat.completions.create({
+                model: 'm',
+                messages: [...history(i + j), { role: 'user', content: `turn ${turn}` }],
+              }),
+            ),
+          );
         }
       }
       const state = await admin('/api/state');

@@ -18,14 +18,38 @@ describe('alight record --serve', () => {
   it('records a multi-turn openai-SDK rollout on the real model, each turn extending the last', async () => {
     const dir = tempDir();
     const tasks = join(dir, 'tasks.jsonl');
-    writeFileSync(tasks, `${JSON.stringify({ id: 'sea', prompt: 'Say something about the sea.', turns: 3, max_tokens: 12 })}\n`);
+    writeFileSync(
+      tasks,
+      `${JSON.stringify({ id: 'sea', prompt: 'Say something about the sea.', turns: 3, max_tokens: 12 })}\n`,
+    );
     const db = join(dir, 'alight.db');
-    const res = await alight(['record', '--serve', model, '--db', db, '--run', 'real', '--tasks', tasks, '-n', '2', '--json', '--',
-      process.execPath, join(FIXTURES, 'sdk-harness.mjs')], { timeoutMs: 120_000 });
+    const res = await alight(
+      [
+        'record',
+        '--serve',
+        model,
+        '--db',
+        db,
+        '--run',
+        'real',
+        '--tasks',
+        tasks,
+        '-n',
+        '2',
+        '--json',
+        '--',
+        process.execPath,
+        join(FIXTURES, 'sdk-harness.mjs'),
+      ],
+      { timeoutMs: 120_000 },
+    );
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ rollouts: 2, succeeded: 2, calls: 6, error_calls: 0 });
     const exp = await alight(['traces', 'export', '--run', 'real', '--db', db]);
-    const traces = exp.stdout.trim().split('\n').map((l) => JSON.parse(l) as RolloutTrace);
+    const traces = exp.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as RolloutTrace);
     let retokenized = 0;
     let trimmed = 0;
     for (const t of traces) {
@@ -45,8 +69,13 @@ describe('alight record --serve', () => {
         if (!text(next).startsWith(text(before))) {
           // Gemma's chat template trims each message and closes it with <end_of_turn>: an answer sampled with
           // whitespace at an edge, or ended on <eos>, comes back otherwise.
-          const answer = text(t.calls[i - 1].completion_token_ids!).replace(/^\s+/, '').replace(/\s*(<end_of_turn>|<eos>)?$/, '');
-          expect(text(next).startsWith(text(t.calls[i - 1].prompt_token_ids!) + answer + '<end_of_turn>'), `turn ${i} of ${t.rollout_id}`).toBe(true);
+          const answer = text(t.calls[i - 1].completion_token_ids!)
+            .replace(/^\s+/, '')
+            .replace(/\s*(<end_of_turn>|<eos>)?$/, '');
+          expect(
+            text(next).startsWith(`${text(t.calls[i - 1].prompt_token_ids!)}${answer}<end_of_turn>`),
+            `turn ${i} of ${t.rollout_id}`,
+          ).toBe(true);
           trimmed++;
           continue;
         }
@@ -65,7 +94,15 @@ describe('alight record --serve', () => {
   }, 180_000);
 
   it('says clearly when the model file is missing', async () => {
-    const res = await alight(['record', '--serve', '/nowhere/model.gguf', '--db', join(tempDir(), 'x.db'), '--', 'true']);
+    const res = await alight([
+      'record',
+      '--serve',
+      '/nowhere/model.gguf',
+      '--db',
+      join(tempDir(), 'x.db'),
+      '--',
+      'true',
+    ]);
     expect(res.code).toBe(3);
     expect(res.stderr).toMatch(/no model file \/nowhere\/model\.gguf; pass a \.gguf path or one of: gemma3-270m/);
   });

@@ -1,26 +1,49 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { alight, FIXTURES } from '../helpers/cli.js';
 import { writeByteTokenizer } from '../helpers/byte-tokenizer.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
-import { startScriptedUpstream, type ScriptedOptions, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { type ScriptedOptions, type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 // Merging and its diagnosis on traces recorded through the gateway from the openai-SDK harness: each case is a
 // behaviour of a real serving stack (a chat template, a tokenizer, an SDK) reproduced by the scripted upstream.
 let upstream: ScriptedUpstream | undefined;
 afterEach(async () => upstream?.close());
 
-interface Recorded { dir: string; db: string; tokenizer: string }
+interface Recorded {
+  dir: string;
+  db: string;
+  tokenizer: string;
+}
 
-async function record(options: ScriptedOptions, task: Record<string, unknown>, merged: string[] = []): Promise<Recorded> {
+async function record(
+  options: ScriptedOptions,
+  task: Record<string, unknown>,
+  merged: string[] = [],
+): Promise<Recorded> {
   upstream = await startScriptedUpstream({ ...options, merged });
   const dir = tempDir();
   const db = join(dir, 'alight.db');
   const tasks = join(dir, 'tasks.jsonl');
   writeFileSync(tasks, ['a', 'b'].map((id, k) => JSON.stringify({ id, reward: k, turns: 3, ...task })).join('\n'));
-  const res = await alight(['record', '--upstream', upstream.url, '--db', db, '--run', 'r', '--tasks', tasks, '-n', '2', '--json', '--',
-    process.execPath, join(FIXTURES, 'sdk-harness.mjs')]);
+  const res = await alight([
+    'record',
+    '--upstream',
+    upstream.url,
+    '--db',
+    db,
+    '--run',
+    'r',
+    '--tasks',
+    tasks,
+    '-n',
+    '2',
+    '--json',
+    '--',
+    process.execPath,
+    join(FIXTURES, 'sdk-harness.mjs'),
+  ]);
   expect(res.code, res.stderr).toBe(0);
   return { dir, db, tokenizer: writeByteTokenizer(dir, merged) };
 }
@@ -31,9 +54,19 @@ async function json(args: string[]) {
   return JSON.parse(res.stdout);
 }
 
-const build = (r: Recorded) => json(['samples', 'build', '--run', 'r', '--db', r.db, '--out', join(r.dir, 'b.safetensors'), '--json']);
+const build = (r: Recorded) =>
+  json(['samples', 'build', '--run', 'r', '--db', r.db, '--out', join(r.dir, 'b.safetensors'), '--json']);
 const diagnose = (r: Recorded, tokenizer = true) =>
-  json(['samples', 'diagnose', '--run', 'r', '--db', r.db, '--json', ...(tokenizer ? ['--tokenizer', r.tokenizer] : [])]);
+  json([
+    'samples',
+    'diagnose',
+    '--run',
+    'r',
+    '--db',
+    r.db,
+    '--json',
+    ...(tokenizer ? ['--tokenizer', r.tokenizer] : []),
+  ]);
 
 describe('merging recorded traces', () => {
   it('classifies a chat template that strips earlier thinking as template, with the decoded text', async () => {
@@ -56,7 +89,9 @@ describe('merging recorded traces', () => {
     expect(b.diagnosis.contextText).toContain('the answer');
     const blind = await diagnose(r, false);
     expect(blind.kinds.retokenization).toBe(0);
-    expect(blind.breaks.find((x: { diagnosis: { kind: string } }) => x.diagnosis.kind === 'other').diagnosis.reason).toMatch(/pass --tokenizer/);
+    expect(
+      blind.breaks.find((x: { diagnosis: { kind: string } }) => x.diagnosis.kind === 'other').diagnosis.reason,
+    ).toMatch(/pass --tokenizer/);
     // `samples show` decodes each row, and what the policy sampled in it, with the same tokenizer.
     await build(r);
     const shown = await json(['samples', 'show', join(r.dir, 'b.safetensors'), '--tokenizer', r.tokenizer, '--json']);
@@ -68,7 +103,14 @@ describe('merging recorded traces', () => {
     const r = await record({}, { subagent: true });
     const result = await build(r);
     expect(result.metrics).toMatchObject({ rollouts: 4, rows: 8 });
-    expect((await diagnose(r)).kinds).toMatchObject({ 'new-context': 4, template: 0, retokenization: 0, other: 0, compaction: 0, retry: 0 });
+    expect((await diagnose(r)).kinds).toMatchObject({
+      'new-context': 4,
+      template: 0,
+      retokenization: 0,
+      other: 0,
+      compaction: 0,
+      retry: 0,
+    });
   });
 
   it('merges an SDK retry of a timed-out request into the same row, the abandoned attempt skipped and counted', async () => {

@@ -3,15 +3,17 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
+import { writeDataFixtures } from '../helpers/data-fixtures.js';
 import { tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
-import { writeDataFixtures } from '../helpers/data-fixtures.js';
 
 // `alight train` end to end on CPU: the torch worker serves and trains a tiny Llama, a held-back harness (digits,
 // not the example's vowels) runs through the gateway on the openai SDK.
 const HARNESS = join(FIXTURES, 'digits-harness.mjs');
 let model: string;
-beforeAll(() => { model = tinyModel(1); }, 120_000);
+beforeAll(() => {
+  model = tinyModel(1);
+}, 120_000);
 
 function project(tasks: Record<string, unknown>[]): { dir: string; db: string; tasks: string } {
   const dir = tempDir();
@@ -19,33 +21,83 @@ function project(tasks: Record<string, unknown>[]): { dir: string; db: string; t
   return { dir, db: join(dir, '.alight', 'alight.db'), tasks: join(dir, 'tasks.jsonl') };
 }
 
-const common = (p: { tasks: string }, steps: number) =>
-  ['train', '--model', model, '--tasks', p.tasks, '-n', '8', '--batch-size', '2', '--steps', String(steps), '--lr', '0.01', '--seed', '3'];
+const common = (p: { tasks: string }, steps: number) => [
+  'train',
+  '--model',
+  model,
+  '--tasks',
+  p.tasks,
+  '-n',
+  '8',
+  '--batch-size',
+  '2',
+  '--steps',
+  String(steps),
+  '--lr',
+  '0.01',
+  '--seed',
+  '3',
+];
 
 const stepsOf = (db: string, run: string) => {
   const store = Store.open(db);
-  try { return store.trainSteps(run); } finally { store.close(); }
+  try {
+    return store.trainSteps(run);
+  } finally {
+    store.close();
+  }
 };
 
 describe('alight train', () => {
   it('learns a held-back task, every call marked with the weights version that served it', async () => {
-    const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }]);
+    const p = project([
+      { id: 'count', prompt: 'Count to three.' },
+      { id: 'year', prompt: 'What year is it?' },
+    ]);
     const val = join(p.dir, 'val.jsonl');
     writeFileSync(val, JSON.stringify({ id: 'held-out', prompt: 'How many legs does a spider have?' }));
-    const res = await alight([...common(p, 12), '--val-tasks', val, '--val-every', '6', '--run', 'learn', '--json', '--', process.execPath, HARNESS],
-      { cwd: p.dir, timeoutMs: 300_000 });
+    const res = await alight(
+      [
+        ...common(p, 12),
+        '--val-tasks',
+        val,
+        '--val-every',
+        '6',
+        '--run',
+        'learn',
+        '--json',
+        '--',
+        process.execPath,
+        HARNESS,
+      ],
+      { cwd: p.dir, timeoutMs: 300_000 },
+    );
     expect(res.code, res.stderr).toBe(0);
     const rewards = stepsOf(p.db, 'learn').map((s) => s.metrics.reward_mean as number);
     expect(rewards).toHaveLength(12);
     // Validation ran after steps 5 and 11, on the held-out task, in val mode.
-    expect(stepsOf(p.db, 'learn').map((s) => s.metrics.val_reward === null ? null : 'v')).toEqual([...Array(5).fill(null), 'v', ...Array(5).fill(null), 'v']);
+    expect(stepsOf(p.db, 'learn').map((s) => (s.metrics.val_reward === null ? null : 'v'))).toEqual([
+      ...Array(5).fill(null),
+      'v',
+      ...Array(5).fill(null),
+      'v',
+    ]);
     const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
-    expect(mean(rewards.slice(-3)), `rewards ${rewards.map((r) => r.toFixed(2)).join(' ')}`).toBeGreaterThan(mean(rewards.slice(0, 3)) + 0.15);
+    expect(mean(rewards.slice(-3)), `rewards ${rewards.map((r) => r.toFixed(2)).join(' ')}`).toBeGreaterThan(
+      mean(rewards.slice(0, 3)) + 0.15,
+    );
     // Step s's rollouts were served by the weights after s updates: version s, on every call, no call unmarked.
     const store = Store.open(p.db);
-    expect(store.db.prepare(`SELECT mode, count(*) AS n FROM rollouts WHERE run = 'learn' GROUP BY mode ORDER BY mode`).all())
-      .toEqual([{ mode: 'train', n: 12 * 2 * 8 }, { mode: 'val', n: 2 }]);
-    const rows = store.db.prepare(`SELECT r.group_id AS g, c.model_version AS v FROM calls c JOIN rollouts r ON r.id = c.rollout_id
+    expect(
+      store.db
+        .prepare(`SELECT mode, count(*) AS n FROM rollouts WHERE run = 'learn' GROUP BY mode ORDER BY mode`)
+        .all(),
+    ).toEqual([
+      { mode: 'train', n: 12 * 2 * 8 },
+      { mode: 'val', n: 2 },
+    ]);
+    const rows = store.db
+      .prepare(`SELECT r.group_id AS g, c.model_version AS v FROM calls c JOIN rollouts r ON r.id = c.rollout_id
       WHERE r.run = 'learn' AND r.mode = 'train'`)
       .all() as { g: string; v: number | null }[];
     store.close();
@@ -61,7 +113,9 @@ describe('alight train', () => {
       expect(res.code, res.stderr).toBe(0);
     }
     const harness = join(p.dir, 'swe-harness.mjs');
-    writeFileSync(harness, `
+    writeFileSync(
+      harness,
+      `
       const task = JSON.parse(process.env.ALIGHT_TASK_JSON);
       const res = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST',
         headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.OPENAI_API_KEY },
@@ -70,22 +124,75 @@ describe('alight train', () => {
       const tests = JSON.parse(task.FAIL_TO_PASS);
       await fetch(process.env.ALIGHT_REWARD_URL, { method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ value: tests.length > 0 && task.instance_id === process.env.ALIGHT_TASK_ID ? 1 : 0 }) });
-    `);
-    const res = await alight(['train', '--model', model, '--from-db', '-n', '2', '--batch-size', String(fx.kept.length), '--steps', '1', '--run', 'swe',
-      '--db', p.db, '--', process.execPath, harness], { cwd: p.dir, timeoutMs: 120_000 });
+    `,
+    );
+    const res = await alight(
+      [
+        'train',
+        '--model',
+        model,
+        '--from-db',
+        '-n',
+        '2',
+        '--batch-size',
+        String(fx.kept.length),
+        '--steps',
+        '1',
+        '--run',
+        'swe',
+        '--db',
+        p.db,
+        '--',
+        process.execPath,
+        harness,
+      ],
+      { cwd: p.dir, timeoutMs: 120_000 },
+    );
     expect(res.code, res.stderr).toBe(0);
     const store = Store.open(p.db);
-    const tasks = (store.db.prepare(`SELECT DISTINCT task_id AS t FROM rollouts WHERE run = 'swe'`).all() as { t: string }[]).map((r) => r.t).sort();
+    const tasks = (
+      store.db.prepare(`SELECT DISTINCT task_id AS t FROM rollouts WHERE run = 'swe'`).all() as { t: string }[]
+    )
+      .map((r) => r.t)
+      .sort();
     store.close();
     expect(tasks).toEqual([...fx.kept].sort());
-    expect(stepsOf(p.db, 'swe')[0].metrics).toMatchObject({ reward_mean: 1, rollouts: fx.kept.length * 2, rollouts_failed: 0 });
+    expect(stepsOf(p.db, 'swe')[0].metrics).toMatchObject({
+      reward_mean: 1,
+      rollouts: fx.kept.length * 2,
+      rollouts_failed: 0,
+    });
   }, 120_000);
 
   it('async: groups in flight across steps, the first to complete trained, staleness bounded, truncated IS applied', async () => {
-    const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }, { id: 'abc', prompt: 'Say abc.' }]);
+    const p = project([
+      { id: 'count', prompt: 'Count to three.' },
+      { id: 'year', prompt: 'What year is it?' },
+      { id: 'abc', prompt: 'Say abc.' },
+    ]);
     // Concurrency for all five groups at once: the three not taken have made their calls before the update.
-    const res = await alight([...common(p, 5), '-n', '4', '--concurrency', '20', '--async-groups', '5', '--max-staleness', '1', '--is-correction', 'token', '--run', 'async',
-      '--json', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    const res = await alight(
+      [
+        ...common(p, 5),
+        '-n',
+        '4',
+        '--concurrency',
+        '20',
+        '--async-groups',
+        '5',
+        '--max-staleness',
+        '1',
+        '--is-correction',
+        'token',
+        '--run',
+        'async',
+        '--json',
+        '--',
+        process.execPath,
+        HARNESS,
+      ],
+      { cwd: p.dir, timeoutMs: 300_000 },
+    );
     expect(res.code, res.stderr).toBe(0);
     const steps = stepsOf(p.db, 'async');
     expect(steps).toHaveLength(5);
@@ -97,10 +204,15 @@ describe('alight train', () => {
       expect(m.is_capped_fraction as number).toBeGreaterThanOrEqual(0);
     }
     // Groups finished while an update ran are trained one version later: some step trained on version s − 1's samples.
-    expect(steps.some((s) => (s.metrics.staleness_max as number) === 1), JSON.stringify(steps.map((s) => s.metrics.staleness_max))).toBe(true);
+    expect(
+      steps.some((s) => (s.metrics.staleness_max as number) === 1),
+      JSON.stringify(steps.map((s) => s.metrics.staleness_max)),
+    ).toBe(true);
     // What each step trained on (the batch file's metadata): groups whose calls were served by versions s − 1 … s.
     const store = Store.open(p.db);
-    const version = store.db.prepare('SELECT min(model_version) AS lo, max(model_version) AS hi FROM calls WHERE rollout_id = ?');
+    const version = store.db.prepare(
+      'SELECT min(model_version) AS lo, max(model_version) AS hi FROM calls WHERE rollout_id = ?',
+    );
     for (let s = 0; s < 5; s++) {
       const file = readFileSync(join(p.dir, '.alight', 'runs', 'async', 'batches', `step-${s}.safetensors`));
       const header = JSON.parse(file.subarray(8, 8 + Number(file.readBigUInt64LE(0))).toString('utf8'));
@@ -113,9 +225,15 @@ describe('alight train', () => {
       }
     }
     // Every group that was started ended: none was left running when the run finished.
-    expect(store.db.prepare(`SELECT count(*) AS n FROM rollouts WHERE run = 'async' AND state IN ('queued', 'running')`).get()).toEqual({ n: 0 });
+    expect(
+      store.db
+        .prepare(`SELECT count(*) AS n FROM rollouts WHERE run = 'async' AND state IN ('queued', 'running')`)
+        .get(),
+    ).toEqual({ n: 0 });
     // Those still running at the end say so, not "interrupted" (nobody pressed Ctrl-C).
-    const errors = store.db.prepare(`SELECT DISTINCT error FROM rollouts WHERE run = 'async' AND state = 'failed'`).all() as { error: string }[];
+    const errors = store.db
+      .prepare(`SELECT DISTINCT error FROM rollouts WHERE run = 'async' AND state = 'failed'`)
+      .all() as { error: string }[];
     expect(errors.filter((e) => e.error !== 'not trained: the run ended first')).toEqual([]);
     store.close();
   }, 300_000);
@@ -124,14 +242,21 @@ describe('alight train', () => {
     const p = project([{ id: 'count', prompt: 'Count to three.' }]);
     const marker = join(p.dir, 'killed-once');
     writeFileSync(p.tasks, JSON.stringify({ id: 'count', prompt: 'Count to three.', sigkill_marker: marker }));
-    const res = await alight([...common(p, 1), '--batch-size', '1', '--run', 'kill', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 120_000 });
+    const res = await alight([...common(p, 1), '--batch-size', '1', '--run', 'kill', '--', process.execPath, HARNESS], {
+      cwd: p.dir,
+      timeoutMs: 120_000,
+    });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toMatch(/FAIL count ro_\w+: killed by SIGKILL/);
     expect(stepsOf(p.db, 'kill')[0].metrics).toMatchObject({ rollouts: 8, rollouts_failed: 1, rows: 7 });
   }, 120_000);
 
   it('reports a worker killed mid-step, and --resume continues from the last checkpoint with the same data', async () => {
-    const p = project([{ id: 'count', prompt: 'Count to three.' }, { id: 'year', prompt: 'What year is it?' }, { id: 'name', prompt: 'Your name?' }]);
+    const p = project([
+      { id: 'count', prompt: 'Count to three.' },
+      { id: 'year', prompt: 'What year is it?' },
+      { id: 'name', prompt: 'Your name?' },
+    ]);
     writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 0\n'); // no automatic restart: the run must fail
     const args = [...common(p, 6), '--save-every', '2', '--run', 'crash'];
     const running = alight([...args, '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
@@ -142,12 +267,17 @@ describe('alight train', () => {
     process.kill(pid, 'SIGKILL');
     const crashed = await running;
     expect(crashed.code).not.toBe(0);
-    expect(crashed.stderr).toMatch(/the Python worker killed by SIGKILL during step 3 .*continue from the last checkpoint with: alight train --resume crash/);
+    expect(crashed.stderr).toMatch(
+      /the Python worker killed by SIGKILL during step 3 .*continue from the last checkpoint with: alight train --resume crash/,
+    );
     const before = stepsOf(p.db, 'crash');
     expect(before.map((s) => s.step)).toEqual([0, 1, 2]);
 
     // The run's settings (model, tasks, seed, …) come from the store: --resume needs only the harness.
-    const resumed = await alight(['train', '--resume', 'crash', '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    const resumed = await alight(['train', '--resume', 'crash', '--', process.execPath, HARNESS], {
+      cwd: p.dir,
+      timeoutMs: 300_000,
+    });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/steps 2…5/); // step 2 had no checkpoint: redone from the one after step 1
     const after = stepsOf(p.db, 'crash');
@@ -156,7 +286,8 @@ describe('alight train', () => {
     expect(after.map((s) => s.metrics.version)).toEqual([1, 2, 3, 4, 5, 6]);
     // The redone step 2 trained on the same tasks as the interrupted attempt at it.
     const store = Store.open(p.db);
-    const attempts = store.db.prepare(`SELECT group_id AS g, task_id AS t FROM rollouts WHERE run = 'crash' AND group_id LIKE 'crash/step2.%'`)
+    const attempts = store.db
+      .prepare(`SELECT group_id AS g, task_id AS t FROM rollouts WHERE run = 'crash' AND group_id LIKE 'crash/step2.%'`)
       .all() as { g: string; t: string }[];
     store.close();
     const byAttempt = new Map<string, string[]>();
@@ -168,7 +299,11 @@ describe('alight train', () => {
 });
 
 function stepsOfSafe(db: string, run: string): number {
-  try { return stepsOf(db, run).length; } catch { return 0; }
+  try {
+    return stepsOf(db, run).length;
+  } catch {
+    return 0;
+  }
 }
 
 async function waitFor(check: () => boolean, timeoutMs = 240_000): Promise<void> {

@@ -21,8 +21,23 @@ describe('alight train --backend verl, refusals', () => {
     dir = tempDir();
     writeFileSync(join(dir, 'tasks.jsonl'), JSON.stringify({ id: 't', prompt: 'Count.' }));
   }, 120_000);
-  const train = (...flags: string[]) => alight(['train', '--backend', 'verl', '--tasks', join(dir, 'tasks.jsonl'), '--run', `r${Math.random().toString(36).slice(2, 8)}`,
-    ...flags, '--', process.execPath, join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 180_000, env: { RAY_AUTH_MODE: 'disabled', ...mark.env } });
+  const train = (...flags: string[]) =>
+    alight(
+      [
+        'train',
+        '--backend',
+        'verl',
+        '--tasks',
+        join(dir, 'tasks.jsonl'),
+        '--run',
+        `r${Math.random().toString(36).slice(2, 8)}`,
+        ...flags,
+        '--',
+        process.execPath,
+        join(FIXTURES, 'digits-harness.mjs'),
+      ],
+      { cwd: dir, timeoutMs: 180_000, env: { RAY_AUTH_MODE: 'disabled', ...mark.env } },
+    );
   // Every process these runs start (worker, Ray, vLLM) carries the mark; none may be left once the CLI has exited.
   const mark = processMark();
 
@@ -43,33 +58,77 @@ describe('alight train --backend verl, refusals', () => {
     expect(await mark.left()).toEqual([]);
   }, 180_000);
 
-  it('--dry-run prints the composed verl config with alight\'s loss', async () => {
-    const res = await alight(['train', '--backend', 'verl', '--gpus', '8', '--model', 'Qwen/Qwen2.5-7B-Instruct', '--kl-coef', '0.01', '--dry-run', '--', 'x'],
-      { cwd: dir, timeoutMs: 120_000 });
+  it("--dry-run prints the composed verl config with alight's loss", async () => {
+    const res = await alight(
+      [
+        'train',
+        '--backend',
+        'verl',
+        '--gpus',
+        '8',
+        '--model',
+        'Qwen/Qwen2.5-7B-Instruct',
+        '--kl-coef',
+        '0.01',
+        '--dry-run',
+        '--',
+        'x',
+      ],
+      { cwd: dir, timeoutMs: 120_000 },
+    );
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/# preset one-node: 8 GPU\(s\), vLLM tensor parallel 2/);
     expect(res.stdout).toMatch(/loss_mode: alight/);
     expect(res.stdout).toMatch(/use_kl_loss: true/);
     expect(res.stdout).toMatch(/path: Qwen\/Qwen2.5-7B-Instruct/);
     // The rollout's logprobs must be those of the sampling distribution (verl's default; alight must not change it).
-    expect(res.stdout).toMatch(/\nactor_rollout_ref:\n(?: {2}.*\n)*? {2}rollout:\n(?: {4}.*\n)*? {4}logprobs_mode: processed_logprobs\n/);
+    expect(res.stdout).toMatch(
+      /\nactor_rollout_ref:\n(?: {2}.*\n)*? {2}rollout:\n(?: {4}.*\n)*? {4}logprobs_mode: processed_logprobs\n/,
+    );
   }, 120_000);
 
   it('alight doctor --backend verl lists the stack and says what this machine lacks', async () => {
     const res = await alight(['doctor', '--backend', 'verl', '--json']);
     expect(res.code, res.stderr).toBe(0);
     const report = JSON.parse(res.stdout);
-    expect(Object.fromEntries(report.packages.map((p: { name: string; version: string }) => [p.name, p.version])))
-      .toMatchObject({ torch: expect.stringMatching(/^2\.11\.0/), verl: '0.9.1', vllm: '0.24.0', ray: expect.any(String) });
+    expect(
+      Object.fromEntries(report.packages.map((p: { name: string; version: string }) => [p.name, p.version])),
+    ).toMatchObject({
+      torch: expect.stringMatching(/^2\.11\.0/),
+      verl: '0.9.1',
+      vllm: '0.24.0',
+      ray: expect.any(String),
+    });
     expect(report.fixes).toEqual([expect.stringMatching(/^no CUDA GPU/)]);
   });
 
   it('a CUDA vLLM that fails to start (real vLLM, no GPU here): serve-vllm and record --serve-vllm say so with its log, and leave no process', async () => {
-    const served = await alight(['serve-vllm', model, '--device', 'cuda', '--db', join(dir, 'v.db')], { cwd: dir, timeoutMs: 300_000, env: mark.env });
+    const served = await alight(['serve-vllm', model, '--device', 'cuda', '--db', join(dir, 'v.db')], {
+      cwd: dir,
+      timeoutMs: 300_000,
+      env: mark.env,
+    });
     expect(served.code).toBe(1);
-    expect(served.stderr).toMatch(/vLLM exited \(1\) before it was ready \(it found no GPU it can use; --device cpu runs vLLM's CPU build\); the end of .*vllm\.log:\n[\s\S]*Failed to infer device type/);
-    const rec = await alight(['record', '--serve-vllm', model, '--device', 'cuda', '--tasks', join(dir, 'tasks.jsonl'), '--db', join(dir, 'v.db'), '--', process.execPath,
-      join(FIXTURES, 'digits-harness.mjs')], { cwd: dir, timeoutMs: 300_000, env: mark.env });
+    expect(served.stderr).toMatch(
+      /vLLM exited \(1\) before it was ready \(it found no GPU it can use; --device cpu runs vLLM's CPU build\); the end of .*vllm\.log:\n[\s\S]*Failed to infer device type/,
+    );
+    const rec = await alight(
+      [
+        'record',
+        '--serve-vllm',
+        model,
+        '--device',
+        'cuda',
+        '--tasks',
+        join(dir, 'tasks.jsonl'),
+        '--db',
+        join(dir, 'v.db'),
+        '--',
+        process.execPath,
+        join(FIXTURES, 'digits-harness.mjs'),
+      ],
+      { cwd: dir, timeoutMs: 300_000, env: mark.env },
+    );
     expect(rec.code).toBe(1);
     expect(rec.stderr).toMatch(/vLLM exited \(1\) before it was ready/);
     expect(await mark.left()).toEqual([]);

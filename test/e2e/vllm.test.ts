@@ -4,14 +4,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { startGateway, type Gateway } from '../../src/gateway/server.js';
+import { type Gateway, startGateway } from '../../src/gateway/server.js';
 import { envPython } from '../../src/setup/python-env.js';
 import { Store } from '../../src/store/store.js';
-import { rolloutTrace, type CallTrace } from '../../src/traces/export.js';
+import { type CallTrace, rolloutTrace } from '../../src/traces/export.js';
 import { alight, FIXTURES } from '../helpers/cli.js';
 import { ADMIN_KEY, tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
-import { startRealVllm, type RealVllm } from '../helpers/vllm.js';
+import { type RealVllm, startRealVllm } from '../helpers/vllm.js';
 
 // The gateway against the real vLLM (0.32.0's CPU build) on a tiny model made here: what it records must be what
 // vLLM produced, and what the harness gets must be what it asked for.
@@ -29,7 +29,13 @@ beforeAll(async () => {
   store = Store.open(join(tempDir(), 'alight.db'));
   const start = (kind: 'vllm' | 'openai-compatible') => {
     const config = configSchema.parse({ upstream: { url: vllm.url, kind, retries: 0 } });
-    return startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY, upstreamApiKey: vllm.apiKey });
+    return startGateway({
+      store,
+      gateway: config.gateway,
+      upstream: config.upstream,
+      adminKey: ADMIN_KEY,
+      upstreamApiKey: vllm.apiKey,
+    });
   };
   gateway = await start('vllm');
   // A vLLM upstream's model name is pinned; through a pass-through gateway the harness's name reaches vLLM (its 404).
@@ -51,8 +57,14 @@ function harness(g = gateway): { openai: OpenAI; rolloutId: string; base: string
 /** The same request straight to vLLM, asking for what the gateway asks for: the ground truth of a recorded call. */
 async function direct(path: string, body: Obj): Promise<Obj> {
   const res = await fetch(`${vllm.url}/${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${vllm.apiKey}` },
-    body: JSON.stringify({ model: vllm.model, return_token_ids: true, logprobs: path === 'completions' ? 0 : true, ...body }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${vllm.apiKey}` },
+    body: JSON.stringify({
+      model: vllm.model,
+      return_token_ids: true,
+      logprobs: path === 'completions' ? 0 : true,
+      ...body,
+    }),
   });
   return (await res.json()) as Obj;
 }
@@ -64,16 +76,36 @@ function calls(rolloutId: string): CallTrace[] {
 /** Equal within `abs` + `rel`·|expected| (vLLM's CPU kernels and transformers' differ by ~1e-4 relative). */
 function expectClose(actual: number[] | null, expected: number[], abs = 1e-5, rel = 0): void {
   expect(actual).toHaveLength(expected.length);
-  actual!.forEach((x, i) => expect(Math.abs(x - expected[i]), `token ${i}: ${x} vs ${expected[i]}`).toBeLessThanOrEqual(abs + rel * Math.abs(expected[i])));
+  for (const [i, x] of actual!.entries()) {
+    expect(Math.abs(x - expected[i]), `token ${i}: ${x} vs ${expected[i]}`).toBeLessThanOrEqual(
+      abs + rel * Math.abs(expected[i]),
+    );
+  }
 }
 
-const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say yes.' }];
+const messages: OpenAI.ChatCompletionMessageParam[] = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: 'Say yes.' },
+];
 
 describe('the gateway against the real vLLM', () => {
   it('records chat calls, whole and streamed, exactly as vLLM produced them', async () => {
     const { openai, rolloutId } = harness();
-    const whole = await openai.chat.completions.create({ model: 'any', messages, max_tokens: 12, seed: 7, temperature: 1 });
-    const stream = await openai.chat.completions.create({ model: 'any', messages, max_tokens: 12, seed: 7, temperature: 1, stream: true });
+    const whole = await openai.chat.completions.create({
+      model: 'any',
+      messages,
+      max_tokens: 12,
+      seed: 7,
+      temperature: 1,
+    });
+    const stream = await openai.chat.completions.create({
+      model: 'any',
+      messages,
+      max_tokens: 12,
+      seed: 7,
+      temperature: 1,
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     const truth = await direct('chat/completions', { messages, max_tokens: 12, seed: 7, temperature: 1 });
@@ -83,7 +115,10 @@ describe('the gateway against the real vLLM', () => {
       expect(call.status).toBe('ok');
       expect(call.prompt_token_ids).toEqual(truth.prompt_token_ids);
       expect(call.completion_token_ids).toEqual(choice.token_ids);
-      expectClose(call.completion_logprobs, ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob));
+      expectClose(
+        call.completion_logprobs,
+        ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob),
+      );
     }
     expect(whole.choices[0].message.content).toBe((choice.message as Obj).content);
     expect(text).toBe((choice.message as Obj).content);
@@ -95,7 +130,9 @@ describe('the gateway against the real vLLM', () => {
     const ids = [4, 5, 6, 7];
     await openai.completions.create({ model: 'any', prompt: 'abc', max_tokens: 6, seed: 1 });
     const stream = await openai.completions.create({ model: 'any', prompt: ids, max_tokens: 6, seed: 1, stream: true });
-    for await (const _ of stream) { /* drain */ }
+    for await (const _ of stream) {
+      /* drain */
+    }
     const [text, tokens] = calls(rolloutId);
     const truthText = ((await direct('completions', { prompt: 'abc', max_tokens: 6, seed: 1 })).choices as Obj[])[0];
     const truthIds = ((await direct('completions', { prompt: ids, max_tokens: 6, seed: 1 })).choices as Obj[])[0];
@@ -106,11 +143,25 @@ describe('the gateway against the real vLLM', () => {
     expectClose(tokens.completion_logprobs, (truthIds.logprobs as { token_logprobs: number[] }).token_logprobs);
   });
 
-  it('gives a harness that asks for echo the prompt back, and records only the sampled tokens\' logprobs', async () => {
+  it("gives a harness that asks for echo the prompt back, and records only the sampled tokens' logprobs", async () => {
     const { openai, rolloutId } = harness();
     const prompt = 'The cat';
-    const whole = await openai.completions.create({ model: 'any', prompt, max_tokens: 5, seed: 2, echo: true, logprobs: 0 });
-    const stream = await openai.completions.create({ model: 'any', prompt, max_tokens: 5, seed: 2, echo: true, stream: true });
+    const whole = await openai.completions.create({
+      model: 'any',
+      prompt,
+      max_tokens: 5,
+      seed: 2,
+      echo: true,
+      logprobs: 0,
+    });
+    const stream = await openai.completions.create({
+      model: 'any',
+      prompt,
+      max_tokens: 5,
+      seed: 2,
+      echo: true,
+      stream: true,
+    });
     let streamed = '';
     for await (const chunk of stream) streamed += chunk.choices[0]?.text ?? '';
     const truth = ((await direct('completions', { prompt, max_tokens: 5, seed: 2 })).choices as Obj[])[0];
@@ -123,21 +174,38 @@ describe('the gateway against the real vLLM', () => {
       expectClose(call.completion_logprobs, (truth.logprobs as { token_logprobs: number[] }).token_logprobs);
     }
     // A token-id prompt's text cannot be rebuilt exactly: refused before anything is sent.
-    const refused = await openai.completions.create({ model: 'any', prompt: [4, 5], max_tokens: 2, echo: true }).catch((e: unknown) => e);
+    const refused = await openai.completions
+      .create({ model: 'any', prompt: [4, 5], max_tokens: 2, echo: true })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as Error).message).toMatch(/echo/);
   });
 
-  it('passes tool calls through vLLM\'s hermes parser, whole and streamed', async () => {
+  it("passes tool calls through vLLM's hermes parser, whole and streamed", async () => {
     const { openai, rolloutId } = harness();
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'add', parameters: { type: 'object', properties: { a: { type: 'integer' } } } } }];
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: { name: 'add', parameters: { type: 'object', properties: { a: { type: 'integer' } } } },
+      },
+    ];
     // A grammar makes the random tiny model write the hermes format the parser reads.
     const call = '<tool_call>{"name": "add", "arguments": {"a": 12}}</tool_call>';
     const extra = { structured_outputs: { regex: call.replace(/[{}[\]]/g, '\\$&') } } as object;
     const whole = await openai.chat.completions.create({ model: 'any', messages, tools, max_tokens: 100, ...extra });
-    expect(whole.choices[0].message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'add', arguments: '{"a": 12}' } });
+    expect(whole.choices[0].message.tool_calls?.[0]).toMatchObject({
+      type: 'function',
+      function: { name: 'add', arguments: '{"a": 12}' },
+    });
     expect(whole.choices[0].finish_reason).toBe('tool_calls');
-    const stream = await openai.chat.completions.create({ model: 'any', messages, tools, max_tokens: 100, stream: true, ...extra });
+    const stream = await openai.chat.completions.create({
+      model: 'any',
+      messages,
+      tools,
+      max_tokens: 100,
+      stream: true,
+      ...extra,
+    });
     let args = '';
     let name = '';
     for await (const chunk of stream) {
@@ -162,43 +230,78 @@ describe('the gateway against the real vLLM', () => {
     await openai.chat.completions.create({ model: 'any', messages, max_tokens: 8, seed: 11 });
     await openai.chat.completions.create({ model: 'any', messages, max_tokens: 8, seed: 11 });
     const [first, again, same] = calls(rolloutId);
-    const truth = ((await direct('chat/completions', { messages, max_tokens: 8, n: 2, seed: 5 })).choices as Obj[]);
+    const truth = (await direct('chat/completions', { messages, max_tokens: 8, n: 2, seed: 5 })).choices as Obj[];
     expect(first.completion_token_ids).toEqual(truth[0].token_ids);
     expect(again.completion_token_ids).toEqual(same.completion_token_ids);
   });
 
-  it('relays vLLM\'s errors in its own shape and records them', async () => {
+  it("relays vLLM's errors in its own shape and records them", async () => {
     const { openai, rolloutId } = harness();
-    const bad = await openai.chat.completions.create({ model: 'any', messages, max_tokens: -1 }).catch((e: unknown) => e);
+    const bad = await openai.chat.completions
+      .create({ model: 'any', messages, max_tokens: -1 })
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
-    const long = await openai.chat.completions.create({ model: 'any', messages: [{ role: 'user', content: 'a '.repeat(2000) }] })
+    const long = await openai.chat.completions
+      .create({ model: 'any', messages: [{ role: 'user', content: 'a '.repeat(2000) }] })
       .catch((e: unknown) => e);
     expect(long).toBeInstanceOf(OpenAI.BadRequestError);
     expect((long as Error).message).toMatch(/context|maximum|length/i);
     const other = harness(bare);
-    const unknown = await other.openai.chat.completions.create({ model: 'no-such-model', messages }).catch((e: unknown) => e);
+    const unknown = await other.openai.chat.completions
+      .create({ model: 'no-such-model', messages })
+      .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
     const recorded = [...calls(rolloutId), ...calls(other.rolloutId)];
-    expect(recorded.map((c) => [c.status, c.http_status])).toEqual([['error', 400], ['error', 400], ['error', 404]]);
+    expect(recorded.map((c) => [c.status, c.http_status])).toEqual([
+      ['error', 400],
+      ['error', 400],
+      ['error', 404],
+    ]);
   });
 
   it('reports logprobs of the distribution each token was sampled from (temperature 0.3, top-k)', async () => {
     const { openai, rolloutId } = harness();
     await openai.chat.completions.create({ model: 'any', messages, max_tokens: 16, temperature: 0.3, seed: 3 });
-    await openai.chat.completions.create({ model: 'any', messages, max_tokens: 16, temperature: 1, seed: 3, top_k: 5 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    await openai.chat.completions.create({
+      model: 'any',
+      messages,
+      max_tokens: 16,
+      temperature: 1,
+      seed: 3,
+      top_k: 5,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     const [cool, topk] = calls(rolloutId);
-    for (const [call, temperature, topK] of [[cool, 0.3, null], [topk, 1, 5]] as const) {
-      const input = JSON.stringify({ model, prompt: call.prompt_token_ids, completion: call.completion_token_ids, temperature, top_k: topK });
-      const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], { input, encoding: 'utf8' });
+    for (const [call, temperature, topK] of [
+      [cool, 0.3, null],
+      [topk, 1, 5],
+    ] as const) {
+      const input = JSON.stringify({
+        model,
+        prompt: call.prompt_token_ids,
+        completion: call.completion_token_ids,
+        temperature,
+        top_k: topK,
+      });
+      const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], {
+        input,
+        encoding: 'utf8',
+      });
       expectClose(call.completion_logprobs, JSON.parse(out) as number[], 1e-3, 1e-3);
     }
   });
 
   it('alight doctor --upstream finds token ids and processed logprobs', async () => {
-    const res = await alight(['doctor', '--upstream', vllm.url, '--upstream-key-env', 'VLLM_KEY', '--json'], { env: { VLLM_KEY: vllm.apiKey } });
+    const res = await alight(['doctor', '--upstream', vllm.url, '--upstream-key-env', 'VLLM_KEY', '--json'], {
+      env: { VLLM_KEY: vllm.apiKey },
+    });
     expect(res.code, res.stderr).toBe(0);
     const checks = JSON.parse(res.stdout).checks as { name: string; ok: boolean }[];
-    expect(checks.map((c) => [c.name, c.ok])).toEqual([['vLLM version', true], ['models', true], ['token ids', true], ['logprobs mode', true]]);
+    expect(checks.map((c) => [c.name, c.ok])).toEqual([
+      ['vLLM version', true],
+      ['models', true],
+      ['token ids', true],
+      ['logprobs mode', true],
+    ]);
   });
 });
 
@@ -210,10 +313,22 @@ describe('Anthropic Messages and Responses translated for the real vLLM', () => 
     const { rolloutId, token } = harness();
     const anthropic = new Anthropic({ baseURL: `${gateway.url}/r/${token}`, apiKey: token, maxRetries: 0 });
     const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
-    const ask = { model: 'claude-x', max_tokens: 12, temperature: 0, system: 'You are terse.', messages: [{ role: 'user' as const, content: 'Say yes.' }] };
+    const ask = {
+      model: 'claude-x',
+      max_tokens: 12,
+      temperature: 0,
+      system: 'You are terse.',
+      messages: [{ role: 'user' as const, content: 'Say yes.' }],
+    };
     const whole = await anthropic.messages.create(ask);
     const streamed = await anthropic.messages.stream(ask).finalMessage();
-    const respond = { model: 'gpt-x', instructions: 'You are terse.', input: 'Say yes.', max_output_tokens: 12, temperature: 0 };
+    const respond = {
+      model: 'gpt-x',
+      instructions: 'You are terse.',
+      input: 'Say yes.',
+      max_output_tokens: 12,
+      temperature: 0,
+    };
     const response = await openai.responses.create(respond);
     const responseStreamed = await openai.responses.stream(respond).finalResponse();
 
@@ -221,16 +336,28 @@ describe('Anthropic Messages and Responses translated for the real vLLM', () => 
     const choice = (t.choices as Obj[])[0];
     const text = (choice.message as Obj).content as string;
     for (const m of [whole, streamed]) {
-      expect(m).toMatchObject({ model: 'claude-x', content: [{ type: 'text', text }], usage: { input_tokens: (t.prompt_token_ids as number[]).length } });
+      expect(m).toMatchObject({
+        model: 'claude-x',
+        content: [{ type: 'text', text }],
+        usage: { input_tokens: (t.prompt_token_ids as number[]).length },
+      });
     }
     expect([response.output_text, responseStreamed.output_text]).toEqual([text, text]);
     const recorded = calls(rolloutId);
-    expect(recorded.map((c) => c.protocol)).toEqual(['anthropic.messages', 'anthropic.messages', 'openai.responses', 'openai.responses']);
+    expect(recorded.map((c) => c.protocol)).toEqual([
+      'anthropic.messages',
+      'anthropic.messages',
+      'openai.responses',
+      'openai.responses',
+    ]);
     for (const call of recorded) {
       expect(call.status).toBe('ok');
       expect(call.prompt_token_ids).toEqual(t.prompt_token_ids);
       expect(call.completion_token_ids).toEqual(choice.token_ids);
-      expectClose(call.completion_logprobs, ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob));
+      expectClose(
+        call.completion_logprobs,
+        ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob),
+      );
     }
   });
 
@@ -241,18 +368,46 @@ describe('Anthropic Messages and Responses translated for the real vLLM', () => 
     const anthropic = new Anthropic({ baseURL: `${gateway.url}/r/${token}`, apiKey: token, maxRetries: 0 });
     const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
     const schema = { type: 'object' as const, properties: { op: { type: 'string' } } };
-    const message = await anthropic.messages.stream({ model: 'claude-x', max_tokens: 60, temperature: 0, system: 'You are terse.',
-      messages: [{ role: 'user', content: 'Say yes.' }], tools: [{ name: 'calc', input_schema: schema }], tool_choice: { type: 'tool', name: 'calc' } }).finalMessage();
-    expect(message.content).toEqual([{ type: 'tool_use', id: expect.any(String), name: 'calc', input: expect.any(Object) }]);
-    const response = await openai.responses.stream({ model: 'gpt-x', max_output_tokens: 60, temperature: 0, instructions: 'You are terse.', input: 'Say yes.',
-      tools: [{ type: 'function', name: 'calc', parameters: schema, strict: false }], tool_choice: { type: 'function', name: 'calc' } }).finalResponse();
+    const message = await anthropic.messages
+      .stream({
+        model: 'claude-x',
+        max_tokens: 60,
+        temperature: 0,
+        system: 'You are terse.',
+        messages: [{ role: 'user', content: 'Say yes.' }],
+        tools: [{ name: 'calc', input_schema: schema }],
+        tool_choice: { type: 'tool', name: 'calc' },
+      })
+      .finalMessage();
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: expect.any(String), name: 'calc', input: expect.any(Object) },
+    ]);
+    const response = await openai.responses
+      .stream({
+        model: 'gpt-x',
+        max_output_tokens: 60,
+        temperature: 0,
+        instructions: 'You are terse.',
+        input: 'Say yes.',
+        tools: [{ type: 'function', name: 'calc', parameters: schema, strict: false }],
+        tool_choice: { type: 'function', name: 'calc' },
+      })
+      .finalResponse();
     expect(response.output).toMatchObject([{ type: 'function_call', name: 'calc' }]);
 
-    const t = await truth({ max_tokens: 60, tools: [{ type: 'function', function: { name: 'calc', parameters: schema } }], tool_choice: { type: 'function', function: { name: 'calc' } } });
+    const t = await truth({
+      max_tokens: 60,
+      tools: [{ type: 'function', function: { name: 'calc', parameters: schema } }],
+      tool_choice: { type: 'function', function: { name: 'calc' } },
+    });
     const choice = (t.choices as Obj[])[0];
     // The harness gets the arguments vLLM streamed, as recorded in the assembled chat answer.
-    const recorded = calls(rolloutId)[1].response as { choices: { message: { tool_calls: { function: { arguments: string } }[] } }[] };
-    expect((response.output[0] as OpenAI.Responses.ResponseFunctionToolCall).arguments).toBe(recorded.choices[0].message.tool_calls[0].function.arguments);
+    const recorded = calls(rolloutId)[1].response as {
+      choices: { message: { tool_calls: { function: { arguments: string } }[] } }[];
+    };
+    expect((response.output[0] as OpenAI.Responses.ResponseFunctionToolCall).arguments).toBe(
+      recorded.choices[0].message.tool_calls[0].function.arguments,
+    );
     for (const call of calls(rolloutId)) {
       expect(call.prompt_token_ids).toEqual(t.prompt_token_ids);
       expect(call.completion_token_ids).toEqual(choice.token_ids);
@@ -264,10 +419,31 @@ describe('alight record --serve-vllm', () => {
   it('records the openai-SDK harness against a vLLM it starts, and samples build makes rows of the traces', async () => {
     const dir = tempDir();
     const tasks = join(dir, 'tasks.jsonl');
-    execFileSync('sh', ['-c', `printf '%s\\n' '{"id":"a","turns":2,"max_tokens":8}' '{"id":"b","turns":2,"max_tokens":8}' > ${tasks}`]);
+    execFileSync('sh', [
+      '-c',
+      `printf '%s\\n' '{"id":"a","turns":2,"max_tokens":8}' '{"id":"b","turns":2,"max_tokens":8}' > ${tasks}`,
+    ]);
     const db = join(dir, 'alight.db');
-    const res = await alight(['record', '--serve-vllm', model, '--device', 'cpu', '--tasks', tasks, '--run', 'sdk', '--db', db, '--json',
-      '--', 'node', join(FIXTURES, 'sdk-harness.mjs')], { timeoutMs: 600_000 });
+    const res = await alight(
+      [
+        'record',
+        '--serve-vllm',
+        model,
+        '--device',
+        'cpu',
+        '--tasks',
+        tasks,
+        '--run',
+        'sdk',
+        '--db',
+        db,
+        '--json',
+        '--',
+        'node',
+        join(FIXTURES, 'sdk-harness.mjs'),
+      ],
+      { timeoutMs: 600_000 },
+    );
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ rollouts: 2, succeeded: 2, failed: 0, calls: 4 });
     const s = Store.open(db);
@@ -282,7 +458,17 @@ describe('alight record --serve-vllm', () => {
     } finally {
       s.close();
     }
-    const built = await alight(['samples', 'build', '--run', 'sdk', '--db', db, '--out', join(dir, 'batch.safetensors'), '--json']);
+    const built = await alight([
+      'samples',
+      'build',
+      '--run',
+      'sdk',
+      '--db',
+      db,
+      '--out',
+      join(dir, 'batch.safetensors'),
+      '--json',
+    ]);
     expect(built.code, built.stderr).toBe(0);
     // Two turns that extend each other: one row per rollout (or breaks that the diagnosis explains).
     const result = JSON.parse(built.stdout);
@@ -296,27 +482,70 @@ describe('alight train --serve-vllm', () => {
     const policy = tinyModel(4);
     const db = join(dir, 'alight.db');
     const root = join(FIXTURES, '..', '..');
-    const res = await alight(['train', '--model', policy, '--serve-vllm', '--device', 'cpu', '--tasks', join(root, 'examples/vowels/tasks.jsonl'),
-      '-n', '4', '--batch-size', '2', '--steps', '2', '--lr', '0.05', '--seed', '0', '--run', 'v', '--db', db, '--json',
-      '--', 'node', join(root, 'examples/vowels/harness.mjs')], { timeoutMs: 900_000 });
+    const res = await alight(
+      [
+        'train',
+        '--model',
+        policy,
+        '--serve-vllm',
+        '--device',
+        'cpu',
+        '--tasks',
+        join(root, 'examples/vowels/tasks.jsonl'),
+        '-n',
+        '4',
+        '--batch-size',
+        '2',
+        '--steps',
+        '2',
+        '--lr',
+        '0.05',
+        '--seed',
+        '0',
+        '--run',
+        'v',
+        '--db',
+        db,
+        '--json',
+        '--',
+        'node',
+        join(root, 'examples/vowels/harness.mjs'),
+      ],
+      { timeoutMs: 900_000 },
+    );
     expect(res.code, res.stderr).toBe(0);
     const s = Store.open(db);
     const byVersion = new Map<number, CallTrace[]>();
     try {
       for (const r of s.rolloutSummaries({ run: 'v' })) {
-        for (const c of rolloutTrace(s, r.id).calls) byVersion.set(c.model_version!, [...(byVersion.get(c.model_version!) ?? []), c]);
+        for (const c of rolloutTrace(s, r.id).calls)
+          byVersion.set(c.model_version!, [...(byVersion.get(c.model_version!) ?? []), c]);
       }
     } finally {
       s.close();
     }
     expect([...byVersion.keys()].sort()).toEqual([0, 1]);
     // What vLLM served at each version is the policy of that version: the initial model, then step 0's update.
-    const recompute = (model: string, call: CallTrace): number[] => JSON.parse(execFileSync(envPython(),
-      [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')],
-      { input: JSON.stringify({ model, prompt: call.prompt_token_ids, completion: call.completion_token_ids, temperature: 1 }), encoding: 'utf8' }));
+    const recompute = (model: string, call: CallTrace): number[] =>
+      JSON.parse(
+        execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], {
+          input: JSON.stringify({
+            model,
+            prompt: call.prompt_token_ids,
+            completion: call.completion_token_ids,
+            temperature: 1,
+          }),
+          encoding: 'utf8',
+        }),
+      );
     const [before, after] = [byVersion.get(0)![0], byVersion.get(1)![0]];
     expectClose(before.completion_logprobs, recompute(policy, before), 1e-3, 1e-3);
-    expectClose(after.completion_logprobs, recompute(join(dir, 'runs', 'v', 'checkpoints', 'step-0'), after), 1e-3, 1e-3);
+    expectClose(
+      after.completion_logprobs,
+      recompute(join(dir, 'runs', 'v', 'checkpoints', 'step-0'), after),
+      1e-3,
+      1e-3,
+    );
     // …and not the initial model's any more: the reload took.
     const stale = recompute(policy, after);
     expect(Math.max(...after.completion_logprobs!.map((x, i) => Math.abs(x - stale[i])))).toBeGreaterThan(0.01);

@@ -21,23 +21,47 @@ export function writeByteTokenizer(dir: string, merged: string[] = []): string {
   merged.forEach((word, k) => {
     for (let i = 2; i <= word.length; i++) {
       const piece = word.slice(0, i);
-      if (i < word.length && vocab[piece] === undefined) throw new Error(`merged words are built one letter at a time: ${piece}`);
+      if (i < word.length && vocab[piece] === undefined)
+        throw new Error(`merged words are built one letter at a time: ${piece}`);
       merges.push(`${word.slice(0, i - 1)} ${word[i - 1]}`);
     }
     vocab[word] = 258 + k;
   });
-  const special = (id: number, content: string) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  const special = (id: number, content: string) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
   vocab['<|im_start|>'] = IM_START;
   vocab['<|im_end|>'] = IM_END;
   const file = join(dir, 'tokenizer.json');
-  writeFileSync(file, JSON.stringify({
-    version: '1.0', truncation: null, padding: null,
-    added_tokens: [special(IM_START, '<|im_start|>'), special(IM_END, '<|im_end|>')],
-    normalizer: null,
-    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
-    post_processor: null,
-    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab, merges },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: [special(IM_START, '<|im_start|>'), special(IM_END, '<|im_end|>')],
+      normalizer: null,
+      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+      post_processor: null,
+      decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+      model: {
+        type: 'BPE',
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: false,
+        vocab,
+        merges,
+      },
+    }),
+  );
   return file;
 }

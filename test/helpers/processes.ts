@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * A mark for the processes one CLI run starts: pass `env` to it, then `left()` lists those of its processes (children
@@ -8,14 +8,17 @@ import { randomUUID } from 'node:crypto';
  */
 export function processMark(): { env: Record<string, string>; left: () => Promise<string[]> } {
   const entry = `ALIGHT_TEST_MARK=${randomUUID()}`;
-  const marked = (): string[] => readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && pid !== String(process.pid)).flatMap((pid) => {
-    try {
-      if (!readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry)) return [];
-      return [`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ').trim()}`];
-    } catch {
-      return []; // gone meanwhile, or not ours to read
-    }
-  });
+  const marked = (): string[] =>
+    readdirSync('/proc')
+      .filter((pid) => /^\d+$/.test(pid) && pid !== String(process.pid))
+      .flatMap((pid) => {
+        try {
+          if (!readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry)) return [];
+          return [`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ').trim()}`];
+        } catch {
+          return []; // gone meanwhile, or not ours to read
+        }
+      });
   return {
     env: { ALIGHT_TEST_MARK: entry.split('=')[1] },
     async left() {

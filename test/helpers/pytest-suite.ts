@@ -7,15 +7,24 @@ import { packageRoot } from '../../src/package-root.js';
  * vitest test of its own (a skip or a failure fails it).
  */
 export function pytestSuite(python: string, folder: string, env: NodeJS.ProcessEnv = {}): void {
-  const pytest = (args: string[]) => spawnSync(python, ['-m', 'pytest', folder, '-p', 'no:cacheprovider', ...args],
-    { cwd: packageRoot, encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ...env } });
-  const collected = pytest(['--collect-only', '-q']).stdout.split('\n').filter((l) => l.includes('::'));
+  const pytest = (args: string[]) =>
+    spawnSync(python, ['-m', 'pytest', folder, '-p', 'no:cacheprovider', ...args], {
+      cwd: packageRoot,
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+      env: { ...process.env, ...env },
+    });
+  const collected = pytest(['--collect-only', '-q'])
+    .stdout.split('\n')
+    .filter((l) => l.includes('::'));
   let outcomes = new Map<string, string>();
   let output = '';
   beforeAll(() => {
     const res = pytest(['-q', '-rA']);
     output = `${res.stdout}\n${res.stderr}`;
-    outcomes = new Map([...output.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED) (\S+)(.*)$/gm)].map((m) => [m[2], `${m[1]}${m[3]}`]));
+    outcomes = new Map(
+      [...output.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED) (\S+)(.*)$/gm)].map((m) => [m[2], `${m[1]}${m[3]}`]),
+    );
   }, 600_000);
   describe(folder, () => {
     it('collects the Python tests', () => expect(collected.length).toBeGreaterThan(0));

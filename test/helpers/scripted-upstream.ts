@@ -9,7 +9,13 @@ import type { AddressInfo } from 'node:net';
 export const IM_START = 256;
 export const IM_END = 257;
 
-export type Behaviour = 'ok' | 'garbage' | 'drop-mid-stream' | 'hang' | 'not-sse' | { status: number; body?: string; retryAfter?: number };
+export type Behaviour =
+  | 'ok'
+  | 'garbage'
+  | 'drop-mid-stream'
+  | 'hang'
+  | 'not-sse'
+  | { status: number; body?: string; retryAfter?: number };
 
 export interface ScriptedOptions {
   /** Chooses the behaviour of request `index` (0-based, over all requests). */
@@ -63,7 +69,8 @@ type ChatMessage = { role: string; content: unknown; tool_calls?: { function: { 
 export function renderChat(messages: ChatMessage[], stripThinking = false): number[] {
   const ids: number[] = [];
   for (const m of messages) {
-    let content = typeof m.content === 'string' ? m.content : m.content === null && m.tool_calls ? '' : JSON.stringify(m.content);
+    let content =
+      typeof m.content === 'string' ? m.content : m.content === null && m.tool_calls ? '' : JSON.stringify(m.content);
     for (const c of m.tool_calls ?? []) content += renderToolCall(c.function);
     if (stripThinking && m.role === 'assistant') content = content.replace(/<think>[\s\S]*?<\/think>\s*/g, '');
     ids.push(IM_START, ...bytes(`${m.role}\n${content}`), IM_END, ...bytes('\n'));
@@ -75,8 +82,13 @@ export function renderChat(messages: ChatMessage[], stripThinking = false): numb
 /** Bytes, except that each of the `merged` words is one token. */
 function sample(text: string, merged: string[]): number[] {
   if (merged.length === 0) return bytes(text);
-  const pattern = new RegExp(`(${[...merged].sort((a, b) => b.length - a.length).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`);
-  return text.split(pattern).flatMap((part, i) => i % 2 === 1 ? [258 + merged.indexOf(part)] : bytes(part));
+  const pattern = new RegExp(
+    `(${[...merged]
+      .sort((a, b) => b.length - a.length)
+      .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('|')})`,
+  );
+  return text.split(pattern).flatMap((part, i) => (i % 2 === 1 ? [258 + merged.indexOf(part)] : bytes(part)));
 }
 
 // Exactly representable in float32, as vLLM's logprobs are.
@@ -87,15 +99,20 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
   const hung = new Set<ServerResponse>();
   let count = 0;
   const server: Server = createServer(async (req, res) => {
-    if (req.method === 'GET' && req.url === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'scripted-model', object: 'model' }] });
+    if (req.method === 'GET' && req.url === '/v1/models')
+      return json(res, 200, { object: 'list', data: [{ id: 'scripted-model', object: 'model' }] });
     const body = JSON.parse(await readAll(req)) as Record<string, unknown>;
     // vLLM's tokenizer route (at the root, not under /v1): the chat template's ids for the messages.
-    if (req.url === '/tokenize') return json(res, 200, { count: renderChat(body.messages as ChatMessage[]).length, max_model_len: 4096 });
+    if (req.url === '/tokenize')
+      return json(res, 200, { count: renderChat(body.messages as ChatMessage[]).length, max_model_len: 4096 });
     const index = count++;
     const behaviour = options.script?.(index, body) ?? 'ok';
     if (typeof behaviour === 'object') {
       const text = behaviour.body ?? JSON.stringify({ error: { message: `scripted ${behaviour.status}` } });
-      res.writeHead(behaviour.status, { 'content-type': 'application/json', ...(behaviour.retryAfter !== undefined && { 'retry-after': String(behaviour.retryAfter) }) });
+      res.writeHead(behaviour.status, {
+        'content-type': 'application/json',
+        ...(behaviour.retryAfter !== undefined && { 'retry-after': String(behaviour.retryAfter) }),
+      });
       return void res.end(text);
     }
     if (behaviour === 'hang') return void hung.add(res);
@@ -104,15 +121,29 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
       return void res.end(body.stream ? 'data: {not json\n\n' : '<html>bad gateway</html>');
     }
     const chat = req.url === '/v1/chat/completions';
-    const promptIds = options.fixedPromptIds ?? (chat
-      ? renderChat(body.messages as ChatMessage[], options.stripThinking)
-      : bytes(String(body.prompt)));
+    const promptIds =
+      options.fixedPromptIds ??
+      (chat ? renderChat(body.messages as ChatMessage[], options.stripThinking) : bytes(String(body.prompt)));
     const answer = options.reply?.(index, body) ?? `reply ${index}`;
     const { text = '', toolCalls = [] } = typeof answer === 'string' ? { text: answer } : answer;
     const calls = toolCalls.map((c, i) => ({ id: `chatcmpl-tool-${index}-${i}`, ...c }));
-    const completionIds = [...sample(text, options.merged ?? []), ...calls.flatMap((c) => bytes(renderToolCall(c))), IM_END];
+    const completionIds = [
+      ...sample(text, options.merged ?? []),
+      ...calls.flatMap((c) => bytes(renderToolCall(c))),
+      IM_END,
+    ];
     const logprobs = completionIds.map((id, pos) => logprobOf(id, pos));
-    const produced: Produced = { index, path: req.url ?? '', request: body, authorization: req.headers.authorization ?? null, promptIds, completionIds, logprobs, toolCalls: calls, lastChunkAt: null };
+    const produced: Produced = {
+      index,
+      path: req.url ?? '',
+      request: body,
+      authorization: req.headers.authorization ?? null,
+      promptIds,
+      completionIds,
+      logprobs,
+      toolCalls: calls,
+      lastChunkAt: null,
+    };
     log.push(produced);
     if (behaviour === 'not-sse' || !body.stream) return json(res, 200, whole(chat, body, produced, text));
     await stream(res, chat, body, produced, options, behaviour === 'drop-mid-stream');
@@ -145,36 +176,121 @@ function whole(chat: boolean, body: Record<string, unknown>, p: Produced, text: 
 }
 
 function wholeAnswer(chat: boolean, body: Record<string, unknown>, p: Produced, text: string): Record<string, unknown> {
-  const usage = { prompt_tokens: p.promptIds.length, completion_tokens: p.completionIds.length, total_tokens: p.promptIds.length + p.completionIds.length };
+  const usage = {
+    prompt_tokens: p.promptIds.length,
+    completion_tokens: p.completionIds.length,
+    total_tokens: p.promptIds.length + p.completionIds.length,
+  };
   if (chat) {
     return {
-      id: `chatcmpl-${p.index}`, object: 'chat.completion', created: 1, model: body.model, prompt_token_ids: p.promptIds,
-      choices: [{ index: 0, message: { role: 'assistant', content: p.toolCalls.length && !text ? null : text, ...(p.toolCalls.length && { tool_calls: toolCallsOf(p) }) },
-        finish_reason: p.toolCalls.length ? 'tool_calls' : 'stop', token_ids: p.completionIds,
-        logprobs: { content: p.completionIds.map((id, i) => ({ token: String(id), logprob: p.logprobs[i], bytes: [], top_logprobs: [] })) } }],
+      id: `chatcmpl-${p.index}`,
+      object: 'chat.completion',
+      created: 1,
+      model: body.model,
+      prompt_token_ids: p.promptIds,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: p.toolCalls.length && !text ? null : text,
+            ...(p.toolCalls.length && { tool_calls: toolCallsOf(p) }),
+          },
+          finish_reason: p.toolCalls.length ? 'tool_calls' : 'stop',
+          token_ids: p.completionIds,
+          logprobs: {
+            content: p.completionIds.map((id, i) => ({
+              token: String(id),
+              logprob: p.logprobs[i],
+              bytes: [],
+              top_logprobs: [],
+            })),
+          },
+        },
+      ],
       usage,
     };
   }
   return {
-    id: `cmpl-${p.index}`, object: 'text_completion', created: 1, model: body.model,
-    choices: [{ index: 0, text, finish_reason: 'stop', prompt_token_ids: p.promptIds, token_ids: p.completionIds,
-      logprobs: { token_logprobs: p.logprobs, tokens: p.completionIds.map(String), text_offset: [], top_logprobs: [] } }],
+    id: `cmpl-${p.index}`,
+    object: 'text_completion',
+    created: 1,
+    model: body.model,
+    choices: [
+      {
+        index: 0,
+        text,
+        finish_reason: 'stop',
+        prompt_token_ids: p.promptIds,
+        token_ids: p.completionIds,
+        logprobs: {
+          token_logprobs: p.logprobs,
+          tokens: p.completionIds.map(String),
+          text_offset: [],
+          top_logprobs: [],
+        },
+      },
+    ],
     usage,
   };
 }
 
-async function stream(res: ServerResponse, chat: boolean, body: Record<string, unknown>, p: Produced, o: ScriptedOptions, drop: boolean): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  chat: boolean,
+  body: Record<string, unknown>,
+  p: Produced,
+  o: ScriptedOptions,
+  drop: boolean,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const head = { id: `${chat ? 'chatcmpl' : 'cmpl'}-${p.index}`, object: chat ? 'chat.completion.chunk' : 'text_completion', created: 1, model: body.model };
+  const head = {
+    id: `${chat ? 'chatcmpl' : 'cmpl'}-${p.index}`,
+    object: chat ? 'chat.completion.chunk' : 'text_completion',
+    created: 1,
+    model: body.model,
+  };
   const send = (obj: Record<string, unknown>): boolean => res.write(`data: ${JSON.stringify(asked(body, obj))}\n\n`);
-  const choice = (text: string, ids: number[] | undefined, lps: number[] | undefined, finish: string | null, first = false): Record<string, unknown> => chat
-    ? { index: 0, delta: first ? { role: 'assistant', content: text } : { content: text }, finish_reason: finish,
-      ...(ids && { token_ids: ids }), logprobs: lps ? { content: lps.map((lp, i) => ({ token: String(ids![i]), logprob: lp, bytes: [], top_logprobs: [] })) } : null }
-    : { index: 0, text, finish_reason: finish, ...(first && { prompt_token_ids: p.promptIds }), ...(ids && { token_ids: ids }),
-      logprobs: lps ? { token_logprobs: lps, tokens: ids!.map(String) } : null };
-  send({ ...head, ...(chat && { prompt_token_ids: p.promptIds }), choices: [choice('', chat ? undefined : [], chat ? undefined : [], null, true)] });
+  const choice = (
+    text: string,
+    ids: number[] | undefined,
+    lps: number[] | undefined,
+    finish: string | null,
+    first = false,
+  ): Record<string, unknown> =>
+    chat
+      ? {
+          index: 0,
+          delta: first ? { role: 'assistant', content: text } : { content: text },
+          finish_reason: finish,
+          ...(ids && { token_ids: ids }),
+          logprobs: lps
+            ? { content: lps.map((lp, i) => ({ token: String(ids![i]), logprob: lp, bytes: [], top_logprobs: [] })) }
+            : null,
+        }
+      : {
+          index: 0,
+          text,
+          finish_reason: finish,
+          ...(first && { prompt_token_ids: p.promptIds }),
+          ...(ids && { token_ids: ids }),
+          logprobs: lps ? { token_logprobs: lps, tokens: ids!.map(String) } : null,
+        };
+  send({
+    ...head,
+    ...(chat && { prompt_token_ids: p.promptIds }),
+    choices: [choice('', chat ? undefined : [], chat ? undefined : [], null, true)],
+  });
   const usage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage
-    ? { ...head, choices: [], usage: { prompt_tokens: p.promptIds.length, completion_tokens: p.completionIds.length, total_tokens: p.promptIds.length + p.completionIds.length } }
+    ? {
+        ...head,
+        choices: [],
+        usage: {
+          prompt_tokens: p.promptIds.length,
+          completion_tokens: p.completionIds.length,
+          total_tokens: p.promptIds.length + p.completionIds.length,
+        },
+      }
     : null;
   if (p.toolCalls.length) {
     await streamToolCalls(send, head, p);
@@ -193,7 +309,10 @@ async function stream(res: ServerResponse, chat: boolean, body: Record<string, u
     const wait = last ? o.lastChunkDelayMs : o.chunkDelayMs;
     if (wait) await new Promise((r) => setTimeout(r, wait));
     const ids = p.completionIds.slice(i, i + step);
-    const text = dec.decode(new Uint8Array(ids.flatMap((id) => id < 256 ? [id] : id >= 258 ? bytes(o.merged![id - 258]) : [])), { stream: !last });
+    const text = dec.decode(
+      new Uint8Array(ids.flatMap((id) => (id < 256 ? [id] : id >= 258 ? bytes(o.merged![id - 258]) : []))),
+      { stream: !last },
+    );
     if (last) p.lastChunkAt = Date.now();
     send({ ...head, choices: [choice(text, ids, p.logprobs.slice(i, i + step), last ? 'stop' : null)] });
   }
@@ -205,12 +324,33 @@ const toolCallsOf = (p: Produced): Record<string, unknown>[] =>
   p.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
 
 /** An answer with tool calls as vLLM's tool parser streams it: the text, then each call's header and its arguments in two pieces. */
-async function streamToolCalls(send: (o: Record<string, unknown>) => boolean, head: Record<string, unknown>, p: Produced): Promise<void> {
+async function streamToolCalls(
+  send: (o: Record<string, unknown>) => boolean,
+  head: Record<string, unknown>,
+  p: Produced,
+): Promise<void> {
   let at = 0;
   const chunk = (delta: Record<string, unknown>, n: number, finish: string | null = null): void => {
     const ids = p.completionIds.slice(at, at + n);
-    send({ ...head, choices: [{ index: 0, delta, finish_reason: finish, token_ids: ids,
-      logprobs: { content: ids.map((id, i) => ({ token: String(id), logprob: p.logprobs[at + i], bytes: [], top_logprobs: [] })) } }] });
+    send({
+      ...head,
+      choices: [
+        {
+          index: 0,
+          delta,
+          finish_reason: finish,
+          token_ids: ids,
+          logprobs: {
+            content: ids.map((id, i) => ({
+              token: String(id),
+              logprob: p.logprobs[at + i],
+              bytes: [],
+              top_logprobs: [],
+            })),
+          },
+        },
+      ],
+    });
     at += n;
   };
   const text = p.completionIds.length - 1 - p.toolCalls.reduce((n, c) => n + bytes(renderToolCall(c)).length, 0);

@@ -7,6 +7,9 @@ import { tempDir } from './gateway.js';
 export function tinyModel(seed = 0): string {
   const python = envPython();
   const out = join(tempDir('alight-tiny-'), 'model');
-  execFileSync(python, ['-m', 'alight_worker.tiny', '--out', out, '--seed', String(seed)], { cwd: PYTHON_DIR, stdio: 'ignore' });
+  execFileSync(python, ['-m', 'alight_worker.tiny', '--out', out, '--seed', String(seed)], {
+    cwd: PYTHON_DIR,
+    stdio: 'ignore',
+  });
   return out;
 }

@@ -1,8 +1,8 @@
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
 import { alight } from '../helpers/cli.js';
-import { startRig, type Rig } from '../helpers/gateway.js';
+import { type Rig, startRig } from '../helpers/gateway.js';
 import type { Behaviour } from '../helpers/scripted-upstream.js';
 
 let rig: Rig;
@@ -26,11 +26,30 @@ describe('bad requests from the harness', () => {
       [post(url, '{"messages": ['), 400, /not valid JSON/],
       [post(url, 'hello', 'text/plain'), 415, /expected content-type application\/json/],
       [post(url, '[1,2]'), 400, /must be a JSON object/],
-      [post(url, `{"messages": [{"role": "user", "content": ${'['.repeat(200_000)}${']'.repeat(200_000)}}]}`), 400, /deeper than 512 levels/],
-      [fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' },
-        body: Buffer.concat([Buffer.from('{"messages": [{"role": "user", "content": "caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]) }), 400, /not valid UTF-8/],
+      [
+        post(url, `{"messages": [{"role": "user", "content": ${'['.repeat(200_000)}${']'.repeat(200_000)}}]}`),
+        400,
+        /deeper than 512 levels/,
+      ],
+      [
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: Buffer.concat([
+            Buffer.from('{"messages": [{"role": "user", "content": "caf'),
+            Buffer.from([0xc3, 0x28]),
+            Buffer.from('"}]}'),
+          ]),
+        }),
+        400,
+        /not valid UTF-8/,
+      ],
       [post(url, '{"model": "x"}'), 400, /`messages` must be an array/],
-      [post(url, JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(600_000) }] })), 413, /at most 524288 /],
+      [
+        post(url, JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(600_000) }] })),
+        413,
+        /at most 524288 /,
+      ],
       [post(url.replace('chat/completions', 'embeddings'), '{}'), 404, /no route POST/],
       [fetch(url.replace(/\/r\/.*/, '/nowhere')), 404, /no route GET \/nowhere/],
     ];
@@ -50,10 +69,15 @@ describe('bad requests from the harness', () => {
     expect((await post(`${base}embeddings?beta=true&key=secret`, '{}')).status).toBe(404);
     expect((await post(`${base}embeddings`, '{}')).status).toBe(404);
     expect((await post(`${base}audio/speech`, '{}')).status).toBe(404);
-    expect(await (await fetch(`${base}models/claude-sonnet-4-5`)).json()).toEqual({ id: 'claude-sonnet-4-5', object: 'model', owned_by: 'alight' });
+    expect(await (await fetch(`${base}models/claude-sonnet-4-5`)).json()).toEqual({
+      id: 'claude-sonnet-4-5',
+      object: 'model',
+      owned_by: 'alight',
+    });
     const events = rig.store.events(rollout.id).map((e) => [e.type, JSON.parse(e.data)]);
     expect(events).toEqual([
-      ['unserved-route', { method: 'POST', path: '/v1/embeddings' }], ['unserved-route', { method: 'POST', path: '/v1/embeddings' }],
+      ['unserved-route', { method: 'POST', path: '/v1/embeddings' }],
+      ['unserved-route', { method: 'POST', path: '/v1/embeddings' }],
       ['unserved-route', { method: 'POST', path: '/v1/audio/speech' }],
     ]);
     const shown = await alight(['traces', 'show', rollout.id, '--db', join(rig.dir, 'alight.db')]);
@@ -64,9 +88,17 @@ describe('bad requests from the harness', () => {
   it('rejects a body over the limit even without content-length', async () => {
     const { url } = await setup(undefined, { bodyLimitMb: 0.01 });
     const body = new ReadableStream({
-      start(c) { for (let i = 0; i < 30; i++) c.enqueue(new TextEncoder().encode('x'.repeat(1000))); c.close(); },
+      start(c) {
+        for (let i = 0; i < 30; i++) c.enqueue(new TextEncoder().encode('x'.repeat(1000)));
+        c.close();
+      },
     });
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
   });
 });
@@ -74,7 +106,11 @@ describe('bad requests from the harness', () => {
 describe('upstream failures', () => {
   it('retries 503 before the first byte and records one successful call', async () => {
     const { rollout, openai } = await setup((i) => (i < 2 ? { status: 503 } : 'ok'));
-    const answer = await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const answer = await openai.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     let text = '';
     for await (const c of answer) text += c.choices[0]?.delta?.content ?? '';
     expect(text).toBe('reply 2');
@@ -91,7 +127,9 @@ describe('upstream failures', () => {
   });
 
   it('relays the upstream Retry-After with a final 429', async () => {
-    const { url } = await setup(() => ({ status: 429, body: '{"error":{"message":"slow down"}}', retryAfter: 7 }), { retries: 0 });
+    const { url } = await setup(() => ({ status: 429, body: '{"error":{"message":"slow down"}}', retryAfter: 7 }), {
+      retries: 0,
+    });
     const res = await post(url, '{"messages":[]}');
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('7');
@@ -115,15 +153,24 @@ describe('upstream failures', () => {
     await expect(streamed).rejects.toMatchObject({ status: 502 });
     const calls = rig.store.calls.list(rollout.id);
     expect(calls.map((c) => c.error)).toEqual([
-      expect.stringMatching(/invalid JSON: <html>/), expect.stringMatching(/not a JSON object: \{not json/)]);
+      expect.stringMatching(/invalid JSON: <html>/),
+      expect.stringMatching(/not a JSON object: \{not json/),
+    ]);
   });
 
   it('ends a stream the upstream drops midway with an error the SDK raises, and records it', async () => {
     const { rollout, openai } = await setup(() => 'drop-mid-stream');
-    const stream = await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'a long one' }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'a long one' }],
+      stream: true,
+    });
     const seen: string[] = [];
-    await expect((async () => { for await (const c of stream) seen.push(c.choices[0]?.delta?.content ?? ''); })())
-      .rejects.toThrow(/failed mid-stream/);
+    await expect(
+      (async () => {
+        for await (const c of stream) seen.push(c.choices[0]?.delta?.content ?? '');
+      })(),
+    ).rejects.toThrow(/failed mid-stream/);
     expect(seen.length).toBeGreaterThan(0);
     const [call] = rig.store.calls.list(rollout.id);
     expect(call).toMatchObject({ status: 'error', stream: true });
@@ -150,7 +197,11 @@ describe('upstream failures', () => {
     rig = await startRig({ reply: () => 'word '.repeat(200_000), tokensPerChunk: 2000 });
     const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
     const openai = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
-    const stream = await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     for await (const chunk of stream) {
       expect(chunk.choices).toBeDefined();
       // The client stops reading only once the gateway has stored the call: the order that used to leave it `ok`.
@@ -160,7 +211,11 @@ describe('upstream failures', () => {
     await expect.poll(() => rig.store.calls.list(rollout.id)[0].status, { timeout: 10_000 }).toBe('error');
     expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/unread/);
     // A stream read to its end stays ok.
-    const whole = await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const whole = await openai.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     let text = '';
     for await (const chunk of whole) text += chunk.choices[0]?.delta?.content ?? '';
     expect(text.length).toBe(1_000_000);
@@ -170,9 +225,17 @@ describe('upstream failures', () => {
 
   it('records a call the harness abandons', async () => {
     let reached = 0;
-    const { rollout, url } = await setup(() => (reached++, 'hang'));
+    const { rollout, url } = await setup(() => {
+      reached++;
+      return 'hang';
+    });
     const abort = new AbortController();
-    const pending = fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"messages":[]}', signal: abort.signal });
+    const pending = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"messages":[]}',
+      signal: abort.signal,
+    });
     await expect.poll(() => reached, { timeout: 10_000 }).toBe(1); // the gateway has forwarded it
     abort.abort();
     await expect(pending).rejects.toThrow();

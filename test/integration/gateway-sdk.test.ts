@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rolloutTrace } from '../../src/traces/export.js';
-import { startRig, type Rig } from '../helpers/gateway.js';
+import { type Rig, startRig } from '../helpers/gateway.js';
 
 let rig: Rig;
 afterEach(async () => rig?.close());
@@ -37,17 +37,30 @@ describe('gateway with the openai SDK', () => {
       expect(call.finish_reason).toBe('stop');
     });
     expect(trace.calls[1].stream).toBe(true);
-    expect(trace.calls[1].response).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'answer number 1' } }] });
+    expect(trace.calls[1].response).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ message: { content: 'answer number 1' } }],
+    });
     expect(trace.calls[1].request.messages).toEqual(messages);
-    expect(rig.upstream.log[0].request).toMatchObject({ model: 'scripted-model', return_token_ids: true, logprobs: true });
+    expect(rig.upstream.log[0].request).toMatchObject({
+      model: 'scripted-model',
+      return_token_ids: true,
+      logprobs: true,
+    });
   });
 
   it('gives the harness the answer it asked for: its model name, and token fields only when it asked for them', async () => {
     rig = await startRig({ reply: (i) => `answer ${i}` });
     const { token } = rig.gateway.rollouts.create({ run: 'r1' });
     const url = `${rig.gateway.url}/r/${token}/v1/chat/completions`;
-    const post = async (body: object): Promise<string> => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'my-agent-model', messages: [{ role: 'user', content: 'hi' }], ...body }) })).text();
+    const post = async (body: object): Promise<string> =>
+      (
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'my-agent-model', messages: [{ role: 'user', content: 'hi' }], ...body }),
+        })
+      ).text();
     for (const text of [await post({}), await post({ stream: true })]) {
       expect(text).toContain('"model":"my-agent-model"');
       expect(text).not.toMatch(/token_ids|logprobs"?:\s*\{|scripted-model/);
@@ -86,7 +99,12 @@ describe('gateway with the openai SDK', () => {
     expect(sent.request).not.toHaveProperty('logprobs');
     expect(sent.authorization).toBe('Bearer sk-upstream-secret');
     const [call] = rolloutTrace(rig.store, rollout.id).calls;
-    expect(call).toMatchObject({ status: 'ok', prompt_token_ids: null, completion_token_ids: null, completion_logprobs: null });
+    expect(call).toMatchObject({
+      status: 'ok',
+      prompt_token_ids: null,
+      completion_token_ids: null,
+      completion_logprobs: null,
+    });
     expect(JSON.stringify(call)).not.toContain('sk-upstream-secret');
   });
 });

@@ -9,22 +9,39 @@ import { tempDir } from '../helpers/gateway.js';
 // pytest's own results file (JUnit XML) against its -rA log, both written by a real pytest run: every outcome kind,
 // classes, parameters with odd characters, a subfolder, and a run started below the rootdir (node ids then differ).
 const suite = [
-  'import pytest', '',
-  'def test_pass(): pass', '',
-  'def test_fail(): assert False', '',
-  '@pytest.fixture', 'def broken(): raise RuntimeError("setup")', '',
-  'def test_error(broken): pass', '',
-  '@pytest.mark.skip(reason="no")', 'def test_skip(): pass', '',
-  '@pytest.mark.xfail', 'def test_xfail(): assert False', '',
-  '@pytest.mark.parametrize("v", ["a-b", "x y", "<&\\"q\\">", "a/b.py"])', 'def test_param(v): pass', '',
-  'class TestGroup:', '    def test_method(self): pass', '',
+  'import pytest',
+  '',
+  'def test_pass(): pass',
+  '',
+  'def test_fail(): assert False',
+  '',
+  '@pytest.fixture',
+  'def broken(): raise RuntimeError("setup")',
+  '',
+  'def test_error(broken): pass',
+  '',
+  '@pytest.mark.skip(reason="no")',
+  'def test_skip(): pass',
+  '',
+  '@pytest.mark.xfail',
+  'def test_xfail(): assert False',
+  '',
+  '@pytest.mark.parametrize("v", ["a-b", "x y", "<&\\"q\\">", "a/b.py"])',
+  'def test_param(v): pass',
+  '',
+  'class TestGroup:',
+  '    def test_method(self): pass',
+  '',
 ].join('\n');
 
 function run(root: string, cwd: string): { log: string; xml: string } {
   const xml = join(root, 'junit.xml');
   let log: string;
   try {
-    log = execFileSync('python3', ['-m', 'pytest', '-rA', '--tb=no', '-p', 'no:cacheprovider', `--junitxml=${xml}`], { cwd, encoding: 'utf8' });
+    log = execFileSync('python3', ['-m', 'pytest', '-rA', '--tb=no', '-p', 'no:cacheprovider', `--junitxml=${xml}`], {
+      cwd,
+      encoding: 'utf8',
+    });
   } catch (err) {
     log = (err as { stdout: string }).stdout; // failures exit 1
   }
@@ -37,7 +54,10 @@ describe("pytest's results file", () => {
   writeFileSync(join(root, 'pytest.ini'), '[pytest]\n');
   writeFileSync(join(root, 'tests', 'sub', 'test_kinds.py'), suite);
 
-  it.each([['the rootdir', ''], ['a folder below it', 'tests']])('backs every passing result of the log, run from %s', (_, below) => {
+  it.each([
+    ['the rootdir', ''],
+    ['a folder below it', 'tests'],
+  ])('backs every passing result of the log, run from %s', (_, below) => {
     const { log, xml } = run(root, join(root, below));
     const map = parsers.pytest(log);
     expect(map.size).toBe(9); // skips are not listed by name; `x y` is cut at its space

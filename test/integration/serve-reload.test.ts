@@ -3,29 +3,45 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import { startGateway } from '../../src/gateway/server.js';
+import type { ManagedServe } from '../../src/serve/managed.js';
 import { Store } from '../../src/store/store.js';
 import { ADMIN_KEY, tempDir } from '../helpers/gateway.js';
-import type { ManagedServe } from '../../src/serve/managed.js';
 import { startServe, testModel } from '../helpers/model.js';
 
 const KEY = 'serve-admin-key-0123456789';
 let serve: ManagedServe;
-beforeAll(async () => { serve = await startServe(['--parallel', '2', '--ctx', '1024'], { ALIGHT_ADMIN_KEY: KEY }); }, 240_000);
+beforeAll(async () => {
+  serve = await startServe(['--parallel', '2', '--ctx', '1024'], { ALIGHT_ADMIN_KEY: KEY });
+}, 240_000);
 afterAll(async () => serve?.stop());
 
-const reload = (body: unknown, key: string | null = KEY) => fetch(`${serve.url.replace(/\/v1$/, '')}/admin/reload`, {
-  method: 'POST', headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) }, body: JSON.stringify(body),
-});
+const reload = (body: unknown, key: string | null = KEY) =>
+  fetch(`${serve.url.replace(/\/v1$/, '')}/admin/reload`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) },
+    body: JSON.stringify(body),
+  });
 
 describe('alight serve reload', () => {
   it('swaps weights without dropping the port: calls in flight finish on the old version, the gateway stamps each call', async () => {
     const store = Store.open(join(tempDir(), 'alight.db'));
     const config = configSchema.parse({ upstream: { url: serve.url, kind: 'vllm' } });
-    const gateway = await startGateway({ store, gateway: config.gateway, upstream: config.upstream, adminKey: ADMIN_KEY });
+    const gateway = await startGateway({
+      store,
+      gateway: config.gateway,
+      upstream: config.upstream,
+      adminKey: ADMIN_KEY,
+    });
     const { rollout, token } = gateway.rollouts.create({ run: 'reload' });
     const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
     const ask = (content: string, max_tokens: number) =>
-      openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content }], max_tokens, stream: true, seed: 1 });
+      openai.chat.completions.create({
+        model: 'x',
+        messages: [{ role: 'user', content }],
+        max_tokens,
+        stream: true,
+        seed: 1,
+      });
 
     expect((await reload({ path: await testModel(), version: 1 }, null)).status).toBe(401);
     const before = (await ask('tell a long story', 200))[Symbol.asyncIterator]();
@@ -45,7 +61,10 @@ describe('alight serve reload', () => {
     expect([text.length > 0, finish]).toEqual([true, 'length']);
     for await (const c of await ask('and now?', 4)) void c;
 
-    expect(store.calls.list(rollout.id).map((c) => [c.status, c.modelVersion])).toEqual([['ok', 0], ['ok', 1]]);
+    expect(store.calls.list(rollout.id).map((c) => [c.status, c.modelVersion])).toEqual([
+      ['ok', 0],
+      ['ok', 1],
+    ]);
     const bad = await reload({ path: '/nowhere.gguf', version: 2 });
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.message).toMatch(/cannot load \/nowhere\.gguf/);

@@ -23,8 +23,18 @@ const withIds = { return_token_ids: true } as Record<string, unknown>;
 
 describe('alight serve on a real model', () => {
   it('reports token ids that decode to the text, finite logprobs ≤ 0, and a next turn that extends the last', async () => {
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Write one short sentence about the sea.' }];
-    const first = await openai.chat.completions.create({ model, messages, max_tokens: 24, seed: 7, temperature: 0.8, logprobs: true, ...withIds });
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'Write one short sentence about the sea.' },
+    ];
+    const first = await openai.chat.completions.create({
+      model,
+      messages,
+      max_tokens: 24,
+      seed: 7,
+      temperature: 0.8,
+      logprobs: true,
+      ...withIds,
+    });
     const f = first as unknown as Extra;
     const ids = f.choices[0].token_ids;
     expect(ids.length).toBeGreaterThan(0);
@@ -38,14 +48,32 @@ describe('alight serve on a real model', () => {
     }
     expect(first.usage).toMatchObject({ prompt_tokens: f.prompt_token_ids.length, completion_tokens: ids.length });
 
-    messages.push({ role: 'assistant', content: first.choices[0].message.content }, { role: 'user', content: 'And one more.' });
-    const second = (await openai.chat.completions.create({ model, messages, max_tokens: 4, ...withIds })) as unknown as Extra;
+    messages.push(
+      { role: 'assistant', content: first.choices[0].message.content },
+      { role: 'user', content: 'And one more.' },
+    );
+    const second = (await openai.chat.completions.create({
+      model,
+      messages,
+      max_tokens: 4,
+      ...withIds,
+    })) as unknown as Extra;
     // Gemma's template is append-only, so the history renders to the very tokens that were sampled.
-    expect(second.prompt_token_ids.slice(0, f.prompt_token_ids.length + ids.length)).toEqual([...f.prompt_token_ids, ...ids]);
+    expect(second.prompt_token_ids.slice(0, f.prompt_token_ids.length + ids.length)).toEqual([
+      ...f.prompt_token_ids,
+      ...ids,
+    ]);
   });
 
   it('reproduces ids with a fixed seed, and streaming agrees with a whole answer', async () => {
-    const ask = { model, messages: [{ role: 'user' as const, content: 'Count: one, two,' }], max_tokens: 16, seed: 1234, temperature: 1, ...withIds };
+    const ask = {
+      model,
+      messages: [{ role: 'user' as const, content: 'Count: one, two,' }],
+      max_tokens: 16,
+      seed: 1234,
+      temperature: 1,
+      ...withIds,
+    };
     const a = (await openai.chat.completions.create(ask)) as unknown as Extra & OpenAI.ChatCompletion;
     const b = (await openai.chat.completions.create(ask)) as unknown as Extra & OpenAI.ChatCompletion;
     expect(b.choices[0].token_ids).toEqual(a.choices[0].token_ids);
@@ -55,7 +83,10 @@ describe('alight serve on a real model', () => {
     let prompt: number[] = [];
     let finish: string | null = null;
     for await (const chunk of stream) {
-      const c = chunk as unknown as { prompt_token_ids?: number[]; choices: { delta: { content?: string }; token_ids?: number[]; finish_reason: string | null }[] };
+      const c = chunk as unknown as {
+        prompt_token_ids?: number[];
+        choices: { delta: { content?: string }; token_ids?: number[]; finish_reason: string | null }[];
+      };
       if (c.prompt_token_ids) prompt = c.prompt_token_ids;
       text += c.choices[0]?.delta?.content ?? '';
       ids.push(...(c.choices[0]?.token_ids ?? []));
@@ -68,15 +99,35 @@ describe('alight serve on a real model', () => {
 
     // Without a seed, requests started together still sample independently (one group must not collapse).
     // (An open-ended prompt at temperature 1.5, three answers: a predictable continuation could repeat by chance.)
-    const unseeded = { ...ask, seed: undefined, temperature: 1.5, messages: [{ role: 'user' as const, content: 'Say any word.' }] };
-    const answers = (await Promise.all([1, 2, 3].map(() => openai.chat.completions.create(unseeded)))) as unknown as Extra[];
+    const unseeded = {
+      ...ask,
+      seed: undefined,
+      temperature: 1.5,
+      messages: [{ role: 'user' as const, content: 'Say any word.' }],
+    };
+    const answers = (await Promise.all(
+      [1, 2, 3].map(() => openai.chat.completions.create(unseeded)),
+    )) as unknown as Extra[];
     expect(new Set(answers.map((a) => a.choices[0].token_ids.join(','))).size).toBeGreaterThan(1);
   });
 
   it('serves completions from text or token ids, honouring stop strings', async () => {
     const prompt = vocab.tokenize('The days of the week are Monday, Tuesday,') as number[];
-    const byIds = await openai.completions.create({ model, prompt: prompt as unknown as string, max_tokens: 12, temperature: 0, ...withIds });
-    const byText = await openai.completions.create({ model, prompt: 'The days of the week are Monday, Tuesday,', max_tokens: 12, temperature: 0, stop: [','], ...withIds });
+    const byIds = await openai.completions.create({
+      model,
+      prompt: prompt as unknown as string,
+      max_tokens: 12,
+      temperature: 0,
+      ...withIds,
+    });
+    const byText = await openai.completions.create({
+      model,
+      prompt: 'The days of the week are Monday, Tuesday,',
+      max_tokens: 12,
+      temperature: 0,
+      stop: [','],
+      ...withIds,
+    });
     const c = byIds.choices[0] as unknown as { prompt_token_ids: number[]; token_ids: number[]; text: string };
     expect(c.prompt_token_ids).toEqual(prompt);
     // A text prompt gets the beginning-of-sequence token the model expects, as vLLM adds it.
@@ -89,35 +140,61 @@ describe('alight serve on a real model', () => {
   });
 
   it('refuses bad requests clearly and survives 100 concurrent ones', async () => {
-    const post = (body: string) => fetch(`${serve.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: string) =>
+      fetch(`${serve.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const cases: [string, number, RegExp][] = [
       ['{"messages": [', 400, /not valid JSON/],
       [JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], temperature: 5 }), 400, /temperature/],
       [JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], n: 2 }), 400, /one answer per request/],
       [JSON.stringify({ messages: [{ role: 'wizard', content: 'hi' }] }), 400, /role/],
-      [JSON.stringify({ messages: [{ role: 'user', content: 'word '.repeat(3000) }] }), 400, /maximum context length is 2048 tokens/],
-      [JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 5000 }), 400, /maximum context length/],
-      [JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], model: 'gpt-9' }), 404, /The model `gpt-9` does not exist; this server serves `gemma-3-270m-q4_k_m`/],
+      [
+        JSON.stringify({ messages: [{ role: 'user', content: 'word '.repeat(3000) }] }),
+        400,
+        /maximum context length is 2048 tokens/,
+      ],
+      [
+        JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 5000 }),
+        400,
+        /maximum context length/,
+      ],
+      [
+        JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], model: 'gpt-9' }),
+        404,
+        /The model `gpt-9` does not exist; this server serves `gemma-3-270m-q4_k_m`/,
+      ],
     ];
     for (const [body, status, message] of cases) {
       const res = await post(body);
       expect(res.status).toBe(status);
       expect((await res.json()).error.message).toMatch(message);
     }
-    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) =>
-      openai.chat.completions.create({ model, messages: [{ role: 'user', content: `n${i}` }], max_tokens: 2 })));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        openai.chat.completions.create({ model, messages: [{ role: 'user', content: `n${i}` }], max_tokens: 2 }),
+      ),
+    );
     expect(answers.every((a) => a.choices[0].finish_reason !== null)).toBe(true);
     expect((await fetch(`${serve.url.replace(/\/v1$/, '')}/health`)).status).toBe(200);
   });
 
   it('gives sequences back when clients hang up mid-stream', async () => {
     // Twice as many abandoned streams as sequences: if any leaked, the last request would wait forever.
-    await Promise.all(Array.from({ length: 8 }, async (_, i) => {
-      const abort = new AbortController();
-      const stream = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: `story ${i}` }], max_tokens: 200, stream: true }, { signal: abort.signal });
-      for await (const _chunk of stream) { abort.abort(); }
-    }).map((p) => p.catch(() => {})));
-    const after = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'still there?' }], max_tokens: 3 }, { timeout: 20_000 });
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const abort = new AbortController();
+        const stream = await openai.chat.completions.create(
+          { model, messages: [{ role: 'user', content: `story ${i}` }], max_tokens: 200, stream: true },
+          { signal: abort.signal },
+        );
+        for await (const _chunk of stream) {
+          abort.abort();
+        }
+      }).map((p) => p.catch(() => {})),
+    );
+    const after = await openai.chat.completions.create(
+      { model, messages: [{ role: 'user', content: 'still there?' }], max_tokens: 3 },
+      { timeout: 20_000 },
+    );
     expect(after.choices[0].finish_reason).toBeTruthy();
   });
 });

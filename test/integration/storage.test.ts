@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rolloutTrace } from '../../src/traces/export.js';
-import { startRig, type Rig } from '../helpers/gateway.js';
+import { type Rig, startRig } from '../helpers/gateway.js';
 
 let rig: Rig;
 afterEach(async () => rig?.close());
@@ -17,7 +17,8 @@ describe('trace storage', () => {
       const stream = turn % 2 === 1;
       let content = '';
       if (stream) {
-        for await (const c of await openai.chat.completions.create({ model: 'm', messages, stream: true })) content += c.choices[0]?.delta?.content ?? '';
+        for await (const c of await openai.chat.completions.create({ model: 'm', messages, stream: true }))
+          content += c.choices[0]?.delta?.content ?? '';
       } else {
         content = (await openai.chat.completions.create({ model: 'm', messages })).choices[0].message.content!;
       }
@@ -28,7 +29,9 @@ describe('trace storage', () => {
     expect(longest).toBeGreaterThan(32_000);
     const stored = rig.store.calls.storedBytes(rollout.id);
     const ratio = stored / (longest * 4);
-    console.log(`storage: ${stored} bytes for a rollout whose longest call has ${longest} tokens (${longest * 4} bytes as int32): ${ratio.toFixed(2)}×`);
+    console.log(
+      `storage: ${stored} bytes for a rollout whose longest call has ${longest} tokens (${longest * 4} bytes as int32): ${ratio.toFixed(2)}×`,
+    );
     expect(ratio).toBeLessThan(3);
 
     // And nothing is lost by storing references: every call rebuilds exactly.

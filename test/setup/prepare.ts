@@ -1,6 +1,6 @@
 import { AlightError } from '../../src/errors.js';
-import { commandNeed, ensureSystemPackages } from '../../src/setup/system.js';
 import { ensurePythonEnv } from '../../src/setup/python-env.js';
+import { commandNeed, ensureSystemPackages } from '../../src/setup/system.js';
 import { ensureVerlEnv } from '../../src/setup/verl-env.js';
 import { ensureVllm } from '../../src/setup/vllm-env.js';
 import { setupProgress } from '../../src/ui/setup-progress.js';
@@ -28,8 +28,16 @@ async function install(): Promise<void> {
   const started = Date.now();
   // The container graders and runtimes build their image from a debootstrap rootfs and run it with podman and runc.
   // bubblewrap: the local grader's sandbox.
-  await ensureSystemPackages([commandNeed('podman', 'podman'), commandNeed('runc', 'runc'), commandNeed('debootstrap', 'debootstrap'),
-    commandNeed('bwrap', 'bubblewrap')], 'the container and grader tests', listener);
+  await ensureSystemPackages(
+    [
+      commandNeed('podman', 'podman'),
+      commandNeed('runc', 'runc'),
+      commandNeed('debootstrap', 'debootstrap'),
+      commandNeed('bwrap', 'bubblewrap'),
+    ],
+    'the container and grader tests',
+    listener,
+  );
   await ensurePythonEnv(listener, ['test']);
   await ensureVllm('cpu', listener);
   // The verl backend's own stack (CUDA wheels, ~5 GB): its CPU-side tests build verl's trainer and Ray for real.

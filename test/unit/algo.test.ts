@@ -4,7 +4,9 @@ import { lossWeights, type RowShape } from '../../src/algo/loss-weights.js';
 
 // Worked by hand: rewards [1, 0, 0, 1] in one group have mean 0.5 and unbiased std √(4·0.25/3) = 0.5773503.
 const closeTo = (actual: ArrayLike<number>, expected: number[]) =>
-  expected.forEach((e, i) => expect(actual[i]).toBeCloseTo(e, 6));
+  expected.forEach((e, i) => {
+    expect(actual[i]).toBeCloseTo(e, 6);
+  });
 
 describe('advantages', () => {
   const rewards = [1, 0, 0, 1, 0.7, 0.3, 0.3, 0.3];
@@ -30,14 +32,24 @@ describe('advantages', () => {
     expect(dropped).toEqual({ kept: [0, 2], rewards: [1, 0] });
     // Dropping changes the baseline of the others: [1, 0] has mean 0.5, not 1/3.
     closeTo(groupAdvantages(dropped.rewards, ['g', 'g'], 'drgrpo'), [0.5, -0.5]);
-    closeTo(groupAdvantages(settleRewards([1, null, 0], 'zero').rewards, ['g', 'g', 'g'], 'drgrpo'), [2 / 3, -1 / 3, -1 / 3]);
+    closeTo(groupAdvantages(settleRewards([1, null, 0], 'zero').rewards, ['g', 'g', 'g'], 'drgrpo'), [
+      2 / 3,
+      -1 / 3,
+      -1 / 3,
+    ]);
   });
 });
 
 describe('loss weights', () => {
   // Rollout 0 was split into three rows of 2, 3 and 5 loss tokens; rollout 1 is one row of 10.
-  const rows: RowShape[] = [{ rollout: 0, lossTokens: 2 }, { rollout: 0, lossTokens: 3 }, { rollout: 0, lossTokens: 5 }, { rollout: 1, lossTokens: 10 }];
-  const total = (w: Float64Array, rollout: number) => rows.reduce((a, r, i) => a + (r.rollout === rollout ? w[i] * r.lossTokens : 0), 0);
+  const rows: RowShape[] = [
+    { rollout: 0, lossTokens: 2 },
+    { rollout: 0, lossTokens: 3 },
+    { rollout: 0, lossTokens: 5 },
+    { rollout: 1, lossTokens: 10 },
+  ];
+  const total = (w: Float64Array, rollout: number) =>
+    rows.reduce((a, r, i) => a + (r.rollout === rollout ? w[i] * r.lossTokens : 0), 0);
 
   it('per-rollout-mean weighs a three-row rollout exactly like a one-row rollout of the same length', () => {
     const w = lossWeights(rows, 2, 'per-rollout-mean', 16);
@@ -56,7 +68,19 @@ describe('loss weights', () => {
   });
 
   it('gives rows without loss tokens no weight', () => {
-    expect(Array.from(lossWeights([{ rollout: 0, lossTokens: 0 }, { rollout: 0, lossTokens: 4 }], 1, 'seq-mean-token-mean', 8))).toEqual([0, 1 / 8]);
+    expect(
+      Array.from(
+        lossWeights(
+          [
+            { rollout: 0, lossTokens: 0 },
+            { rollout: 0, lossTokens: 4 },
+          ],
+          1,
+          'seq-mean-token-mean',
+          8,
+        ),
+      ),
+    ).toEqual([0, 1 / 8]);
   });
 });
 

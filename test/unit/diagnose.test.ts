@@ -4,7 +4,8 @@ import { mergeCalls } from '../../src/samples/merge.js';
 
 // A toy tokenizer: one character per token (its code), plus 1000 = "cd" as a single token.
 const ids = (text: string): number[] => [...text].map((c) => c.charCodeAt(0));
-const detokenize = (tokens: readonly number[]): string => tokens.map((t) => (t === 1000 ? 'cd' : String.fromCharCode(t))).join('');
+const detokenize = (tokens: readonly number[]): string =>
+  tokens.map((t) => (t === 1000 ? 'cd' : String.fromCharCode(t))).join('');
 const history = 'system: be brief. user: what is ab';
 const H = ids(history).length;
 // The row's first answer starts after its first prompt (the history); `last` is where its last answer starts.
@@ -35,7 +36,10 @@ describe('merge-break diagnosis', () => {
     const text = (tokens: readonly number[]): string => tokens.map(spell).join('');
     const stopped = [...ids(`${history}The answer is 4.`), 1];
     const closed = ids(`${history}The answer is 4.<end> user: thanks`);
-    for (const d of [diagnose(stopped, closed, stopped.length - 1, at(H), text), diagnose(stopped, closed, stopped.length - 1, at(H))]) {
+    for (const d of [
+      diagnose(stopped, closed, stopped.length - 1, at(H), text),
+      diagnose(stopped, closed, stopped.length - 1, at(H)),
+    ]) {
       expect(d.kind).toBe('template');
       expect(d.reason).toMatch(/its own end-of-turn token/);
     }
@@ -53,27 +57,59 @@ describe('merge-break diagnosis', () => {
   it('calls a shorter prompt a compaction, a prompt sharing nothing a new context, and the rest other', () => {
     const context = ids(`${history} and then a very long tool output that goes on and on`);
     expect(diagnose(context, ids(`${history} [summary]`), H, at(H), detokenize).kind).toBe('compaction');
-    expect(diagnose(context, ids('You are a sub-agent. Find the file.'), 0, at(H), detokenize).kind).toBe('new-context');
+    expect(diagnose(context, ids('You are a sub-agent. Find the file.'), 0, at(H), detokenize).kind).toBe(
+      'new-context',
+    );
     // A sub-agent sharing a long system prompt still parts within the row's first prompt.
-    expect(diagnose(context, ids('system: be brief. user: find the file'), 24, at(H), detokenize).kind).toBe('new-context');
-    expect(diagnose(context, ids(`${history} and now something entirely different, longer than before, that never returns`), H + 10, at(H), detokenize).kind).toBe('other');
+    expect(diagnose(context, ids('system: be brief. user: find the file'), 24, at(H), detokenize).kind).toBe(
+      'new-context',
+    );
+    expect(
+      diagnose(
+        context,
+        ids(`${history} and now something entirely different, longer than before, that never returns`),
+        H + 10,
+        at(H),
+        detokenize,
+      ).kind,
+    ).toBe('other');
   });
 
   it('calls a request sent again a retry, and keeps both answers as rows', () => {
     const prompt = ids(history);
-    const merged = mergeCalls([
-      { seq: 0, status: 'ok', promptIds: prompt, completionIds: ids('first'), completionLogprobs: null },
-      { seq: 1, status: 'ok', promptIds: prompt, completionIds: ids('second'), completionLogprobs: null }, // the SDK retried
-    ], 'trajectory', (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));
+    const merged = mergeCalls(
+      [
+        { seq: 0, status: 'ok', promptIds: prompt, completionIds: ids('first'), completionLogprobs: null },
+        { seq: 1, status: 'ok', promptIds: prompt, completionIds: ids('second'), completionLogprobs: null }, // the SDK retried
+      ],
+      'trajectory',
+      (c, p, at, answers) => diagnose(c, p, at, answers, detokenize),
+    );
     expect(merged.rows).toHaveLength(2);
     expect(merged.breaks.map((b) => b.diagnosis?.kind)).toEqual(['retry']);
   });
 
   it('is attached to breaks when merging is given a tokenizer', () => {
-    const merged = mergeCalls([
-      { seq: 0, status: 'ok', promptIds: ids(history), completionIds: [...ids('ab'), 1000, ...ids('e')], completionLogprobs: null },
-      { seq: 1, status: 'ok', promptIds: ids(`${history}abcde. user: more`), completionIds: ids('ok'), completionLogprobs: null },
-    ], 'trajectory', (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));
+    const merged = mergeCalls(
+      [
+        {
+          seq: 0,
+          status: 'ok',
+          promptIds: ids(history),
+          completionIds: [...ids('ab'), 1000, ...ids('e')],
+          completionLogprobs: null,
+        },
+        {
+          seq: 1,
+          status: 'ok',
+          promptIds: ids(`${history}abcde. user: more`),
+          completionIds: ids('ok'),
+          completionLogprobs: null,
+        },
+      ],
+      'trajectory',
+      (c, p, at, answers) => diagnose(c, p, at, answers, detokenize),
+    );
     expect(merged.breaks.map((b) => b.diagnosis?.kind)).toEqual(['retokenization']);
   });
 });

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { openaiChat } from '../../src/gateway/protocols/openai-chat.js';
 import { openaiCompletions } from '../../src/gateway/protocols/openai-completions.js';
 import { SseSplitter } from '../../src/gateway/sse.js';
-import { nestedDeeperThan } from '../../src/json-depth.js';
 import { backoffMs, isRetryable, UpstreamStatusError } from '../../src/gateway/upstream.js';
+import { nestedDeeperThan } from '../../src/json-depth.js';
 
 describe('SSE splitting', () => {
   it('yields whole events however the bytes are cut, multi-byte characters included', () => {
@@ -22,10 +22,44 @@ describe('SSE splitting', () => {
 describe('stream assembly', () => {
   it('assembles chat chunks with tool calls, reasoning and token ids into one answer', () => {
     const a = openaiChat.assembler();
-    a.push({ id: 'c1', created: 5, model: 'm', prompt_token_ids: [1, 2], choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] });
-    a.push({ id: 'c1', choices: [{ index: 0, delta: { reasoning_content: 'think' }, token_ids: [3], logprobs: { content: [{ logprob: -0.5 }] } }] });
-    a.push({ id: 'c1', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'bash', arguments: '{"cmd":' } }] }, token_ids: [4, 5], logprobs: { content: [{ logprob: -1 }, { logprob: -2 }] } }] });
-    a.push({ id: 'c1', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"ls"}' } }] }, token_ids: [6], logprobs: { content: [{ logprob: -3 }] }, finish_reason: 'tool_calls' }] });
+    a.push({
+      id: 'c1',
+      created: 5,
+      model: 'm',
+      prompt_token_ids: [1, 2],
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' } }],
+    });
+    a.push({
+      id: 'c1',
+      choices: [
+        { index: 0, delta: { reasoning_content: 'think' }, token_ids: [3], logprobs: { content: [{ logprob: -0.5 }] } },
+      ],
+    });
+    a.push({
+      id: 'c1',
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'bash', arguments: '{"cmd":' } }],
+          },
+          token_ids: [4, 5],
+          logprobs: { content: [{ logprob: -1 }, { logprob: -2 }] },
+        },
+      ],
+    });
+    a.push({
+      id: 'c1',
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, function: { arguments: '"ls"}' } }] },
+          token_ids: [6],
+          logprobs: { content: [{ logprob: -3 }] },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    });
     expect(a.finished()).toBe(true);
     a.push({ id: 'c1', choices: [], usage: { prompt_tokens: 2, completion_tokens: 4 } });
     const r = a.result();
@@ -34,21 +68,55 @@ describe('stream assembly', () => {
     expect(r.completionLogprobs).toEqual([-0.5, -1, -2, -3]);
     expect(r.finishReason).toBe('tool_calls');
     expect(r.response).toEqual({
-      id: 'c1', created: 5, model: 'm', object: 'chat.completion', usage: { prompt_tokens: 2, completion_tokens: 4 },
-      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: '', reasoning_content: 'think',
-        tool_calls: [{ id: 't1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"ls"}' } }] } }],
+      id: 'c1',
+      created: 5,
+      model: 'm',
+      object: 'chat.completion',
+      usage: { prompt_tokens: 2, completion_tokens: 4 },
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: '',
+            reasoning_content: 'think',
+            tool_calls: [{ id: 't1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"ls"}' } }],
+          },
+        },
+      ],
     });
   });
 
   it('extracts whole answers without keeping their bulky token fields', () => {
     const x = openaiCompletions.extract({
-      id: 'x', choices: [{ index: 0, text: 'hi', finish_reason: 'length', prompt_token_ids: [1], token_ids: [2, 3], logprobs: { token_logprobs: [-1, -2] } }],
+      id: 'x',
+      choices: [
+        {
+          index: 0,
+          text: 'hi',
+          finish_reason: 'length',
+          prompt_token_ids: [1],
+          token_ids: [2, 3],
+          logprobs: { token_logprobs: [-1, -2] },
+        },
+      ],
     });
-    expect(x).toMatchObject({ promptIds: [1], completionIds: [2, 3], completionLogprobs: [-1, -2], finishReason: 'length', promptTokens: 1, completionTokens: 2 });
+    expect(x).toMatchObject({
+      promptIds: [1],
+      completionIds: [2, 3],
+      completionLogprobs: [-1, -2],
+      finishReason: 'length',
+      promptTokens: 1,
+      completionTokens: 2,
+    });
     expect(x.response).toEqual({ id: 'x', choices: [{ index: 0, text: 'hi', finish_reason: 'length' }] });
     const body: Record<string, unknown> = { prompt: 'p', logprobs: 3 };
     const memory = { earlier: () => null, item: () => undefined, toolArguments: () => undefined, dropped: () => {} };
-    expect(openaiCompletions.upstream(body, 'vllm', memory)).toEqual({ path: 'completions', body: { prompt: 'p', logprobs: 3, return_token_ids: true } });
+    expect(openaiCompletions.upstream(body, 'vllm', memory)).toEqual({
+      path: 'completions',
+      body: { prompt: 'p', logprobs: 3, return_token_ids: true },
+    });
     expect(body).toEqual({ prompt: 'p', logprobs: 3 });
   });
 });
@@ -59,7 +127,9 @@ describe('upstream retries', () => {
     expect(isRetryable(new UpstreamStatusError(429, '', null))).toBe(true);
     expect(isRetryable(new UpstreamStatusError(400, '', null))).toBe(false);
     expect(isRetryable(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe(true);
-    expect(isRetryable(new Error('x', { cause: Object.assign(new Error('y'), { code: 'UND_ERR_SOCKET' }) }))).toBe(true);
+    expect(isRetryable(new Error('x', { cause: Object.assign(new Error('y'), { code: 'UND_ERR_SOCKET' }) }))).toBe(
+      true,
+    );
     expect(isRetryable(new Error('bad json'))).toBe(false);
     for (let i = 0; i < 50; i++) expect(backoffMs(10, null)).toBeLessThanOrEqual(8000);
     expect(backoffMs(0, 2)).toBe(2000);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Engine, Sampled } from '../../src/serve/engine.js';
-import { complete, type Completion, type Piece } from '../../src/serve/generation.js';
+import { type Completion, complete, type Piece } from '../../src/serve/generation.js';
 
 // A stand-in engine over a tiny vocabulary: token i is the i-th string; 0 ends the turn; 9 and 10 are the two
 // halves of "é" (so that 9 alone decodes to U+FFFD, as a byte-level tokenizer would).
@@ -16,14 +16,24 @@ function fakeEngine(tokens: number[]): Engine {
 }
 
 async function run(tokens: number[], stops: string[] = []): Promise<{ pieces: Piece[]; done: Completion }> {
-  const gen = complete(fakeEngine(tokens), [1], { temperature: 1, maxTokens: 100 }, stops, new AbortController().signal);
+  const gen = complete(
+    fakeEngine(tokens),
+    [1],
+    { temperature: 1, maxTokens: 100 },
+    stops,
+    new AbortController().signal,
+  );
   const pieces: Piece[] = [];
   let step = await gen.next();
-  while (!step.done) { pieces.push(step.value); step = await gen.next(); }
+  while (!step.done) {
+    pieces.push(step.value);
+    step = await gen.next();
+  }
   return { pieces, done: step.value };
 }
 
-const streamed = (pieces: Piece[], done: Completion): string => pieces.map((p) => p.text).join('') + done.text.slice(pieces.map((p) => p.text).join('').length);
+const streamed = (pieces: Piece[], done: Completion): string =>
+  pieces.map((p) => p.text).join('') + done.text.slice(pieces.map((p) => p.text).join('').length);
 
 describe('complete', () => {
   it('ends at the end-of-turn token: its id is kept, its text is not', async () => {

@@ -16,7 +16,10 @@ describe('rollout state machine', () => {
     expect(canTransition('running', 'succeeded')).toBe(true);
     expect(canTransition('succeeded', 'failed')).toBe(false);
     expect(canTransition('running', 'queued')).toBe(false);
-    expect(Object.keys(transitions).filter((s) => isTerminal(s as keyof typeof transitions))).toEqual(['succeeded', 'failed']);
+    expect(Object.keys(transitions).filter((s) => isTerminal(s as keyof typeof transitions))).toEqual([
+      'succeeded',
+      'failed',
+    ]);
   });
 });
 
@@ -35,20 +38,44 @@ describe('task files and substitution', () => {
     writeFileSync(path, '{"instance_id": "django-1", "repo": {"name": "django"}, "n": 3}\n\n{"id": 7}\n');
     const tasks = readTasks(path);
     expect(tasks.map((t) => t.id)).toEqual(['django-1', '7']);
-    expect(substitute('--repo={{repo.name}} -n {{ n }} {{repo}}', tasks[0].data)).toBe('--repo=django -n 3 {"name":"django"}');
+    expect(substitute('--repo={{repo.name}} -n {{ n }} {{repo}}', tasks[0].data)).toBe(
+      '--repo=django -n 3 {"name":"django"}',
+    );
     expect(() => substitute('{{missing}}', tasks[0].data)).toThrow(/task django-1 has no such field/);
   });
 });
 
 describe('harness environment', () => {
   it('sets the contract variables and withholds the admin and upstream keys', () => {
-    const env = harnessEnv({ gatewayUrl: 'http://127.0.0.1:9', token: 'alt_x', rolloutId: 'ro_1', run: 'r', taskId: 't', mode: 'record',
-      task: { id: 't' }, withhold: ['ALIGHT_ADMIN_KEY', 'UPSTREAM_KEY'] }, { PATH: '/bin', ALIGHT_ADMIN_KEY: 'secret', UPSTREAM_KEY: 'sk' });
+    const env = harnessEnv(
+      {
+        gatewayUrl: 'http://127.0.0.1:9',
+        token: 'alt_x',
+        rolloutId: 'ro_1',
+        run: 'r',
+        taskId: 't',
+        mode: 'record',
+        task: { id: 't' },
+        withhold: ['ALIGHT_ADMIN_KEY', 'UPSTREAM_KEY'],
+      },
+      { PATH: '/bin', ALIGHT_ADMIN_KEY: 'secret', UPSTREAM_KEY: 'sk' },
+    );
     expect(env).toEqual({
-      PATH: '/bin', OPENAI_BASE_URL: 'http://127.0.0.1:9/r/alt_x/v1', OPENAI_API_BASE: 'http://127.0.0.1:9/r/alt_x/v1', OPENAI_API_KEY: 'alt_x',
-      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/r/alt_x', ANTHROPIC_API_KEY: 'alt_x', ANTHROPIC_AUTH_TOKEN: 'alt_x',
-      ALIGHT_URL: 'http://127.0.0.1:9/r/alt_x', ALIGHT_REWARD_URL: 'http://127.0.0.1:9/r/alt_x/reward', ALIGHT_EVENT_URL: 'http://127.0.0.1:9/r/alt_x/events',
-      ALIGHT_ROLLOUT_ID: 'ro_1', ALIGHT_RUN: 'r', ALIGHT_TASK_ID: 't', ALIGHT_MODE: 'record', ALIGHT_TASK_JSON: '{"id":"t"}',
+      PATH: '/bin',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/r/alt_x/v1',
+      OPENAI_API_BASE: 'http://127.0.0.1:9/r/alt_x/v1',
+      OPENAI_API_KEY: 'alt_x',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/r/alt_x',
+      ANTHROPIC_API_KEY: 'alt_x',
+      ANTHROPIC_AUTH_TOKEN: 'alt_x',
+      ALIGHT_URL: 'http://127.0.0.1:9/r/alt_x',
+      ALIGHT_REWARD_URL: 'http://127.0.0.1:9/r/alt_x/reward',
+      ALIGHT_EVENT_URL: 'http://127.0.0.1:9/r/alt_x/events',
+      ALIGHT_ROLLOUT_ID: 'ro_1',
+      ALIGHT_RUN: 'r',
+      ALIGHT_TASK_ID: 't',
+      ALIGHT_MODE: 'record',
+      ALIGHT_TASK_JSON: '{"id":"t"}',
     });
   });
 });
@@ -57,7 +84,13 @@ describe('config', () => {
   it('validates the init template, applies defaults, and lets flags win', () => {
     const { config } = loadConfig(join(import.meta.dirname, '../../templates/basic/alight.config.yaml'));
     expect(config.upstream).toMatchObject({ url: 'http://127.0.0.1:8000/v1', kind: 'vllm', retries: 3 });
-    expect(configSchema.parse({}).gateway).toEqual({ host: '127.0.0.1', port: 0, bodyLimitMb: 64, cacheRollouts: 512, cacheIdleS: 1800 });
+    expect(configSchema.parse({}).gateway).toEqual({
+      host: '127.0.0.1',
+      port: 0,
+      bodyLimitMb: 64,
+      cacheRollouts: 512,
+      cacheIdleS: 1800,
+    });
     const merged = withOverrides(config, { record: { n: 8, concurrency: undefined } });
     expect(merged.record).toMatchObject({ n: 8, concurrency: 4 });
     // The SWE template's config is valid too, and asks for the verl backend on 8 GPUs.
@@ -68,7 +101,9 @@ describe('config', () => {
   it('names every bad key', () => {
     const path = join(tempDir(), 'alight.config.yaml');
     writeFileSync(path, 'upstream:\n  kind: sglang\n  url: not-a-url\nrecord:\n  n: 0\ncolour: blue\n');
-    expect(() => loadConfig(path)).toThrow(/upstream\.url: Invalid URL\n  upstream\.kind: Invalid option[\s\S]*record\.n: Too small[\s\S]*Unrecognized key: "colour"/);
+    expect(() => loadConfig(path)).toThrow(
+      /upstream\.url: Invalid URL\n {2}upstream\.kind: Invalid option[\s\S]*record\.n: Too small[\s\S]*Unrecognized key: "colour"/,
+    );
   });
 });
 
@@ -79,7 +114,13 @@ describe('reward command', () => {
     const held = await runRewardCommand('sleep 30 & echo 0.5', env, 'inherit', 10_000, new AbortController().signal);
     expect(held).toEqual({ value: 0.5, problem: null });
     expect(Date.now() - started).toBeLessThan(5000);
-    const long = await runRewardCommand('head -c 3000000 /dev/zero | tr "\\0" x; echo; echo "reward: 0.25"', env, 'inherit', 10_000, new AbortController().signal);
+    const long = await runRewardCommand(
+      'head -c 3000000 /dev/zero | tr "\\0" x; echo; echo "reward: 0.25"',
+      env,
+      'inherit',
+      10_000,
+      new AbortController().signal,
+    );
     expect(long.value).toBe(0.25);
     const none = await runRewardCommand('echo no number; exit 4', env, 'inherit', 10_000, new AbortController().signal);
     expect(none).toEqual({ value: null, problem: 'the reward command printed no number (exited with code 4)' });

@@ -1,17 +1,37 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commonPrefix, commonTokenPrefix, decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../../src/store/codec.js';
 import type { CallRecord } from '../../src/store/calls.js';
-import { Store } from '../../src/store/store.js';
-import { encodeRequest, suffixJson } from '../../src/store/request-json.js';
+import {
+  commonPrefix,
+  commonTokenPrefix,
+  decodeFloat32,
+  decodeInt32,
+  encodeFloat32,
+  encodeInt32,
+} from '../../src/store/codec.js';
 import { migrations } from '../../src/store/migrations.js';
+import { encodeRequest, suffixJson } from '../../src/store/request-json.js';
+import { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers/gateway.js';
 
 const call = (seq: number, prompt: number[] | null, completion: number[] | null, messages: unknown[]): CallRecord => ({
-  rolloutId: 'ro_1', seq, protocol: 'openai.chat', stream: false, request: encodeRequest({ model: 'm', messages }), response: { ok: seq },
-  promptIds: prompt, completionIds: completion, completionLogprobs: completion?.map((t) => -t / 8) ?? null,
-  promptTokens: prompt?.length ?? null, completionTokens: completion?.length ?? null, status: 'ok', httpStatus: 200, error: null,
-  latencyMs: 1, modelVersion: 0, finishReason: 'stop',
+  rolloutId: 'ro_1',
+  seq,
+  protocol: 'openai.chat',
+  stream: false,
+  request: encodeRequest({ model: 'm', messages }),
+  response: { ok: seq },
+  promptIds: prompt,
+  completionIds: completion,
+  completionLogprobs: completion?.map((t) => -t / 8) ?? null,
+  promptTokens: prompt?.length ?? null,
+  completionTokens: completion?.length ?? null,
+  status: 'ok',
+  httpStatus: 200,
+  error: null,
+  latencyMs: 1,
+  modelVersion: 0,
+  finishReason: 'stop',
 });
 
 describe('codec', () => {
@@ -54,7 +74,11 @@ describe('store', () => {
       call(6, null, null, m1), // an upstream without token ids
     ];
     for (const c of calls) store.calls.add(c);
-    const rows = store.db.prepare('SELECT seq, prompt_ref, prompt_prefix, length(prompt_suffix) AS suffix, msg_prefix FROM calls ORDER BY seq').all();
+    const rows = store.db
+      .prepare(
+        'SELECT seq, prompt_ref, prompt_prefix, length(prompt_suffix) AS suffix, msg_prefix FROM calls ORDER BY seq',
+      )
+      .all();
     expect(rows).toMatchObject([
       { seq: 0, prompt_ref: null, suffix: 12 },
       { seq: 1, prompt_prefix: 5, suffix: 8 },
@@ -80,7 +104,10 @@ describe('store', () => {
     const base = { ...call(0, [1], [2], []), protocol: 'openai.completions' };
     store.calls.add({ ...base, request: encodeRequest({ prompt: 'hello world' }) });
     store.calls.add({ ...base, seq: 1, request: encodeRequest({ prompt: 'hello world, and more' }) });
-    const row = store.db.prepare('SELECT request, msg_prefix FROM calls WHERE seq = 1').get() as { request: string; msg_prefix: number };
+    const row = store.db.prepare('SELECT request, msg_prefix FROM calls WHERE seq = 1').get() as {
+      request: string;
+      msg_prefix: number;
+    };
     expect(row.msg_prefix).toBe(11);
     expect(JSON.parse(row.request).prompt).toBe(', and more');
     expect(store.calls.list('ro_1').map((c) => c.request.prompt)).toEqual(['hello world', 'hello world, and more']);
@@ -89,7 +116,17 @@ describe('store', () => {
 
 describe('request encoding', () => {
   it('serialises each message once and builds the same JSON, whole or as a suffix', () => {
-    for (const body of [{ messages: [] }, { model: 'm', stream: true, messages: [{ role: 'user', content: 'é "q"' }, { role: 'assistant', content: null }] }]) {
+    for (const body of [
+      { messages: [] },
+      {
+        model: 'm',
+        stream: true,
+        messages: [
+          { role: 'user', content: 'é "q"' },
+          { role: 'assistant', content: null },
+        ],
+      },
+    ]) {
       const enc = encodeRequest(body);
       expect(JSON.parse(enc.json)).toEqual(body);
       expect(JSON.parse(suffixJson(enc, 1))).toEqual({ ...body, messages: body.messages.slice(1) });

@@ -22,16 +22,57 @@ describe('the data schedule', () => {
 describe('the training view', () => {
   it('folds events into the dashboard: step, phase, rollouts, a reward sparkline and merge-break notes', () => {
     let s = initialTrainState(0);
-    s = foldTrain(s, { type: 'train-started', run: 'r', firstStep: 0, steps: 3, gatewayUrl: 'http://x', workerLog: 'w' }, 0);
-    for (const [step, reward, breaks] of [[0, 0.1, 0], [1, 0.5, 2]]) {
+    s = foldTrain(
+      s,
+      { type: 'train-started', run: 'r', firstStep: 0, steps: 3, gatewayUrl: 'http://x', workerLog: 'w' },
+      0,
+    );
+    for (const [step, reward, breaks] of [
+      [0, 0.1, 0],
+      [1, 0.5, 2],
+    ]) {
       s = foldTrain(s, { type: 'phase', step, phase: 'rollouts' }, 0);
       s = foldTrain(s, { type: 'rollout-start', rolloutId: 'ro', taskId: 't' }, 0);
-      s = foldTrain(s, { type: 'call', rolloutId: 'ro', seq: 0, status: 'ok', error: null, promptTokens: 5, completionTokens: 30, latencyMs: 1 }, 0);
-      s = foldTrain(s, { type: 'rollout-end', rolloutId: 'ro', taskId: 't', state: step ? 'failed' : 'succeeded', error: null, reward }, 0);
+      s = foldTrain(
+        s,
+        {
+          type: 'call',
+          rolloutId: 'ro',
+          seq: 0,
+          status: 'ok',
+          error: null,
+          promptTokens: 5,
+          completionTokens: 30,
+          latencyMs: 1,
+        },
+        0,
+      );
+      s = foldTrain(
+        s,
+        {
+          type: 'rollout-end',
+          rolloutId: 'ro',
+          taskId: 't',
+          state: step ? 'failed' : 'succeeded',
+          error: null,
+          reward,
+        },
+        0,
+      );
       s = foldTrain(s, { type: 'phase', step, phase: 'update' }, 0);
-      s = foldTrain(s, { type: 'step-end', step, checkpoint: null, metrics: { reward_mean: reward, merge_breaks: breaks, rows: 8 } }, 0);
+      s = foldTrain(
+        s,
+        { type: 'step-end', step, checkpoint: null, metrics: { reward_mean: reward, merge_breaks: breaks, rows: 8 } },
+        0,
+      );
     }
-    expect(s).toMatchObject({ step: 1, phase: 'update', rewards: [0.1, 0.5], rollouts: { done: 1, failed: 1, running: 0 }, completionTokens: 30 });
+    expect(s).toMatchObject({
+      step: 1,
+      phase: 'update',
+      rewards: [0.1, 0.5],
+      rollouts: { done: 1, failed: 1, running: 0 },
+      completionTokens: 30,
+    });
     expect(s.notes).toEqual(['step 1: 2 merge breaks (alight samples diagnose --run r)']);
     const view = render(<TrainView state={{ current: s }} />);
     const frame = view.lastFrame()!;
@@ -44,7 +85,14 @@ describe('the training view', () => {
   });
 
   it('plots each series as a polyline in a standalone SVG', () => {
-    const svg = plotSvg('run r', [0, 1, 2], [{ name: 'reward_mean', values: [0, 0.5, 1] }, { name: 'loss', values: [1, null, 0] }]);
+    const svg = plotSvg(
+      'run r',
+      [0, 1, 2],
+      [
+        { name: 'reward_mean', values: [0, 0.5, 1] },
+        { name: 'loss', values: [1, null, 0] },
+      ],
+    );
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.match(/<polyline/g)).toHaveLength(2);
     expect(svg).toContain('reward_mean');

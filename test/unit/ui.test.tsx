@@ -11,12 +11,42 @@ describe('progress', () => {
     advance(p, { type: 'started', run: 'r', gatewayUrl: 'http://x', total: 3, logDir: null }, t0);
     advance(p, { type: 'rollout-start', rolloutId: 'ro_a', taskId: 'a' }, t0);
     advance(p, { type: 'rollout-start', rolloutId: 'ro_b', taskId: 'b' }, t0);
-    advance(p, { type: 'call', rolloutId: 'ro_a', seq: 0, status: 'ok', error: null, promptTokens: 100, completionTokens: 20, latencyMs: 5 }, t0);
-    advance(p, { type: 'call', rolloutId: 'ro_b', seq: 0, status: 'error', error: 'x', promptTokens: null, completionTokens: null, latencyMs: 5 }, t0);
+    advance(
+      p,
+      {
+        type: 'call',
+        rolloutId: 'ro_a',
+        seq: 0,
+        status: 'ok',
+        error: null,
+        promptTokens: 100,
+        completionTokens: 20,
+        latencyMs: 5,
+      },
+      t0,
+    );
+    advance(
+      p,
+      {
+        type: 'call',
+        rolloutId: 'ro_b',
+        seq: 0,
+        status: 'error',
+        error: 'x',
+        promptTokens: null,
+        completionTokens: null,
+        latencyMs: 5,
+      },
+      t0,
+    );
     advance(p, { type: 'rollout-end', rolloutId: 'ro_a', taskId: 'a', state: 'succeeded', error: null, reward: 1 }, t0);
-    expect(statusLine(p, t0 + 12_000)).toBe('12s · 1/3 done (1 ok, 0 failed) · 1 running · 2 calls (1 errors) · 120 tokens · mean reward 1.000');
+    expect(statusLine(p, t0 + 12_000)).toBe(
+      '12s · 1/3 done (1 ok, 0 failed) · 1 running · 2 calls (1 errors) · 120 tokens · mean reward 1.000',
+    );
 
-    const view = render(<RecordView progress={p} finished={[{ id: 'ro_a', taskId: 'a', ok: true, reward: 1, error: null }]} />);
+    const view = render(
+      <RecordView progress={p} finished={[{ id: 'ro_a', taskId: 'a', ok: true, reward: 1, error: null }]} />,
+    );
     const frame = view.lastFrame()!;
     expect(frame).toContain('✓ a ro_a reward 1');
     expect(frame).toMatch(/⋯ b ro_b \d+s, 1 calls/);
@@ -26,12 +56,24 @@ describe('progress', () => {
 
   it('renders the end-of-run summary with a table per task', () => {
     const text = renderRunSummary({
-      run: 'r', db: 'x.db', rollouts: 2, succeeded: 1, failed: 1, calls: 5, error_calls: 0, prompt_tokens: 12_000, completion_tokens: 300,
-      mean_reward: 0.5, elapsed_s: 3.2, interrupted: false,
+      run: 'r',
+      db: 'x.db',
+      rollouts: 2,
+      succeeded: 1,
+      failed: 1,
+      calls: 5,
+      error_calls: 0,
+      prompt_tokens: 12_000,
+      completion_tokens: 300,
+      mean_reward: 0.5,
+      elapsed_s: 3.2,
+      interrupted: false,
       tasks: [{ task_id: 'a', rollouts: 2, succeeded: 1, failed: 1, mean_reward: 0.5, calls: 5 }],
       failures: [{ rollout_id: 'ro_b', task_id: 'a', error: 'timeout' }],
     });
-    expect(text).toContain('run r: 2 rollouts, 1 succeeded, 1 failed, 5 calls, 12k prompt + 300 completion tokens, mean reward 0.500, 3.2s');
+    expect(text).toContain(
+      'run r: 2 rollouts, 1 succeeded, 1 failed, 5 calls, 12k prompt + 300 completion tokens, mean reward 0.500, 3.2s',
+    );
     expect(text).toMatch(/task\s+rollouts\s+ok\s+failed\s+calls\s+mean reward\na\s+2\s+1\s+1\s+5\s+0\.500/);
     expect(text).toContain('  ro_b a timeout');
   });

@@ -6,14 +6,33 @@ import { modelParameters, verlPlan } from '../../src/train/verl-config.js';
 import { tempDir } from '../helpers/gateway.js';
 
 const train = (t: Record<string, unknown>) => configSchema.parse({ train: { backend: 'verl', ...t } }).train;
-const value = (overrides: string[], key: string) => overrides.find((o) => o.startsWith(`${key}=`))?.slice(key.length + 1);
+const value = (overrides: string[], key: string) =>
+  overrides.find((o) => o.startsWith(`${key}=`))?.slice(key.length + 1);
 
 /** A config.json of a Qwen2.5-sized model (hidden, layers, heads as published), no weights. */
-function modelDir(shape: { hidden: number; layers: number; ffn: number; heads: number; kv: number; vocab: number; tied?: boolean }): string {
+function modelDir(shape: {
+  hidden: number;
+  layers: number;
+  ffn: number;
+  heads: number;
+  kv: number;
+  vocab: number;
+  tied?: boolean;
+}): string {
   const dir = tempDir();
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ hidden_size: shape.hidden, num_hidden_layers: shape.layers, intermediate_size: shape.ffn,
-    num_attention_heads: shape.heads, num_key_value_heads: shape.kv, vocab_size: shape.vocab, tie_word_embeddings: shape.tied ?? false }));
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({
+      hidden_size: shape.hidden,
+      num_hidden_layers: shape.layers,
+      intermediate_size: shape.ffn,
+      num_attention_heads: shape.heads,
+      num_key_value_heads: shape.kv,
+      vocab_size: shape.vocab,
+      tie_word_embeddings: shape.tied ?? false,
+    }),
+  );
   return dir;
 }
 const qwen7b = { hidden: 3584, layers: 28, ffn: 18944, heads: 28, kv: 4, vocab: 152064 };
@@ -23,29 +42,53 @@ describe('alight settings as verl overrides', () => {
   it('picks the preset by scale: one GPU, one node, several nodes', () => {
     expect(verlPlan(train({ gpus: 1 }))).toMatchObject({ preset: 'one-gpu', tensorParallel: 1, worldSize: 1 });
     expect(verlPlan(train({ gpus: 8 }))).toMatchObject({ preset: 'one-node', tensorParallel: 2, worldSize: 8 });
-    expect(verlPlan(train({ gpus: 8, nodes: 4, rayAddress: 'head:6379' }))).toMatchObject({ preset: 'multi-node', tensorParallel: 4, worldSize: 32 });
+    expect(verlPlan(train({ gpus: 8, nodes: 4, rayAddress: 'head:6379' }))).toMatchObject({
+      preset: 'multi-node',
+      tensorParallel: 4,
+      worldSize: 32,
+    });
   });
 
-  it('maps the training settings and alight\'s loss, and puts the user\'s overrides last', () => {
-    const { overrides } = verlPlan(train({ gpus: 8, model: 'Qwen/Qwen2.5-7B-Instruct', n: 16, batchSize: 32, lr: 2e-6, klCoef: 0.01, clipHigh: 0.3,
-      verl: ['actor_rollout_ref.rollout.gpu_memory_utilization=0.7'] }));
-    expect([value(overrides, 'actor_rollout_ref.model.path'), value(overrides, 'actor_rollout_ref.rollout.n'), value(overrides, 'data.train_batch_size'),
-      value(overrides, 'actor_rollout_ref.actor.optim.lr'), value(overrides, 'actor_rollout_ref.actor.use_kl_loss'),
-      value(overrides, 'actor_rollout_ref.actor.kl_loss_coef'), value(overrides, 'actor_rollout_ref.actor.clip_ratio_high'),
-      value(overrides, 'actor_rollout_ref.actor.policy_loss.loss_mode'), value(overrides, 'actor_rollout_ref.actor.loss_agg_mode')])
-      .toEqual(['Qwen/Qwen2.5-7B-Instruct', '16', '32', '0.000002', 'true', '0.01', '0.3', 'alight', 'token-sum']);
+  it("maps the training settings and alight's loss, and puts the user's overrides last", () => {
+    const { overrides } = verlPlan(
+      train({
+        gpus: 8,
+        model: 'Qwen/Qwen2.5-7B-Instruct',
+        n: 16,
+        batchSize: 32,
+        lr: 2e-6,
+        klCoef: 0.01,
+        clipHigh: 0.3,
+        verl: ['actor_rollout_ref.rollout.gpu_memory_utilization=0.7'],
+      }),
+    );
+    expect([
+      value(overrides, 'actor_rollout_ref.model.path'),
+      value(overrides, 'actor_rollout_ref.rollout.n'),
+      value(overrides, 'data.train_batch_size'),
+      value(overrides, 'actor_rollout_ref.actor.optim.lr'),
+      value(overrides, 'actor_rollout_ref.actor.use_kl_loss'),
+      value(overrides, 'actor_rollout_ref.actor.kl_loss_coef'),
+      value(overrides, 'actor_rollout_ref.actor.clip_ratio_high'),
+      value(overrides, 'actor_rollout_ref.actor.policy_loss.loss_mode'),
+      value(overrides, 'actor_rollout_ref.actor.loss_agg_mode'),
+    ]).toEqual(['Qwen/Qwen2.5-7B-Instruct', '16', '32', '0.000002', 'true', '0.01', '0.3', 'alight', 'token-sum']);
     expect(overrides.at(-1)).toBe('actor_rollout_ref.rollout.gpu_memory_utilization=0.7');
   });
 
   it('refuses a cluster that cannot hold the preset: tensor parallelism that does not divide the GPUs, nodes without Ray', () => {
-    expect(() => verlPlan(train({ gpus: 6, tensorParallel: 4 }))).toThrow(/tensor parallel size 4 does not divide --gpus 6/);
+    expect(() => verlPlan(train({ gpus: 6, tensorParallel: 4 }))).toThrow(
+      /tensor parallel size 4 does not divide --gpus 6/,
+    );
     expect(() => verlPlan(train({ gpus: 8, nodes: 2 }))).toThrow(/--nodes 2 needs a Ray cluster: .*--ray-address/);
   });
 
   it('checks the model fits: a 7B model on one node, not a 32B model (its actor state) nor a 7B on one GPU', () => {
     expect(modelParameters(modelDir(qwen7b))! / 1e9).toBeCloseTo(7.6, 0);
     expect(verlPlan(train({ gpus: 8, model: modelDir(qwen7b) })).preset).toBe('one-node');
-    expect(() => verlPlan(train({ gpus: 8, model: modelDir(qwen32b) }))).toThrow(/~32\.\dB parameters\) does not fit preset one-node on 80 GB GPUs: the actor's state needs ~66 GB a GPU over 8 GPU\(s\)/);
+    expect(() => verlPlan(train({ gpus: 8, model: modelDir(qwen32b) }))).toThrow(
+      /~32\.\dB parameters\) does not fit preset one-node on 80 GB GPUs: the actor's state needs ~66 GB a GPU over 8 GPU\(s\)/,
+    );
     expect(() => verlPlan(train({ gpus: 1, model: modelDir(qwen7b) }))).toThrow(/does not fit preset one-gpu/);
     expect(verlPlan(train({ gpus: 8, nodes: 2, rayAddress: 'h:6379', model: modelDir(qwen32b) })).worldSize).toBe(16);
   });

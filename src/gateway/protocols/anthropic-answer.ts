@@ -1,17 +1,27 @@
-import { ChatParts, partsView, type Part } from './chat-parts.js';
-import { argumentsObject, chatAnswer, type ChatAnswer } from './translate.js';
+import { ChatParts, type Part, partsView } from './chat-parts.js';
+import { argumentsObject, type ChatAnswer, chatAnswer } from './translate.js';
 import type { HarnessView } from './types.js';
 
 type Obj = Record<string, unknown>;
 
 const errorTypes: Record<number, string> = {
-  400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
-  413: 'request_too_large', 415: 'invalid_request_error', 429: 'rate_limit_error', 503: 'overloaded_error', 529: 'overloaded_error',
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  415: 'invalid_request_error',
+  429: 'rate_limit_error',
+  503: 'overloaded_error',
+  529: 'overloaded_error',
 };
 
 /** Anthropic's error shape; its type follows from the status as Anthropic's API sets it. */
 export function anthropicError(status: number, message: string): Obj {
-  return { type: 'error', error: { type: errorTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } };
+  return {
+    type: 'error',
+    error: { type: errorTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message },
+  };
 }
 
 function stopReason(a: ChatAnswer): string {
@@ -21,7 +31,10 @@ function stopReason(a: ChatAnswer): string {
 }
 
 const usage = (a: ChatAnswer): Obj => ({
-  input_tokens: a.inputTokens, output_tokens: a.outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+  input_tokens: a.inputTokens,
+  output_tokens: a.outputTokens,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
 });
 
 const messageId = (chatId: string): string => `msg_${chatId}`;
@@ -31,10 +44,17 @@ export function anthropicMessage(a: ChatAnswer, model: unknown): Obj {
   const content: Obj[] = [];
   if (a.reasoning) content.push({ type: 'thinking', thinking: a.reasoning, signature: '' });
   if (a.content) content.push({ type: 'text', text: a.content });
-  for (const t of a.toolCalls) content.push({ type: 'tool_use', id: t.id, name: t.name, input: argumentsObject(t.arguments) });
+  for (const t of a.toolCalls)
+    content.push({ type: 'tool_use', id: t.id, name: t.name, input: argumentsObject(t.arguments) });
   return {
-    id: messageId(a.id), type: 'message', role: 'assistant', model, content,
-    stop_reason: stopReason(a), stop_sequence: a.stopSequence, usage: usage(a),
+    id: messageId(a.id),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: stopReason(a),
+    stop_sequence: a.stopSequence,
+    usage: usage(a),
   };
 }
 
@@ -69,21 +89,38 @@ export function anthropicView(harness: Obj): HarnessView {
       if (part.kind === 'tool' && (held ??= !/^\s*\{/.test(text))) return '';
       return sse('content_block_delta', { index, delta: blockDelta(part, text) });
     },
-    close: (part, index, text) => (held ? sse('content_block_delta', { index, delta: blockDelta(part, JSON.stringify(argumentsObject(text))) }) : '')
+    close: (part, index, text) =>
+      (held
+        ? sse('content_block_delta', { index, delta: blockDelta(part, JSON.stringify(argumentsObject(text))) })
+        : '') +
       // The SDKs expect a thinking block to end with its signature; there is none to give.
-      + (part.kind === 'reasoning' ? sse('content_block_delta', { index, delta: { type: 'signature_delta', signature: '' } }) : '')
-      + sse('content_block_stop', { index }),
+      (part.kind === 'reasoning'
+        ? sse('content_block_delta', { index, delta: { type: 'signature_delta', signature: '' } })
+        : '') +
+      sse('content_block_stop', { index }),
   });
   return partsView(parts, {
     whole: (answer) => anthropicMessage(chatAnswer(answer), model),
     start(chunk) {
       const promptIds = chunk.prompt_token_ids;
-      const message = anthropicMessage({ ...parts.answer(), inputTokens: Array.isArray(promptIds) ? promptIds.length : 0 }, model);
-      return sse('message_start', { message: { ...message, id: messageId(String(chunk.id ?? 'alight')), content: [], stop_reason: null } }) + sse('ping');
+      const message = anthropicMessage(
+        { ...parts.answer(), inputTokens: Array.isArray(promptIds) ? promptIds.length : 0 },
+        model,
+      );
+      return (
+        sse('message_start', {
+          message: { ...message, id: messageId(String(chunk.id ?? 'alight')), content: [], stop_reason: null },
+        }) + sse('ping')
+      );
     },
     end() {
       const a = parts.answer();
-      return sse('message_delta', { delta: { stop_reason: stopReason(a), stop_sequence: a.stopSequence }, usage: usage(a) }) + sse('message_stop');
+      return (
+        sse('message_delta', {
+          delta: { stop_reason: stopReason(a), stop_sequence: a.stopSequence },
+          usage: usage(a),
+        }) + sse('message_stop')
+      );
     },
     broken: anthropicBroken,
   });

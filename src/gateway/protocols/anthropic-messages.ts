@@ -4,7 +4,10 @@ import { translatedProtocol } from './translated.js';
 
 /** Anthropic Messages (Claude Code, the anthropic SDKs), translated to chat/completions for the upstream. */
 export const anthropicMessages = translatedProtocol({
-  name: 'anthropic.messages', path: 'messages', invalid: invalidMessages, errorBody: anthropicError,
+  name: 'anthropic.messages',
+  path: 'messages',
+  invalid: invalidMessages,
+  errorBody: anthropicError,
   toChat: anthropicToChat,
   view: anthropicView,
   answer: (a, harness) => anthropicMessage(a, harness.model),

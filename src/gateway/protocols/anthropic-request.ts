@@ -1,15 +1,19 @@
-import type { RolloutMemory } from './types.js';
 import { chatToolCall, copyFields, isObj, pushAssistant, textOf } from './translate.js';
+import type { RolloutMemory } from './types.js';
 
 type Obj = Record<string, unknown>;
 
 /** A reason an Anthropic Messages body is malformed, or null. */
 export function invalidMessages(body: Obj): string | null {
   if (!Array.isArray(body.messages)) return '`messages`: must be an array of messages';
-  const bad = body.messages.findIndex((m) => !isObj(m) || typeof m.role !== 'string' || (typeof m.content !== 'string' && !Array.isArray(m.content)));
+  const bad = body.messages.findIndex(
+    (m) => !isObj(m) || typeof m.role !== 'string' || (typeof m.content !== 'string' && !Array.isArray(m.content)),
+  );
   if (bad !== -1) return `\`messages.${bad}\`: needs a \`role\` and a \`content\` string or array of blocks`;
-  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) return '`max_tokens`: must be a positive integer';
-  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return '`system`: must be a string or an array of text blocks';
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+    return '`max_tokens`: must be a positive integer';
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
+    return '`system`: must be a string or an array of text blocks';
   if (body.tools !== undefined && !Array.isArray(body.tools)) return '`tools`: must be an array';
   return null;
 }
@@ -17,7 +21,8 @@ export function invalidMessages(body: Obj): string | null {
 /** A chat content part for an Anthropic image block (base64 becomes a data URL). */
 function imagePart(block: Obj): Obj | null {
   const source = (block.source ?? {}) as Obj;
-  if (source.type === 'base64') return { type: 'image_url', image_url: { url: `data:${source.media_type};base64,${source.data}` } };
+  if (source.type === 'base64')
+    return { type: 'image_url', image_url: { url: `data:${source.media_type};base64,${source.data}` } };
   if (source.type === 'url') return { type: 'image_url', image_url: { url: source.url } };
   return null;
 }
@@ -46,12 +51,18 @@ function assistantTurn(content: Obj[], messages: Obj[], memory: RolloutMemory): 
   for (const block of content) {
     if (block.type === 'text') pushAssistant(messages, { content: String(block.text ?? '') });
     else if (block.type === 'thinking') pushAssistant(messages, { reasoning: String(block.thinking ?? '') });
-    else if (block.type === 'tool_use') pushAssistant(messages, { toolCall: chatToolCall(String(block.id), String(block.name), block.input, memory) });
+    else if (block.type === 'tool_use')
+      pushAssistant(messages, { toolCall: chatToolCall(String(block.id), String(block.name), block.input, memory) });
   }
 }
 
 function systemText(system: unknown): string {
-  return Array.isArray(system) ? system.filter(isObj).map((b) => String(b.text ?? '')).join('\n\n') : String(system ?? '');
+  return Array.isArray(system)
+    ? system
+        .filter(isObj)
+        .map((b) => String(b.text ?? ''))
+        .join('\n\n')
+    : String(system ?? '');
 }
 
 /** The history as chat messages: the same Anthropic history always gives the same messages. */
@@ -60,7 +71,8 @@ export function anthropicMessages(body: Obj, memory: RolloutMemory): Obj[] {
   const system = systemText(body.system);
   if (system) messages.push({ role: 'system', content: system });
   for (const m of body.messages as Obj[]) {
-    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as unknown[]).filter(isObj);
+    const blocks =
+      typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as unknown[]).filter(isObj);
     if (m.role === 'assistant') assistantTurn(blocks, messages, memory);
     else if (m.role === 'system') messages.push({ role: 'system', content: systemText(blocks) });
     else userTurn(blocks, messages);
@@ -74,7 +86,14 @@ function chatTools(tools: unknown[], memory: RolloutMemory): Obj[] {
   const dropped: string[] = [];
   for (const t of tools.filter(isObj)) {
     if (isObj(t.input_schema) && t.defer_loading !== true) {
-      out.push({ type: 'function', function: { name: t.name, ...(t.description !== undefined && { description: t.description }), parameters: t.input_schema } });
+      out.push({
+        type: 'function',
+        function: {
+          name: t.name,
+          ...(t.description !== undefined && { description: t.description }),
+          parameters: t.input_schema,
+        },
+      });
     } else dropped.push(String(t.name ?? t.type));
   }
   if (dropped.length) memory.dropped('tools', dropped);
@@ -90,7 +109,14 @@ function toolChoice(choice: Obj): unknown {
 /** The chat/completions body for an Anthropic Messages request (before the upstream's token fields). */
 export function anthropicToChat(body: Obj, memory: RolloutMemory): Obj {
   const chat: Obj = { model: body.model, messages: anthropicMessages(body, memory) };
-  copyFields(body, chat, { max_tokens: 'max_tokens', stop_sequences: 'stop', temperature: 'temperature', top_p: 'top_p', top_k: 'top_k', stream: 'stream' });
+  copyFields(body, chat, {
+    max_tokens: 'max_tokens',
+    stop_sequences: 'stop',
+    temperature: 'temperature',
+    top_p: 'top_p',
+    top_k: 'top_k',
+    stream: 'stream',
+  });
   const tools = Array.isArray(body.tools) ? chatTools(body.tools, memory) : [];
   if (tools.length) chat.tools = tools;
   if (tools.length && isObj(body.tool_choice)) {

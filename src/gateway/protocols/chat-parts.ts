@@ -1,5 +1,5 @@
 import { openaiChat } from './openai-chat.js';
-import { chatAnswer, type ChatAnswer } from './translate.js';
+import { type ChatAnswer, chatAnswer } from './translate.js';
 import type { HarnessView, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;

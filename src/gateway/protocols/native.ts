@@ -1,5 +1,5 @@
-import type { Extracted, HarnessView, Protocol, StreamAssembler } from './types.js';
 import { isObj } from './translate.js';
+import type { Extracted, HarnessView, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -11,9 +11,13 @@ function extracted(response: Obj, finishReason: unknown): Extracted {
   const usage = (response.usage ?? {}) as Obj;
   const count = (v: unknown): number | null => (typeof v === 'number' ? v : null);
   return {
-    response, promptIds: null, completionIds: null, completionLogprobs: null,
+    response,
+    promptIds: null,
+    completionIds: null,
+    completionLogprobs: null,
     finishReason: typeof finishReason === 'string' ? finishReason : null,
-    promptTokens: count(usage.input_tokens), completionTokens: count(usage.output_tokens),
+    promptTokens: count(usage.input_tokens),
+    completionTokens: count(usage.output_tokens),
   };
 }
 
@@ -26,7 +30,8 @@ class MessageAssembler implements StreamAssembler {
     const content = this.message.content as Obj[];
     const delta = (e.delta ?? {}) as Obj;
     if (e.type === 'message_start' && isObj(e.message)) this.message = { ...e.message, content: [] };
-    else if (e.type === 'content_block_start' && isObj(e.content_block)) content[Number(e.index)] = { ...e.content_block, ...(e.content_block.type === 'tool_use' && { input: '' }) };
+    else if (e.type === 'content_block_start' && isObj(e.content_block))
+      content[Number(e.index)] = { ...e.content_block, ...(e.content_block.type === 'tool_use' && { input: '' }) };
     else if (e.type === 'content_block_delta') {
       const block = content[Number(e.index)] ?? {};
       if (delta.type === 'text_delta') block.text = String(block.text ?? '') + String(delta.text);
@@ -34,15 +39,20 @@ class MessageAssembler implements StreamAssembler {
       if (delta.type === 'input_json_delta') block.input = String(block.input ?? '') + String(delta.partial_json);
     } else if (e.type === 'content_block_stop') {
       const block = content[Number(e.index)];
-      if (block?.type === 'tool_use' && typeof block.input === 'string') block.input = block.input ? JSON.parse(block.input) : {};
+      if (block?.type === 'tool_use' && typeof block.input === 'string')
+        block.input = block.input ? JSON.parse(block.input) : {};
     } else if (e.type === 'message_delta') {
       Object.assign(this.message, delta);
       this.message.usage = { ...(this.message.usage as Obj | undefined), ...(e.usage as Obj | undefined) };
     } else if (e.type === 'message_stop') this.done = true;
   }
 
-  result(): Extracted { return extracted(this.message, this.message.stop_reason); }
-  finished(): boolean { return this.done; }
+  result(): Extracted {
+    return extracted(this.message, this.message.stop_reason);
+  }
+  finished(): boolean {
+    return this.done;
+  }
 }
 
 /** Responses streams end with the whole response in their last event. */
@@ -55,8 +65,12 @@ class ResponseAssembler implements StreamAssembler {
     if (e.type === 'response.completed' || e.type === 'response.incomplete') this.done = true;
   }
 
-  result(): Extracted { return extracted(this.response, this.response.status); }
-  finished(): boolean { return this.done; }
+  result(): Extracted {
+    return extracted(this.response, this.response.status);
+  }
+  finished(): boolean {
+    return this.done;
+  }
 }
 
 /** Relays the upstream's events, holding back the last one until the call is stored (as `[DONE]` is for chat). */
@@ -74,8 +88,11 @@ function heldLastView(last: Set<string>, broken: (message: string) => string): H
   };
 }
 
-export function nativeProtocol(of: Pick<Protocol, 'name' | 'path' | 'invalid' | 'errorBody'>, kind: 'messages' | 'responses',
-  broken: (message: string) => string): Protocol {
+export function nativeProtocol(
+  of: Pick<Protocol, 'name' | 'path' | 'invalid' | 'errorBody'>,
+  kind: 'messages' | 'responses',
+  broken: (message: string) => string,
+): Protocol {
   const last = new Set(kind === 'messages' ? ['message_stop'] : ['response.completed', 'response.incomplete']);
   return {
     ...of,

@@ -1,6 +1,6 @@
-import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
 import { errorBody } from '../../http.js';
 import { relayView } from './relay-view.js';
+import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -10,7 +10,11 @@ function chatLogprobs(choice: Obj | undefined): number[] | null {
   return Array.isArray(content) ? content.map((t: Obj) => t.logprob as number) : null;
 }
 
-interface ToolCall { id?: string; type?: string; function: { name: string; arguments: string } }
+interface ToolCall {
+  id?: string;
+  type?: string;
+  function: { name: string; arguments: string };
+}
 
 class ChatAssembler implements StreamAssembler {
   private readonly tokens = new TokenAccumulator();
@@ -69,13 +73,19 @@ export const openaiChat: Protocol = {
   path: 'chat/completions',
   invalid: (body) => (Array.isArray(body.messages) ? null : '`messages` must be an array of chat messages'),
   // Training needs token ids and logprobs even when the harness did not ask; its view leaves them out again.
-  upstream: (body, kind) => ({ path: 'chat/completions', body: kind === 'vllm' ? { ...body, return_token_ids: true, logprobs: true } : { ...body } }),
+  upstream: (body, kind) => ({
+    path: 'chat/completions',
+    body: kind === 'vllm' ? { ...body, return_token_ids: true, logprobs: true } : { ...body },
+  }),
   extract(body) {
     const choice = (body.choices as Obj[] | undefined)?.[0];
     return extractWhole(body, choice, numbers(body.prompt_token_ids), chatLogprobs(choice));
   },
   assembler: () => new ChatAssembler(),
-  view: (harness, upstream, kind) => relayView(harness, upstream, kind,
-    { tokenIds: harness.return_token_ids === true, logprobs: harness.logprobs === true }),
+  view: (harness, upstream, kind) =>
+    relayView(harness, upstream, kind, {
+      tokenIds: harness.return_token_ids === true,
+      logprobs: harness.logprobs === true,
+    }),
   errorBody,
 };

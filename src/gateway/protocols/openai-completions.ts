@@ -1,6 +1,6 @@
-import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
 import { errorBody, HttpError } from '../../http.js';
 import { relayView } from './relay-view.js';
+import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -83,18 +83,30 @@ export const openaiCompletions: Protocol = {
   upstream(body, kind) {
     if (kind !== 'vllm') return { path: 'completions', body: { ...body } };
     if (body.echo === true && promptText(body.prompt) === null) {
-      throw new HttpError(400, '`echo` with a prompt that is not one text cannot be recorded: vLLM leaves the echoed text out when it returns '
-        + 'token ids, and the text of token ids cannot be rebuilt exactly here. Send the prompt as text, or leave out echo');
+      throw new HttpError(
+        400,
+        '`echo` with a prompt that is not one text cannot be recorded: vLLM leaves the echoed text out when it returns ' +
+          'token ids, and the text of token ids cannot be rebuilt exactly here. Send the prompt as text, or leave out echo',
+      );
     }
     // An integer here: 0 asks for the sampled token's logprob only; a larger number the harness chose is kept.
-    return { path: 'completions', body: { ...body, return_token_ids: true, logprobs: typeof body.logprobs === 'number' ? body.logprobs : 0 } };
+    return {
+      path: 'completions',
+      body: { ...body, return_token_ids: true, logprobs: typeof body.logprobs === 'number' ? body.logprobs : 0 },
+    };
   },
   extract(body) {
     const choice = (body.choices as Obj[] | undefined)?.[0];
     return extractWhole(body, choice, promptIdsOf(body, choice), completionLogprobs(choice));
   },
   assembler: () => new CompletionsAssembler(),
-  view: (harness, upstream, kind) => relayView(harness, upstream, kind,
-    { tokenIds: harness.return_token_ids === true, logprobs: typeof harness.logprobs === 'number' }, kind === 'vllm' ? echoView(harness) : undefined),
+  view: (harness, upstream, kind) =>
+    relayView(
+      harness,
+      upstream,
+      kind,
+      { tokenIds: harness.return_token_ids === true, logprobs: typeof harness.logprobs === 'number' },
+      kind === 'vllm' ? echoView(harness) : undefined,
+    ),
   errorBody,
 };

@@ -5,7 +5,10 @@ import { translatedProtocol } from './translated.js';
 
 /** OpenAI Responses (Codex, the Agents SDK, the AI SDK's default provider), translated to chat/completions for the upstream. */
 export const openaiResponses = translatedProtocol({
-  name: 'openai.responses', path: 'responses', invalid: invalidResponses, errorBody,
+  name: 'openai.responses',
+  path: 'responses',
+  invalid: invalidResponses,
+  errorBody,
   toChat: responsesToChat,
   view: responsesView,
   answer: responseObject,

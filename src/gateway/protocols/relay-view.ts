@@ -36,7 +36,13 @@ function reshaper(model: unknown, asked: Asked): (answer: Obj) => Obj {
  * The view of an OpenAI protocol relayed to the harness: the upstream's bytes unchanged where nothing differs from
  * what the harness asked for, else each answer reshaped (`extra` applies a protocol's own rewrite after that).
  */
-export function relayView(harness: Obj, upstream: Obj, kind: UpstreamKind, asked: Asked, extra?: (answer: Obj) => Obj): HarnessView {
+export function relayView(
+  harness: Obj,
+  upstream: Obj,
+  kind: UpstreamKind,
+  asked: Asked,
+  extra?: (answer: Obj) => Obj,
+): HarnessView {
   const added = kind === 'vllm' && (!asked.tokenIds || !asked.logprobs);
   const renamed = typeof harness.model === 'string' && harness.model !== upstream.model;
   const rewrite = added || renamed ? reshaper(harness.model, asked) : null;

@@ -1,5 +1,5 @@
-import { ChatParts, partsView, type Part } from './chat-parts.js';
-import { chatAnswer, type ChatAnswer } from './translate.js';
+import { ChatParts, type Part, partsView } from './chat-parts.js';
+import { type ChatAnswer, chatAnswer } from './translate.js';
 import type { HarnessView } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -11,9 +11,27 @@ const ids = {
 };
 
 const textPart = (text: string): Obj => ({ type: 'output_text', text, annotations: [], logprobs: [] });
-const reasoningItem = (id: string, text: string): Obj => ({ type: 'reasoning', id, summary: [], content: text ? [{ type: 'reasoning_text', text }] : [] });
-const messageItem = (id: string, text: string | null, status: string): Obj => ({ type: 'message', id, status, role: 'assistant', content: text === null ? [] : [textPart(text)] });
-const callItem = (callId: string, name: string, args: string, status: string): Obj => ({ type: 'function_call', id: ids.call(callId), call_id: callId, name, arguments: args, status });
+const reasoningItem = (id: string, text: string): Obj => ({
+  type: 'reasoning',
+  id,
+  summary: [],
+  content: text ? [{ type: 'reasoning_text', text }] : [],
+});
+const messageItem = (id: string, text: string | null, status: string): Obj => ({
+  type: 'message',
+  id,
+  status,
+  role: 'assistant',
+  content: text === null ? [] : [textPart(text)],
+});
+const callItem = (callId: string, name: string, args: string, status: string): Obj => ({
+  type: 'function_call',
+  id: ids.call(callId),
+  call_id: callId,
+  name,
+  arguments: args,
+  status,
+});
 
 /** The Responses `response` object for a chat answer, echoing the request's settings as the API does. */
 export function responseObject(a: ChatAnswer, harness: Obj, status?: string): Obj {
@@ -23,17 +41,36 @@ export function responseObject(a: ChatAnswer, harness: Obj, status?: string): Ob
   for (const t of a.toolCalls) output.push(callItem(t.id, t.name, t.arguments, 'completed'));
   const incomplete = a.finishReason === 'length';
   return {
-    id: `resp_${a.id}`, object: 'response', created_at: a.created, status: status ?? (incomplete ? 'incomplete' : 'completed'),
-    error: null, incomplete_details: incomplete && !status ? { reason: 'max_output_tokens' } : null,
-    instructions: harness.instructions ?? null, max_output_tokens: harness.max_output_tokens ?? null, model: harness.model, output,
-    parallel_tool_calls: harness.parallel_tool_calls ?? true, previous_response_id: harness.previous_response_id ?? null,
-    reasoning: harness.reasoning ?? { effort: null, summary: null }, store: harness.store ?? true, temperature: harness.temperature ?? 1,
-    text: harness.text ?? { format: { type: 'text' } }, tool_choice: harness.tool_choice ?? 'auto', tools: harness.tools ?? [],
-    top_p: harness.top_p ?? 1, truncation: 'disabled', metadata: harness.metadata ?? {},
-    usage: status ? null : {
-      input_tokens: a.inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: a.outputTokens,
-      output_tokens_details: { reasoning_tokens: 0 }, total_tokens: a.inputTokens + a.outputTokens,
-    },
+    id: `resp_${a.id}`,
+    object: 'response',
+    created_at: a.created,
+    status: status ?? (incomplete ? 'incomplete' : 'completed'),
+    error: null,
+    incomplete_details: incomplete && !status ? { reason: 'max_output_tokens' } : null,
+    instructions: harness.instructions ?? null,
+    max_output_tokens: harness.max_output_tokens ?? null,
+    model: harness.model,
+    output,
+    parallel_tool_calls: harness.parallel_tool_calls ?? true,
+    previous_response_id: harness.previous_response_id ?? null,
+    reasoning: harness.reasoning ?? { effort: null, summary: null },
+    store: harness.store ?? true,
+    temperature: harness.temperature ?? 1,
+    text: harness.text ?? { format: { type: 'text' } },
+    tool_choice: harness.tool_choice ?? 'auto',
+    tools: harness.tools ?? [],
+    top_p: harness.top_p ?? 1,
+    truncation: 'disabled',
+    metadata: harness.metadata ?? {},
+    usage: status
+      ? null
+      : {
+          input_tokens: a.inputTokens,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: a.outputTokens,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: a.inputTokens + a.outputTokens,
+        },
   };
 }
 
@@ -45,15 +82,21 @@ export const responsesBroken = (message: string): string =>
 export function responsesView(harness: Obj): HarnessView {
   let seq = 0;
   let chatId = 'alight';
-  const ev = (type: string, data: Obj): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
-  const itemId = (part: Part): string => (part.kind === 'tool' ? ids.call(part.id) : part.kind === 'text' ? ids.message(chatId) : ids.reasoning(chatId));
+  const ev = (type: string, data: Obj): string =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
+  const itemId = (part: Part): string =>
+    part.kind === 'tool' ? ids.call(part.id) : part.kind === 'text' ? ids.message(chatId) : ids.reasoning(chatId);
   const parts = new ChatParts({
     open(part, index) {
       const at = { output_index: index };
-      if (part.kind === 'tool') return ev('response.output_item.added', { ...at, item: callItem(part.id, part.name, '', 'in_progress') });
-      if (part.kind === 'reasoning') return ev('response.output_item.added', { ...at, item: reasoningItem(itemId(part), '') });
-      return ev('response.output_item.added', { ...at, item: messageItem(itemId(part), null, 'in_progress') })
-        + ev('response.content_part.added', { ...at, item_id: itemId(part), content_index: 0, part: textPart('') });
+      if (part.kind === 'tool')
+        return ev('response.output_item.added', { ...at, item: callItem(part.id, part.name, '', 'in_progress') });
+      if (part.kind === 'reasoning')
+        return ev('response.output_item.added', { ...at, item: reasoningItem(itemId(part), '') });
+      return (
+        ev('response.output_item.added', { ...at, item: messageItem(itemId(part), null, 'in_progress') }) +
+        ev('response.content_part.added', { ...at, item_id: itemId(part), content_index: 0, part: textPart('') })
+      );
     },
     delta(part, index, delta) {
       const at = { item_id: itemId(part), output_index: index };
@@ -64,16 +107,25 @@ export function responsesView(harness: Obj): HarnessView {
     close(part, index, text) {
       const at = { item_id: itemId(part), output_index: index };
       if (part.kind === 'tool') {
-        return ev('response.function_call_arguments.done', { ...at, name: part.name, arguments: text })
-          + ev('response.output_item.done', { output_index: index, item: callItem(part.id, part.name, text, 'completed') });
+        return (
+          ev('response.function_call_arguments.done', { ...at, name: part.name, arguments: text }) +
+          ev('response.output_item.done', {
+            output_index: index,
+            item: callItem(part.id, part.name, text, 'completed'),
+          })
+        );
       }
       if (part.kind === 'reasoning') {
-        return ev('response.reasoning_text.done', { ...at, content_index: 0, text })
-          + ev('response.output_item.done', { output_index: index, item: reasoningItem(at.item_id, text) });
+        return (
+          ev('response.reasoning_text.done', { ...at, content_index: 0, text }) +
+          ev('response.output_item.done', { output_index: index, item: reasoningItem(at.item_id, text) })
+        );
       }
-      return ev('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] })
-        + ev('response.content_part.done', { ...at, content_index: 0, part: textPart(text) })
-        + ev('response.output_item.done', { output_index: index, item: messageItem(at.item_id, text, 'completed') });
+      return (
+        ev('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] }) +
+        ev('response.content_part.done', { ...at, content_index: 0, part: textPart(text) }) +
+        ev('response.output_item.done', { output_index: index, item: messageItem(at.item_id, text, 'completed') })
+      );
     },
   });
   const snapshot = (status?: string): Obj => responseObject({ ...parts.answer(), id: chatId }, harness, status);
@@ -88,6 +140,7 @@ export function responsesView(harness: Obj): HarnessView {
       const response = snapshot();
       return ev(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     },
-    broken: (message) => ev('response.failed', { response: { ...snapshot('failed'), error: { code: 'server_error', message } } }),
+    broken: (message) =>
+      ev('response.failed', { response: { ...snapshot('failed'), error: { code: 'server_error', message } } }),
   });
 }

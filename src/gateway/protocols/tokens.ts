@@ -55,7 +55,12 @@ export class TokenAccumulator {
 }
 
 /** The parts of a whole (non-stream) answer; `choice` is choice 0. */
-export function extractWhole(body: Obj, choice: Obj | undefined, promptIds: number[] | null, logprobs: number[] | null): Extracted {
+export function extractWhole(
+  body: Obj,
+  choice: Obj | undefined,
+  promptIds: number[] | null,
+  logprobs: number[] | null,
+): Extracted {
   const completionIds = numbers(choice?.token_ids);
   const usage = usageOf(body);
   return {

@@ -10,7 +10,10 @@ export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== nu
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.filter((p) => isObj(p) && typeof p.text === 'string').map((p) => (p as { text: string }).text).join('');
+  return content
+    .filter((p) => isObj(p) && typeof p.text === 'string')
+    .map((p) => (p as { text: string }).text)
+    .join('');
 }
 
 /**
@@ -41,7 +44,16 @@ function leadingSystemAsOne(messages: Obj[]): Obj[] {
   let n = 0;
   while (messages[n]?.role === 'system' && typeof messages[n].content === 'string') n++;
   if (n < 2) return messages;
-  return [{ role: 'system', content: messages.slice(0, n).map((m) => m.content).join('\n\n') }, ...messages.slice(n)];
+  return [
+    {
+      role: 'system',
+      content: messages
+        .slice(0, n)
+        .map((m) => m.content)
+        .join('\n\n'),
+    },
+    ...messages.slice(n),
+  ];
 }
 
 /** The chat request finished for the upstream kind: one leading system message; tokens and usage asked for against vLLM. */
@@ -54,7 +66,8 @@ export function chatRequest(body: Obj, kind: UpstreamKind): { path: string; body
 
 /** Copies the sampling fields the two protocols share with chat, under chat's names. */
 export function copyFields(from: Obj, to: Obj, names: Record<string, string>): void {
-  for (const [src, dst] of Object.entries(names)) if (from[src] !== undefined && from[src] !== null) to[dst] = from[src];
+  for (const [src, dst] of Object.entries(names))
+    if (from[src] !== undefined && from[src] !== null) to[dst] = from[src];
 }
 
 /**
@@ -101,7 +114,11 @@ export function chatAnswer(chat: Obj): ChatAnswer {
     reasoning: typeof reasoning === 'string' ? reasoning : null,
     toolCalls: calls.map((c, i) => {
       const fn = (c.function ?? {}) as Obj;
-      return { id: typeof c.id === 'string' ? c.id : `call_${i}`, name: String(fn.name ?? ''), arguments: String(fn.arguments ?? '') };
+      return {
+        id: typeof c.id === 'string' ? c.id : `call_${i}`,
+        name: String(fn.name ?? ''),
+        arguments: String(fn.arguments ?? ''),
+      };
     }),
     finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null,
     stopSequence: typeof choice?.stop_reason === 'string' ? choice.stop_reason : null,
@@ -115,6 +132,8 @@ export function argumentsObject(text: string): Obj {
   try {
     const value: unknown = JSON.parse(text || '{}');
     if (isObj(value)) return value;
-  } catch { /* below */ }
+  } catch {
+    /* below */
+  }
   return { _raw: text };
 }

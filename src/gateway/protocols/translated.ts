@@ -1,6 +1,6 @@
 import { nativeProtocol } from './native.js';
 import { openaiChat } from './openai-chat.js';
-import { chatAnswer, chatRequest, type ChatAnswer } from './translate.js';
+import { type ChatAnswer, chatAnswer, chatRequest } from './translate.js';
 import type { HarnessView, Protocol, RolloutMemory } from './types.js';
 
 type Obj = Record<string, unknown>;
