@@ -7,7 +7,8 @@
  * Then a ~2 GB JSONL file is imported to show the import's memory does not grow with the file; 6k and 50k templated
  * statements (one LSH bucket) are deduped; and a million small tasks go through every stage and an export.
  *
- *   npm run bench:data          # ~15 min on 2 cores, ~7 GB of temporary disk; DATA_BENCH_TASKS / _BIG_TASKS / _MILLION change the sizes
+ *   npm run bench:data          # ~15 min on 2 cores, ~7 GB of temporary disk; DATA_BENCH_TASKS / _BIG_TASKS /
+ *                               # _MILLION change the sizes
  */
 import { execFileSync, fork, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -151,27 +152,36 @@ if (process.argv[2] === 'import-only') {
   console.log(`## alight data benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
   console.log(`${TASKS} synthetic SWE-smith-like tasks (2% exact copies, 4% near copies with one word changed).\n`);
   console.log(
-    `import + clean + dedupe: ${pipe.seconds.toFixed(1)} s (${Math.round(TASKS / pipe.seconds)} tasks/s; import ${pipe.phases.import.toFixed(1)} s, ` +
-      `clean ${pipe.phases.clean.toFixed(1)} s, dedupe ${pipe.phases.dedupe.toFixed(1)} s), peak RSS ${pipe.rssMb.toFixed(0)} MB; ` +
+    `import + clean + dedupe: ${pipe.seconds.toFixed(1)} s (${Math.round(TASKS / pipe.seconds)} tasks/s; ` +
+      `import ${pipe.phases.import.toFixed(1)} s, ` +
+      `clean ${pipe.phases.clean.toFixed(1)} s, dedupe ${pipe.phases.dedupe.toFixed(1)} s), ` +
+      `peak RSS ${pipe.rssMb.toFixed(0)} MB; ` +
       `${pipe.imported} imported, ${pipe.dropped} dropped by clean, ${pipe.duplicates} as duplicates.\n`,
   );
   console.log(
-    `JSONL reader over the ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB file: ${readerSeconds.toFixed(2)} s; readline + JSON.parse ` +
+    `JSONL reader over the ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB file: ` +
+      `${readerSeconds.toFixed(2)} s; readline + JSON.parse ` +
       `${readlineSeconds.toFixed(2)} s (${(readerSeconds / readlineSeconds).toFixed(2)}×).\n`,
   );
   console.log(
-    '| near-dedupe (128 perms, 5-word shingles, Jaccard ≥ 0.8) | seconds | tasks/s | bands × rows | verified links | recall on a 5k sample (by group) |',
+    '| near-dedupe (128 perms, 5-word shingles, Jaccard ≥ 0.8) | seconds | ' +
+      'tasks/s | bands × rows | verified links | recall on a 5k sample (by group) |',
   );
   console.log('|---|--:|--:|--:|--:|--:|');
   console.log(
-    `| alight | ${oursSeconds.toFixed(1)} | ${Math.round(TASKS / oursSeconds)} | ${ours.bands} × ${ours.rows} | ${ourSet.size} | ${recall(ourSet).toFixed(3)} |`,
+    `| alight | ${oursSeconds.toFixed(1)} | ${Math.round(TASKS / oursSeconds)} | ` +
+      `${ours.bands} × ${ours.rows} | ${ourSet.size} | ${recall(ourSet).toFixed(3)} |`,
   );
   console.log(
-    `| datasketch ${theirs.version} MinHashLSH | ${theirs.seconds.toFixed(1)} | ${Math.round(TASKS / theirs.seconds)} | ${theirs.bands} × ${theirs.rows} | ${theirSet.size} | ${recall(theirSet).toFixed(3)} |`,
+    `| datasketch ${theirs.version} MinHashLSH | ${theirs.seconds.toFixed(1)} ` +
+      `| ${Math.round(TASKS / theirs.seconds)} | ${theirs.bands} × ` +
+      `${theirs.rows} | ${theirSet.size} | ${recall(theirSet).toFixed(3)} |`,
   );
   console.log(
-    `\nalight is ${(theirs.seconds / oursSeconds).toFixed(1)}× datasketch's throughput; pairs found by both: ${common} ` +
-      `(only alight: ${ourSet.size - common}, only datasketch: ${theirSet.size - common}); exact pairs in the sample: ${truth.size}.`,
+    `\nalight is ${(theirs.seconds / oursSeconds).toFixed(1)}× ` +
+      `datasketch's throughput; pairs found by both: ${common} ` +
+      `(only alight: ${ourSet.size - common}, only datasketch: ` +
+      `${theirSet.size - common}); exact pairs in the sample: ${truth.size}.`,
   );
 
   // A file of about 2 GB (the same tasks, each with 20 KB of hints) imported in constant memory.
@@ -190,7 +200,8 @@ if (process.argv[2] === 'import-only') {
     bigChild.once('message', resolve as never),
   );
   console.log(
-    `\nimport of a ${(statSync(bigFile).size / 2 ** 30).toFixed(2)} GiB JSONL (${BIG_TASKS} tasks with 20 KB of hints each): ` +
+    `\nimport of a ${(statSync(bigFile).size / 2 ** 30).toFixed(2)} GiB JSONL ` +
+      `(${BIG_TASKS} tasks with 20 KB of hints each): ` +
       `${bigRun.seconds.toFixed(1)} s, peak RSS ${bigRun.rssMb.toFixed(0)} MB, ${bigRun.imported} imported.`,
   );
 
@@ -219,8 +230,10 @@ if (process.argv[2] === 'import-only') {
     join(dir, 'million-out.jsonl'),
   );
   console.log(
-    `\n${MILLION} small tasks, import → clean → dedupe → export: ${million.seconds.toFixed(0)} s (import ${million.phases.import.toFixed(0)} s, ` +
-      `clean ${million.phases.clean.toFixed(0)} s, dedupe ${million.phases.dedupe.toFixed(0)} s, export ${million.phases.export.toFixed(0)} s), ` +
+    `\n${MILLION} small tasks, import → clean → dedupe → export: ` +
+      `${million.seconds.toFixed(0)} s (import ${million.phases.import.toFixed(0)} s, ` +
+      `clean ${million.phases.clean.toFixed(0)} s, dedupe ` +
+      `${million.phases.dedupe.toFixed(0)} s, export ${million.phases.export.toFixed(0)} s), ` +
       `peak RSS ${million.rssMb.toFixed(0)} MB; ${million.duplicates} duplicates.`,
   );
   rmSync(dir, { recursive: true, force: true });
@@ -265,7 +278,10 @@ function templated(i: number): string {
   return words.join(' ');
 }
 
-/** Statements of 60–120 words; every 50th task copies an earlier one exactly, every 20th copies one with a word changed. */
+/**
+ * Statements of 60–120 words; every 50th task copies an earlier one exactly, every 20th copies one with a word
+ * changed.
+ */
 function generate(n: number): string[] {
   let seed = 7;
   const next = (): number => {
@@ -297,7 +313,9 @@ function task(i: number, statement: string): Record<string, unknown> {
     instance_id: `${repo.slice(9)}.func_pm_op_change__${i.toString(36)}`,
     repo,
     base_commit: ((i * 2654435761) >>> 0).toString(16).padStart(40, '0'),
-    patch: `diff --git a/${file} b/${file}\nindex 1..2 100644\n--- a/${file}\n+++ b/${file}\n@@ -${i % 500} +${i % 500} @@\n-    return a + b  # ${i}\n+    return a - b  # ${i}\n`,
+    patch:
+      `diff --git a/${file} b/${file}\nindex 1..2 100644\n--- a/${file}\n+++ b/${file}\n` +
+      `@@ -${i % 500} +${i % 500} @@\n-    return a + b  # ${i}\n+    return a - b  # ${i}\n`,
     problem_statement: statement,
     FAIL_TO_PASS: [`tests/test_${i % 97}.py::test_case_${i}`],
     PASS_TO_PASS: [`tests/test_${i % 97}.py::test_other`],

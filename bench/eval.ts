@@ -65,17 +65,21 @@ execFileSync('rm', ['-rf', root]);
 
 console.log(`## alight eval grading benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
 console.log(
-  `${N} instances (gold predictions) on a real git repository with a pytest suite; the raw test command alone takes ${raw.toFixed(3)} s.\n`,
+  `${N} instances (gold predictions) on a real git repository with a ` +
+    `pytest suite; the raw test command alone takes ${raw.toFixed(3)} s.\n`,
 );
 console.log(
-  '| sandbox | workers | seconds | instances/min | resolved | seconds per instance | overhead over the raw test command | ÷ unsandboxed |',
+  '| sandbox | workers | seconds | instances/min | resolved | seconds ' +
+    'per instance | overhead over the raw test command | ÷ unsandboxed |',
 );
 console.log('|---|--:|--:|--:|--:|--:|--:|--:|');
 for (const r of results) {
   const per = r.seconds / N;
   const bare = results.find((b) => !b.sandboxed && b.workers === r.workers)!;
   console.log(
-    `| ${r.sandboxed ? 'bubblewrap' : 'none'} | ${r.workers} | ${r.seconds.toFixed(1)} | ${(N / (r.seconds / 60)).toFixed(0)} | ${r.resolved}/${N} | ${per.toFixed(3)} | ` +
-      `${r.workers === 1 ? `${(((per - raw) / raw) * 100).toFixed(1)}%` : '–'} | ${(r.seconds / bare.seconds).toFixed(2)}× |`,
+    `| ${r.sandboxed ? 'bubblewrap' : 'none'} | ${r.workers} | ${r.seconds.toFixed(1)} ` +
+      `| ${(N / (r.seconds / 60)).toFixed(0)} | ${r.resolved}/${N} | ${per.toFixed(3)} | ` +
+      `${r.workers === 1 ? `${(((per - raw) / raw) * 100).toFixed(1)}%` : '–'} ` +
+      `| ${(r.seconds / bare.seconds).toFixed(2)}× |`,
   );
 }

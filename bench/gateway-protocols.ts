@@ -125,13 +125,22 @@ rmSync(dir, { recursive: true, force: true });
 
 const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const cpuPerCall = (name: Name): number => pooled.get(name)!.cpuUs / 1000 / pooled.get(name)!.done;
+const rows = (Object.keys(shapes) as Name[])
+  .map(
+    (n) =>
+      `| ${n} | ${pooled.get(n)!.done} / ${pooled.get(n)!.errors} | ${cpuPerCall(n).toFixed(2)} | ` +
+      `${(cpuPerCall(n) / cpuPerCall('chat/completions')).toFixed(2)}× | ${p50(pooled.get(n)!.ms).toFixed(1)} |`,
+  )
+  .join('\n');
 console.log(`## Translated protocols — ${new Date().toISOString().slice(0, 10)}
 
-Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}. Same load for each protocol: ${CLIENTS} clients, ~50 KB history, answers of
-${REPLY.length + 1} tokens (one per chunk when streamed) with ${PROMPT_TOKENS} prompt ids, half streamed; ${ROUNDS} rounds × ${REQUESTS} calls
+Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}. Same load for each protocol: ${CLIENTS} clients, \
+~50 KB history, answers of
+${REPLY.length + 1} tokens (one per chunk when streamed) with ${PROMPT_TOKENS} prompt ids, half streamed; \
+${ROUNDS} rounds × ${REQUESTS} calls
 after ${WARMUP} warm-up, each in a fresh gateway process.
 
 | harness protocol | calls ok / errors | gateway CPU ms/call | ÷ chat/completions | p50 ms |
 |---|--:|--:|--:|--:|
-${(Object.keys(shapes) as Name[]).map((n) => `| ${n} | ${pooled.get(n)!.done} / ${pooled.get(n)!.errors} | ${cpuPerCall(n).toFixed(2)} | ${(cpuPerCall(n) / cpuPerCall('chat/completions')).toFixed(2)}× | ${p50(pooled.get(n)!.ms).toFixed(1)} |`).join('\n')}`);
+${rows}`);
 if ([...pooled.values()].some((p) => p.errors > 0)) process.exitCode = 1;

@@ -106,13 +106,16 @@ try {
     const base = p50(rows.get('direct')!.latencies);
     for (const [config, r] of rows) {
       lines.push(
-        `| ${clients} | ${config} | ${p50(r.latencies).toFixed(1)} | ${config === 'direct' ? '—' : (p50(r.latencies) - base).toFixed(2)} | ${r.cpuMs?.toFixed(2) ?? '—'} |`,
+        `| ${clients} | ${config} | ${p50(r.latencies).toFixed(1)} ` +
+          `| ${config === 'direct' ? '—' : (p50(r.latencies) - base).toFixed(2)} ` +
+          `| ${r.cpuMs?.toFixed(2) ?? '—'} |`,
       );
     }
     const gw = rows.get('gateway')!.cpuMs!;
     const pt = rows.get('pass-through')!.cpuMs!;
     ratios.push(
-      `${clients} client(s): gateway CPU ${gw.toFixed(2)} ms/call = ${(gw / pt).toFixed(2)}× the pass-through's ${pt.toFixed(2)}; ` +
+      `${clients} client(s): gateway CPU ${gw.toFixed(2)} ms/call = ` +
+        `${(gw / pt).toFixed(2)}× the pass-through's ${pt.toFixed(2)}; ` +
         `added p50 ${(p50(rows.get('gateway')!.latencies) - base).toFixed(1)} ms on vLLM's ${base.toFixed(0)} ms`,
     );
   }

@@ -137,7 +137,9 @@ const signed = (x: number | null): string => (x === null ? '—' : `${x >= 0 ? '
 function table(rows: Row[]): string {
   const base = rows.find((r) => r.config === 'direct')!;
   const lines = [
-    '| config | clients | ok / errors | req/s | p50 ms | p99 ms | p50 whole / stream ms | added p50 ms | added p99 ms | added p50 whole / stream ms | proxy CPU ms/req | proxy RSS idle / peak MB | upstream CPU ms/req | client CPU ms/req |',
+    '| config | clients | ok / errors | req/s | p50 ms | p99 ms | p50 whole / stream ms ' +
+      '| added p50 ms | added p99 ms | added p50 whole / stream ms | proxy CPU ms/req ' +
+      '| proxy RSS idle / peak MB | upstream CPU ms/req | client CPU ms/req |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const r of rows) {
@@ -202,12 +204,14 @@ const recorded = ROUNDS * (WARMUP + REQUESTS + SEQ_WARMUP + SEQ_REQUESTS);
 const sample = requestBody(histories[0], 0, false);
 console.log(`## Gateway benchmark — ${new Date().toISOString().slice(0, 10)}
 
-Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}.
+Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, \
+Node ${process.version}, ${process.platform}.
 Workload: request body ${(Buffer.byteLength(sample) / 1024).toFixed(1)} KB (chat history ~${HISTORY_BYTES / 1024} KB); \
 answer: ${PROMPT_TOKENS} prompt token ids + ${REPLY.length + 1} completion tokens with logprobs, \
 streams at ${TOKENS_PER_CHUNK} token(s) per chunk; half the requests stream.
 ${ROUNDS} interleaved rounds; per configuration and round, in a fresh server process: ${WARMUP} warm-up + ${REQUESTS} \
-measured requests with ${CLIENTS} clients, then ${SEQ_WARMUP} + ${SEQ_REQUESTS} with 1 client. Figures are pooled over the rounds.
+measured requests with ${CLIENTS} clients, then ${SEQ_WARMUP} + ${SEQ_REQUESTS} with 1 client. \
+Figures are pooled over the rounds.
 Latency is client-observed, to the last byte. "Added" is the configuration's percentile minus direct's.
 
 ${table(concurrent)}
@@ -217,7 +221,8 @@ ${table(sequential)}
 - gateway CPU/request ÷ pass-through CPU/request: **${cpuRatio.toFixed(2)}×** with ${CLIENTS} clients, \
 ${cpuRatioSeq.toFixed(2)}× with 1 client (target ≤ 2×: ${cpuRatio <= 2 && cpuRatioSeq <= 2 ? 'met' : 'missed'})
 - gateway added p50 latency with 1 client: **${addedP50(sequential).toFixed(2)} ms** \
-(target ≤ 2 ms: ${addedP50(sequential) <= 2 ? 'met' : 'missed'}); with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
+(target ≤ 2 ms: ${addedP50(sequential) <= 2 ? 'met' : 'missed'}); \
+with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
 - SQLite file after the run: ${(dbBytes / 2 ** 20).toFixed(1)} MB for ${recorded} recorded calls \
 (${(dbBytes / recorded / 1024).toFixed(1)} KB/call) in ${ROUNDS * CLIENTS} rollouts`);
 if ([...concurrent, ...sequential].some((r) => r.phase.errors > 0)) process.exitCode = 1;

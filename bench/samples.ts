@@ -17,7 +17,8 @@ import { recordAgentRun } from './recorded-run.js';
 
 const ROLLOUTS = Number(process.env.SAMPLES_BENCH_ROLLOUTS ?? 512);
 const TURNS = Number(process.env.SAMPLES_BENCH_TURNS ?? 40);
-// The baseline runs the whole workload: on a 16-rollout subset its cost per rollout is half (4.3 GB of lists at full size).
+// The baseline runs the whole workload: on a 16-rollout subset its cost per rollout is half (4.3 GB of lists at full
+// size).
 const PYTHON_ROLLOUTS = Number(process.env.SAMPLES_BENCH_PYTHON_ROLLOUTS ?? ROLLOUTS);
 const OBSERVATION = 600;
 const ANSWER = 200;
@@ -49,7 +50,8 @@ if (process.argv[2] === 'build') {
   const t0 = performance.now();
   recordAgentRun(db, { rollouts: ROLLOUTS, turns: TURNS, observation: OBSERVATION, answer: ANSWER });
   console.error(
-    `generated ${ROLLOUTS} × ${TURNS} calls in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(statSync(db).size / 2 ** 20).toFixed(0)} MB)`,
+    `generated ${ROLLOUTS} × ${TURNS} calls in ${((performance.now() - t0) / 1000).toFixed(1)} s ` +
+      `(${(statSync(db).size / 2 ** 20).toFixed(0)} MB)`,
   );
   const child = fork(fileURLToPath(import.meta.url), ['build', db, join(dir, 'batch.safetensors')], {
     execArgv: ['--import', 'tsx'],
@@ -84,18 +86,22 @@ if (process.argv[2] === 'build') {
   const tsPerRollout = ts.ms / 1000 / ROLLOUTS;
   console.log(`## alight samples benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
   console.log(
-    `${ROLLOUTS} rollouts × ${TURNS} turns (observation ${OBSERVATION} + answer ${ANSWER} tokens per turn), ${ts.rows} rows, ${(ts.tokens / 1e6).toFixed(1)}M tokens in the batch.\n`,
+    `${ROLLOUTS} rollouts × ${TURNS} turns (observation ${OBSERVATION} + answer ${ANSWER} tokens per turn), ` +
+      `${ts.rows} rows, ${(ts.tokens / 1e6).toFixed(1)}M tokens in the batch.\n`,
   );
   console.log('| implementation | rollouts | seconds | seconds per rollout | peak RSS MB |');
   console.log('|---|--:|--:|--:|--:|');
   console.log(
-    `| alight (load + merge + advantages + write) | ${ROLLOUTS} | ${(ts.ms / 1000).toFixed(2)} | ${tsPerRollout.toFixed(4)} | ${ts.rssMb.toFixed(0)} |`,
+    `| alight (load + merge + advantages + write) | ${ROLLOUTS} | ` +
+      `${(ts.ms / 1000).toFixed(2)} | ${tsPerRollout.toFixed(4)} | ${ts.rssMb.toFixed(0)} |`,
   );
   console.log(
-    `| Python lists (same algorithm, same file, writing its batch too) | ${PYTHON_ROLLOUTS} | ${py.seconds.toFixed(2)} | ${pyPerRollout.toFixed(4)} | ${py.rss_mb.toFixed(0)} |`,
+    `| Python lists (same algorithm, same file, writing its batch too) | ${PYTHON_ROLLOUTS} ` +
+      `| ${py.seconds.toFixed(2)} | ${pyPerRollout.toFixed(4)} | ${py.rss_mb.toFixed(0)} |`,
   );
   console.log(
-    `\nalight is ${(pyPerRollout / tsPerRollout).toFixed(1)}× the Python baseline per rollout (target ≥ 10×); ${(ts.ms / 1000).toFixed(2)} s (target ≤ 3 s), ${ts.rssMb.toFixed(0)} MB (target ≤ 2048).`,
+    `\nalight is ${(pyPerRollout / tsPerRollout).toFixed(1)}× the Python baseline per rollout (target ≥ 10×); ` +
+      `${(ts.ms / 1000).toFixed(2)} s (target ≤ 3 s), ${ts.rssMb.toFixed(0)} MB (target ≤ 2048).`,
   );
   console.log(
     `alight's phases: ${Object.entries(ts.timings)

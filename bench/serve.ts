@@ -131,8 +131,10 @@ await server.stop();
 
 console.log(`## alight serve benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
 console.log(
-  `Machine: ${availableParallelism()} × ${cpus()[0]?.model.trim()}, Node ${process.version}, ${THREADS} llama.cpp threads. Model: gemma-3-270m Q4_K_M, ` +
-    `context ${CTX}, --parallel ${Math.max(...LEVELS)}, ${TOKENS} tokens per stream (fewer when the model ends its turn), ${ROUNDS} rounds per level.\n`,
+  `Machine: ${availableParallelism()} × ${cpus()[0]?.model.trim()}, Node ` +
+    `${process.version}, ${THREADS} llama.cpp threads. Model: gemma-3-270m Q4_K_M, ` +
+    `context ${CTX}, --parallel ${Math.max(...LEVELS)}, ${TOKENS} tokens per ` +
+    `stream (fewer when the model ends its turn), ${ROUNDS} rounds per level.\n`,
 );
 console.log(
   '| streams | in-process tokens/s | HTTP tokens/s | HTTP overhead | in-process TTFT p50 ms | HTTP TTFT p50 ms |',
@@ -143,6 +145,7 @@ for (const c of LEVELS) {
   const b = results.http[c];
   const overhead = (1 - b.tokensPerS / a.tokensPerS) * 100;
   console.log(
-    `| ${c} | ${a.tokensPerS.toFixed(1)} | ${b.tokensPerS.toFixed(1)} | ${overhead.toFixed(1)}% | ${a.ttftP50.toFixed(0)} | ${b.ttftP50.toFixed(0)} |`,
+    `| ${c} | ${a.tokensPerS.toFixed(1)} | ${b.tokensPerS.toFixed(1)} | ` +
+      `${overhead.toFixed(1)}% | ${a.ttftP50.toFixed(0)} | ${b.ttftP50.toFixed(0)} |`,
   );
 }

@@ -76,10 +76,12 @@ function run(name: string, extra: string[]) {
 const sync = run('sync', []);
 const asynchronous = run('async', ['--async-groups', '8', '--max-staleness', '2', '--is-correction', 'token']);
 const row = (name: string, r: ReturnType<typeof run>) =>
-  `| ${name} | ${r.stepSeconds.toFixed(2)} | ${r.rolloutPhase.toFixed(2)} | ${r.rolloutsPerMin.toFixed(0)} | ${r.stalenessMax} | ${r.dropped} | ${r.lastReward.toFixed(3)} |`;
+  `| ${name} | ${r.stepSeconds.toFixed(2)} | ${r.rolloutPhase.toFixed(2)} | ` +
+  `${r.rolloutsPerMin.toFixed(0)} | ${r.stalenessMax} | ${r.dropped} | ${r.lastReward.toFixed(3)} |`;
 console.log(
   [
-    '| mode | s / step | waiting for rollouts, s / step | trained rollouts / min | max staleness | stale groups dropped | last reward |',
+    '| mode | s / step | waiting for rollouts, s / step | trained rollouts / min ' +
+      '| max staleness | stale groups dropped | last reward |',
     '|---|---|---|---|---|---|---|',
     row('sync', sync),
     row('async (8 groups in flight)', asynchronous),

@@ -79,7 +79,9 @@ run.close();
 console.log(`## alight train step benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
 console.log(`B = ${B} tasks × n = ${N} rollouts.\n`);
 console.log(
-  `1. recorded traces (512 rollouts × 10 turns, ${(tokens / 1e6).toFixed(1)}M tokens in the batch): the orchestrator's work between the last harness and the update took ${best.toFixed(2)} s (best of 3; ${times.map((t) => t.toFixed(2)).join(', ')}).\n`,
+  `1. recorded traces (512 rollouts × 10 turns, ${(tokens / 1e6).toFixed(1)}M tokens ` +
+    "in the batch): the orchestrator's work between the last harness and the update took " +
+    `${best.toFixed(2)} s (best of 3; ${times.map((t) => t.toFixed(2)).join(', ')}).\n`,
 );
 console.log('2. real steps (tiny model, vowels harness):\n');
 console.log('| step | step s | harnesses s | worker s (update + sync + save) | orchestrator s | orchestrator share |');
@@ -88,6 +90,7 @@ steps.forEach((m, i) => {
   const worker = m.update_s + m.sync_s + (m.save_s ?? 0);
   const own = m.step_s - m.rollouts_s - worker;
   console.log(
-    `| ${i} | ${m.step_s.toFixed(2)} | ${m.rollouts_s.toFixed(2)} | ${worker.toFixed(2)} | ${own.toFixed(3)} | ${((own / m.step_s) * 100).toFixed(2)}% |`,
+    `| ${i} | ${m.step_s.toFixed(2)} | ${m.rollouts_s.toFixed(2)} | ` +
+      `${worker.toFixed(2)} | ${own.toFixed(3)} | ${((own / m.step_s) * 100).toFixed(2)}% |`,
   );
 });

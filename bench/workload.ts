@@ -54,5 +54,8 @@ export function historyOf(client: number): string {
  */
 export function requestBody(history: string, call: number, stream: boolean): string {
   const last = JSON.stringify({ role: 'user', content: `Turn ${call}: run the tests again and fix what fails.` });
-  return `{"model":"scripted-model","stream":${stream},"logprobs":true,"return_token_ids":true,"max_tokens":256,"messages":[${history},${last}]}`;
+  return (
+    `{"model":"scripted-model","stream":${stream},"logprobs":true,` +
+    `"return_token_ids":true,"max_tokens":256,"messages":[${history},${last}]}`
+  );
 }

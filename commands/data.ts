@@ -42,7 +42,8 @@ export async function importCommand(files: string[], o: Common & { source?: stri
       s,
       () =>
         `${s.files.map((f) => `${f.file}: ${f.rows} rows, ${f.added} new, ${f.invalid} invalid`).join('\n')}\n` +
-        `${s.tasks} tasks in the store${s.invalid ? `; invalid rows: alight data stats (or --json) lists them with file, line and reason` : ''}` +
+        `${s.tasks} tasks in the store` +
+        (s.invalid ? '; invalid rows: alight data stats (or --json) lists them with file, line and reason' : '') +
         (s.verdictsCleared
           ? '\nnew rows: the earlier clean / dedupe / decontaminate verdicts were cleared; run them again'
           : ''),
@@ -90,7 +91,8 @@ export async function dedupeCommand(o: Common & { threshold: number; perms: numb
       s,
       () =>
         `dedupe: ${s.checked} tasks, ${s.groups} duplicate groups, ${s.dropped} dropped ` +
-        `(${s.exactPairs} exact pairs; near: ${s.candidates} LSH candidates with ${s.bands} bands × ${s.rows} rows, ${s.nearPairs} verified at Jaccard ≥ ${o.threshold})`,
+        `(${s.exactPairs} exact pairs; near: ${s.candidates} LSH candidates with ${s.bands} bands × ${s.rows} rows, ` +
+        `${s.nearPairs} verified at Jaccard ≥ ${o.threshold})`,
     );
     return s;
   });
@@ -111,10 +113,12 @@ export async function decontaminateCommand(
       o,
       s,
       () =>
-        `decontaminate against ${s.referenceIds} reference ids, ${s.referenceRepos} repos${s.referenceRows ? ` and ${s.referenceRows} reference rows` : ''}: ` +
+        `decontaminate against ${s.referenceIds} reference ids, ${s.referenceRepos} ` +
+        `repos${s.referenceRows ? ` and ${s.referenceRows} reference rows` : ''}: ` +
         `${s.checked} tasks checked, ${s.dropped} dropped, ${s.flagged} flagged (statement n-gram overlap)` +
         (s.referenceUnreadable
-          ? `\n${s.referenceUnreadable} reference rows could not be read and were not compared (first: ${s.firstUnreadable})`
+          ? `\n${s.referenceUnreadable} reference rows could not be ` +
+            `read and were not compared (first: ${s.firstUnreadable})`
           : '') +
         (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : ''),
     );
@@ -159,7 +163,11 @@ export async function statsCommand(o: Common) {
         ...(s.invalid_rows.length
           ? [
               '',
-              `invalid rows${s.invalid > s.invalid_rows.length ? ` (the first ${s.invalid_rows.length} of ${s.invalid}; --json lists as many)` : ''}:`,
+              'invalid rows' +
+                (s.invalid > s.invalid_rows.length
+                  ? ` (the first ${s.invalid_rows.length} of ${s.invalid}; --json lists as many)`
+                  : '') +
+                ':',
               table(
                 ['file', 'line', 'reason'],
                 s.invalid_rows.map((x) => [x.file, x.line, x.reason.slice(0, 100)]),
@@ -181,11 +189,13 @@ export async function explainCommand(instanceId: string, o: Common) {
       rows
         .map((r) =>
           [
-            `${instanceId} from ${r.source} (${r.file}:${r.line}), created ${r.created_at ?? 'unknown'}: ${r.drops.length ? 'DROPPED' : 'kept'}`,
+            `${instanceId} from ${r.source} (${r.file}:${r.line}), created ` +
+              `${r.created_at ?? 'unknown'}: ${r.drops.length ? 'DROPPED' : 'kept'}`,
             ...r.drops.map((d) => `  ${d.stage} ${d.rule}: ${d.detail}`),
             ...r.groups.map(
               (g) =>
-                `  duplicate group ${g.group_id} (${g.kind}): ${g.members.map((m) => `${m.instance_id} [${m.source}]${m.kept ? ' kept' : ''}`).join(', ')}`,
+                `  duplicate group ${g.group_id} (${g.kind}): ` +
+                g.members.map((m) => `${m.instance_id} [${m.source}]${m.kept ? ' kept' : ''}`).join(', '),
             ),
             ...r.flags.map((f) => `  flag ${f.kind}: ${f.detail}`),
           ].join('\n'),

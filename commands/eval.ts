@@ -36,7 +36,8 @@ async function sandboxFor(flags: GraderFlags, container: unknown, hide: string[]
   if (container) return undefined;
   if (flags.sandbox === false) {
     process.stderr.write(
-      'alight: grading without a sandbox (--no-sandbox): the code under test runs as you, with your files and network\n',
+      'alight: grading without a sandbox (--no-sandbox): the ' +
+        'code under test runs as you, with your files and network\n',
     );
     return null;
   }
@@ -71,7 +72,8 @@ function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'rep
   if (grader === 'local') {
     if (!reposDir)
       throw new AlightError(
-        'the local grader makes its workspaces from --repos <dir>: pass it, or grade in the instance images with --grader podman|docker',
+        'the local grader makes its workspaces from --repos <dir>: pass ' +
+          'it, or grade in the instance images with --grader podman|docker',
         ExitCode.usage,
       );
     return { reposDir, official: false };
@@ -79,7 +81,8 @@ function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'rep
   if (!reposDir) {
     if (flags.image)
       throw new AlightError(
-        '--image names the one image to mount --repos workspaces into: pass --repos, or --image-template for per-instance images',
+        '--image names the one image to mount --repos workspaces into: ' +
+          'pass --repos, or --image-template for per-instance images',
         ExitCode.usage,
       );
     return { container: { runtime: grader }, official: false };
@@ -92,7 +95,10 @@ function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'rep
   return { reposDir, container: { runtime: grader, image }, official: false };
 }
 
-/** `alight eval grade`: existing predictions graded by the local grader; official report files; a table or the summary as JSON. */
+/**
+ * `alight eval grade`: existing predictions graded by the local grader; official report files; a table or the summary
+ * as JSON.
+ */
 export async function gradeCommand(flags: GradeFlags) {
   const [tasks, predictions] = await Promise.all([
     readGradeTasks(flags.tasks, flags.imageTemplate),
@@ -123,13 +129,18 @@ export async function gradeCommand(flags: GradeFlags) {
           r.guard.map((g) => `${g.file}${g.removed ? ' (removed)' : ''}`).join(', ') || '–',
           r.error ??
             (r.tests_status
-              ? `F2P ${r.tests_status.FAIL_TO_PASS.success.length}/${r.tests_status.FAIL_TO_PASS.success.length + r.tests_status.FAIL_TO_PASS.failure.length}, ` +
-                `P2P ${r.tests_status.PASS_TO_PASS.success.length}/${r.tests_status.PASS_TO_PASS.success.length + r.tests_status.PASS_TO_PASS.failure.length}`
+              ? `F2P ${r.tests_status.FAIL_TO_PASS.success.length}/` +
+                `${r.tests_status.FAIL_TO_PASS.success.length + r.tests_status.FAIL_TO_PASS.failure.length}, ` +
+                `P2P ${r.tests_status.PASS_TO_PASS.success.length}/` +
+                `${r.tests_status.PASS_TO_PASS.success.length + r.tests_status.PASS_TO_PASS.failure.length}`
               : '–'),
         ]),
-      )}\n\n` +
-        `resolved ${summary.resolved_instances}/${summary.submitted_instances} (${((summary.resolved_instances / summary.submitted_instances) * 100).toFixed(1)}%, ` +
-        `95% CI ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%); unresolved ${summary.unresolved_instances}, empty ${summary.empty_patch_instances}, ` +
+      )}\n` +
+        '\n' +
+        `resolved ${summary.resolved_instances}/${summary.submitted_instances} ` +
+        `(${((summary.resolved_instances / summary.submitted_instances) * 100).toFixed(1)}%, ` +
+        `95% CI ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%); unresolved ` +
+        `${summary.unresolved_instances}, empty ${summary.empty_patch_instances}, ` +
         `error ${summary.error_instances}, incomplete ${summary.incomplete_ids.length}\nreports in ${out}\n`,
     );
   }
@@ -155,7 +166,10 @@ export type SwebenchFlags = GraderFlags & {
   json?: boolean;
 };
 
-/** `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or --json. */
+/**
+ * `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or
+ * --json.
+ */
 export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
   if (Boolean(flags.tasks) === Boolean(flags.fromDb))
     throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
@@ -163,7 +177,8 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
     throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   if (Boolean(flags.repos) === Boolean(flags.runtime)) {
     throw new AlightError(
-      "pass --repos <dir> (workspaces made here from clones or bundles) or --runtime podman|docker (a container of each instance's image)",
+      'pass --repos <dir> (workspaces made here from clones or bundles) ' +
+        "or --runtime podman|docker (a container of each instance's image)",
       ExitCode.usage,
     );
   }
@@ -246,16 +261,23 @@ function renderEval(r: EvalResult, k: number): string {
       [...byRepo].map(([repo, e]) => [repo, e.n, e.resolved]),
     ),
     '',
-    `resolved ${resolved}/${n} = ${((resolved / Math.max(n, 1)) * 100).toFixed(1)}% (95% Wilson interval ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%)` +
+    `resolved ${resolved}/${n} = ${((resolved / Math.max(n, 1)) * 100).toFixed(1)}% ` +
+      `(95% Wilson interval ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%)` +
       (k > 1
-        ? `; pass@${k} ${(passAtK(correct, k, k) * 100).toFixed(1)}%, pass@1 ${(passAtK(correct, k, 1) * 100).toFixed(1)}%`
+        ? `; pass@${k} ${(passAtK(correct, k, k) * 100).toFixed(1)}%, ` +
+          `pass@1 ${(passAtK(correct, k, 1) * 100).toFixed(1)}%`
         : ''),
-    `statuses: ${['resolved', 'unresolved', 'empty_patch', 'error'].map((s) => `${s} ${first.filter((a) => a.report.status === s).length}`).join(', ')}`,
+    'statuses: ' +
+      ['resolved', 'unresolved', 'empty_patch', 'error']
+        .map((s) => `${s} ${first.filter((a) => a.report.status === s).length}`)
+        .join(', '),
     `files in ${r.out} (predictions.jsonl, summary.json, reports/); traces: alight traces list --run ${r.run}`,
   ].join('\n');
 }
 
-/** `alight eval compare A B`: two runs (names in the store's run folder, or summary.json paths), paired per instance. */
+/**
+ * `alight eval compare A B`: two runs (names in the store's run folder, or summary.json paths), paired per instance.
+ */
 export async function compareCommand(a: string, b: string, flags: { db?: string; json?: boolean }) {
   return withStore(flags, (store) => {
     const load = (name: string) => {
@@ -267,8 +289,11 @@ export async function compareCommand(a: string, b: string, flags: { db?: string;
     if (flags.json) printJson(c);
     else {
       process.stdout.write(
-        `${c.common} instances in both: both resolved ${c.bothResolved}, only ${a} ${c.onlyA.length}, only ${b} ${c.onlyB.length}, ` +
-          `neither ${c.neither}\nexact McNemar p = ${c.pValue.toPrecision(3)}${c.pValue < 0.05 ? ' (a difference at the 5% level)' : ' (no significant difference)'}\n` +
+        `${c.common} instances in both: both resolved ${c.bothResolved}, ` +
+          `only ${a} ${c.onlyA.length}, only ${b} ${c.onlyB.length}, ` +
+          `neither ${c.neither}\nexact McNemar p = ${c.pValue.toPrecision(3)}` +
+          (c.pValue < 0.05 ? ' (a difference at the 5% level)' : ' (no significant difference)') +
+          '\n' +
           (c.onlyA.length ? `only ${a}: ${c.onlyA.join(', ')}\n` : '') +
           (c.onlyB.length ? `only ${b}: ${c.onlyB.join(', ')}\n` : ''),
       );
@@ -277,7 +302,10 @@ export async function compareCommand(a: string, b: string, flags: { db?: string;
   });
 }
 
-/** `alight eval reward`: grades the workspace's current diff against the task (ALIGHT_TASK_JSON); prints 1 or 0, the reason on stderr. */
+/**
+ * `alight eval reward`: grades the workspace's current diff against the task (ALIGHT_TASK_JSON); prints 1 or 0, the
+ * reason on stderr.
+ */
 export async function rewardCommand(
   flags: GraderFlags & { repos: string; workspace?: string; timeout: number; allowTestEdits?: boolean },
 ) {

@@ -42,7 +42,8 @@ export function buildProgram(): Command {
   program
     .command('init')
     .description(
-      'scaffold a project: alight.config.yaml, an example harness and tasks (or, --template swe, a SWE agent trained on 8 GPUs)',
+      'scaffold a project: alight.config.yaml, an example harness ' +
+        'and tasks (or, --template swe, a SWE agent trained on 8 GPUs)',
     )
     .argument('[dir]', 'target folder', '.')
     .addOption(
@@ -203,7 +204,7 @@ export function buildProgram(): Command {
     });
   traces
     .command('export')
-    .description('write rollouts as JSONL, one object per rollout (DESIGN §5)')
+    .description('write rollouts as JSONL, one object per rollout (docs/design.md#trace-export)')
     .option('--run <name>', 'only this run')
     .addOption(new Option('--format <format>', 'output format').choices(['jsonl']).default('jsonl'))
     .option('--out <file>', 'write here instead of stdout')
@@ -242,7 +243,8 @@ export function buildProgram(): Command {
     .option('--drop-zero-variance', 'drop groups whose rewards are all equal (after advantages)')
     .option(
       '--row-multiple <n>',
-      'drop rows, least |advantage| first, until their count is a multiple of n, as mini-batches need (after advantages)',
+      'drop rows, least |advantage| first, until their count is ' +
+        'a multiple of n, as mini-batches need (after advantages)',
       int,
     )
     .option('--db <file>', 'SQLite trace store')
@@ -263,7 +265,8 @@ export function buildProgram(): Command {
     .requiredOption('--run <name>', 'the run')
     .option(
       '--tokenizer <spec>',
-      'decode the tokens around each break: a tokenizer.json, a model folder, a GGUF or a known model (default: config tokenizer)',
+      'decode the tokens around each break: a tokenizer.json, a model ' +
+        'folder, a GGUF or a known model (default: config tokenizer)',
     )
     .option('--worst <n>', 'breaks to show', int, 5)
     .option('--db <file>', 'SQLite trace store')
@@ -278,7 +281,8 @@ export function buildProgram(): Command {
     .argument('<batch>', 'a batch.safetensors')
     .option(
       '--tokenizer <spec>',
-      "also print each row's decoded text: a tokenizer.json, a model folder, a GGUF or a known model (default: config tokenizer)",
+      "also print each row's decoded text: a tokenizer.json, a model " +
+        'folder, a GGUF or a known model (default: config tokenizer)',
     )
     .option('--json', 'JSON output')
     .addHelpText(
@@ -369,8 +373,10 @@ export function buildProgram(): Command {
       examples([
         'alight train --model models/tiny --tasks tasks.jsonl -n 8 --batch-size 4 --steps 30 -- node harness.mjs',
         'alight train --resume train-20261130-1200-ab12 -- node harness.mjs',
-        'alight train --backend verl --gpus 8 --model Qwen/Qwen2.5-7B-Instruct --from-db -n 8 --batch-size 32 -- python agent.py',
-        'alight train --backend verl --gpus 8 --model Qwen/Qwen2.5-7B-Instruct --tasks t.jsonl --dry-run -- python agent.py',
+        'alight train --backend verl --gpus 8 --model Qwen/Qwen2.5-7B-Instruct ' +
+          '--from-db -n 8 --batch-size 32 -- python agent.py',
+        'alight train --backend verl --gpus 8 --model ' +
+          'Qwen/Qwen2.5-7B-Instruct --tasks t.jsonl --dry-run -- python agent.py',
       ]),
     )
     .action(async (cmd, args, opts) => {
@@ -409,7 +415,8 @@ export function buildProgram(): Command {
   data
     .command('import')
     .description(
-      'validate rows of JSONL, JSON or Parquet exports and store them (again: no change); invalid rows kept aside with the reason',
+      'validate rows of JSONL, JSON or Parquet exports and store them ' +
+        '(again: no change); invalid rows kept aside with the reason',
     )
     .argument('<files...>', 'data files (.jsonl, .json, .parquet)')
     .option('--source <name>', 'label for these rows (default: the file name)')
@@ -450,7 +457,8 @@ export function buildProgram(): Command {
   data
     .command('dedupe')
     .description(
-      'exact duplicates (id, patch, repo+commit+patch, statement) and MinHash-LSH near duplicates; the earliest is kept',
+      'exact duplicates (id, patch, repo+commit+patch, statement) ' +
+        'and MinHash-LSH near duplicates; the earliest is kept',
     )
     .option('--threshold <j>', 'verified Jaccard for near duplicates', num, 0.8)
     .option('--perms <n>', 'MinHash permutations', int, 128)
@@ -525,7 +533,8 @@ export function buildProgram(): Command {
   evaluation
     .command('swebench')
     .description(
-      'each instance × k: a fresh workspace at base_commit, the harness through the gateway (recorded, mode val), its diff graded',
+      'each instance × k: a fresh workspace at base_commit, the ' +
+        'harness through the gateway (recorded, mode val), its diff graded',
     )
     .argument('<cmd>', "harness command (runs in the instance's workspace; ALIGHT_TASK_JSON holds the SWE-bench row)")
     .argument('[args...]', 'its arguments')
@@ -563,22 +572,26 @@ export function buildProgram(): Command {
     )
     .option(
       '--allow-test-framework-access',
-      "grade non-test code that imports or drives pytest (SWE-bench's exact behaviour) instead of counting it unresolved (still flagged)",
+      "grade non-test code that imports or drives pytest (SWE-bench's " +
+        'exact behaviour) instead of counting it unresolved (still flagged)',
     )
     .option(
       '--no-sandbox',
-      'run the tests of the local grader as you, outside bubblewrap (the code under test can then reach your files, network and later grades)',
+      'run the tests of the local grader as you, outside bubblewrap (the ' +
+        'code under test can then reach your files, network and later grades)',
     )
     .addOption(
       new Option(
         '--grader <grader>',
         'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off ' +
-          "(each instance's image, or --image with --repos mounted); swebench: the official package (needs Docker). Default: local with --repos, else --runtime",
+          "(each instance's image, or --image with --repos mounted); swebench: the " +
+          'official package (needs Docker). Default: local with --repos, else --runtime',
       ).choices([...graderNames]),
     )
     .option(
       '--image <name>',
-      "with --repos and --grader podman|docker: the one image to grade in (default: alight's Debian + pytest image, built on first use)",
+      'with --repos and --grader podman|docker: the one image to grade ' +
+        "in (default: alight's Debian + pytest image, built on first use)",
     )
     .option(
       '--image-template <t>',
@@ -592,7 +605,8 @@ export function buildProgram(): Command {
       'after',
       examples([
         'alight eval swebench --tasks tasks.jsonl --repos repos/ --serve gemma3-270m -- python agent.py',
-        'alight eval swebench --tasks verified.jsonl --runtime docker --upstream http://localhost:8000/v1 -- python agent.py',
+        'alight eval swebench --tasks verified.jsonl --runtime ' +
+          'docker --upstream http://localhost:8000/v1 -- python agent.py',
       ]),
     )
     .action(async (cmd, args, opts) => {
@@ -620,11 +634,13 @@ export function buildProgram(): Command {
     .option('--allow-test-edits', 'grade edits to tests instead of removing them (still flagged)')
     .option(
       '--allow-test-framework-access',
-      "grade non-test code that imports or drives pytest (SWE-bench's exact behaviour) instead of counting it unresolved (still flagged)",
+      "grade non-test code that imports or drives pytest (SWE-bench's " +
+        'exact behaviour) instead of counting it unresolved (still flagged)',
     )
     .option(
       '--no-sandbox',
-      'run the tests of the local grader as you, outside bubblewrap (the code under test can then reach your files, network and later grades)',
+      'run the tests of the local grader as you, outside bubblewrap (the ' +
+        'code under test can then reach your files, network and later grades)',
     )
     .addHelpText(
       'after',
@@ -638,7 +654,8 @@ export function buildProgram(): Command {
   evaluation
     .command('grade')
     .description(
-      "grade predictions: a fresh tree at base_commit (a workspace or the instance image), guards, test patch, tests, SWE-bench's rule",
+      'grade predictions: a fresh tree at base_commit (a workspace or ' +
+        "the instance image), guards, test patch, tests, SWE-bench's rule",
     )
     .requiredOption(
       '--predictions <file>',
@@ -661,22 +678,26 @@ export function buildProgram(): Command {
     )
     .option(
       '--allow-test-framework-access',
-      "grade non-test code that imports or drives pytest (SWE-bench's exact behaviour) instead of counting it unresolved (still flagged)",
+      "grade non-test code that imports or drives pytest (SWE-bench's " +
+        'exact behaviour) instead of counting it unresolved (still flagged)',
     )
     .option(
       '--no-sandbox',
-      'run the tests of the local grader as you, outside bubblewrap (the code under test can then reach your files, network and later grades)',
+      'run the tests of the local grader as you, outside bubblewrap (the ' +
+        'code under test can then reach your files, network and later grades)',
     )
     .addOption(
       new Option(
         '--grader <grader>',
         'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off ' +
-          "(each instance's image, or --image with --repos mounted); swebench: the official package (needs Docker). Default: local with --repos, else --runtime",
+          "(each instance's image, or --image with --repos mounted); swebench: the " +
+          'official package (needs Docker). Default: local with --repos, else --runtime',
       ).choices([...graderNames]),
     )
     .option(
       '--image <name>',
-      "with --repos and --grader podman|docker: the one image to grade in (default: alight's Debian + pytest image, built on first use)",
+      'with --repos and --grader podman|docker: the one image to grade ' +
+        "in (default: alight's Debian + pytest image, built on first use)",
     )
     .option(
       '--image-template <t>',

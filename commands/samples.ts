@@ -33,13 +33,16 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
     else {
       const m = result.metrics;
       process.stdout.write(
-        `wrote ${result.out}: ${m.rollouts} rollouts, ${m.rows} rows, ${m.tokens} tokens (${m.loss_tokens} in the loss), ` +
+        `wrote ${result.out}: ${m.rollouts} rollouts, ${m.rows} rows, ` +
+          `${m.tokens} tokens (${m.loss_tokens} in the loss), ` +
           `mean reward ${m.reward_mean?.toFixed(3) ?? '–'}\n` +
           `merge: ${result.merge.breaks} breaks, ${result.merge.skipped_error_calls} failed calls and ` +
           `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
-          `drops: ${m.dropped_missing_reward} rollouts without reward, ${m.dropped_zero_variance} in zero-variance groups, ` +
+          `drops: ${m.dropped_missing_reward} rollouts without reward, ` +
+          `${m.dropped_zero_variance} in zero-variance groups, ` +
           `${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
-          `${m.dropped_alignment_rows} rows for --row-multiple, ${m.truncated_rows} rows cut at --max-response-tokens\n`,
+          `${m.dropped_alignment_rows} rows for --row-multiple, ` +
+          `${m.truncated_rows} rows cut at --max-response-tokens\n`,
       );
     }
     return result;
@@ -102,7 +105,8 @@ export async function showSamples(
     .filter((r) => r.text !== undefined)
     .map(
       (r) =>
-        `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n  sampled: ${JSON.stringify(clip(r.sampled_text!))}`,
+        `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n` +
+        `  sampled: ${JSON.stringify(clip(r.sampled_text!))}`,
     )
     .join('');
   process.stdout.write(

@@ -45,7 +45,8 @@ export async function serveVllmCommand(model: string, flags: ServeVllmFlags) {
     else
       process.stdout.write(
         `vLLM serves ${served.model} at ${served.url}; its API key is in ${keyFile}\n` +
-          `record against it: export VLLM_KEY=$(cat ${keyFile}) and set upstream.apiKeyEnv: VLLM_KEY, upstream.url: ${served.url}\nCtrl-C stops it\n`,
+          `record against it: export VLLM_KEY=$(cat ${keyFile}) and set ` +
+          `upstream.apiKeyEnv: VLLM_KEY, upstream.url: ${served.url}\nCtrl-C stops it\n`,
       );
     await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
     await served.stop();

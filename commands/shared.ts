@@ -21,7 +21,8 @@ export async function withStore<T>(
   } catch (err) {
     if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
     throw new AlightError(
-      `${path} is being written by another process (an \`alight data import\` holds the store's write lock for its whole run, ` +
+      `${path} is being written by another process (an \`alight ` +
+        `data import\` holds the store's write lock for its whole run, ` +
         'so that an import is all or nothing): run this again when it has finished',
       ExitCode.input,
     );
@@ -40,7 +41,10 @@ export function newSecret(): string {
 
 /** A run's default name: `<prefix>-<UTC time>-<4 random characters>`, so two runs started in one second differ. */
 export function defaultRunName(prefix: string, now = new Date()): string {
-  return `${prefix}-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${newSecret().slice(0, 4).toLowerCase()}`;
+  return (
+    `${prefix}-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}` +
+    `-${newSecret().slice(0, 4).toLowerCase()}`
+  );
 }
 
 /**
@@ -102,7 +106,8 @@ export async function withUpstream<T>(
       : config;
     if (!c.upstream.url)
       throw new AlightError(
-        'no upstream: pass --upstream http://HOST:PORT/v1 (or --serve MODEL), or set upstream.url in alight.config.yaml',
+        'no upstream: pass --upstream http://HOST:PORT/v1 (or ' +
+          '--serve MODEL), or set upstream.url in alight.config.yaml',
         ExitCode.usage,
       );
     if (served) return await work(c, served.apiKey);

@@ -84,7 +84,8 @@ export async function showTrace(
       process.stdout.write(
         `rollout ${t.rollout_id}  run ${t.run}  task ${t.task_id ?? '-'}  ${t.state}` +
           `${t.exit_code !== null ? ` (exit ${t.exit_code})` : ''}  reward ${t.reward ?? '–'}` +
-          `${t.error ? `\nerror: ${t.error}` : ''}\nstored: ${store.calls.storedBytes(id)} bytes${eventLine(store.events(id))}\n\n`,
+          `${t.error ? `\nerror: ${t.error}` : ''}\n` +
+          `stored: ${store.calls.storedBytes(id)} bytes${eventLine(store.events(id))}\n\n`,
       );
       process.stdout.write(
         `${table(
@@ -149,7 +150,8 @@ function showCall(trace: RolloutTrace, seq: number, json: boolean): void {
       ];
   const head =
     `call ${call.seq} of ${trace.rollout_id}: ${call.status}${call.error ? ` (${call.error})` : ''}, ` +
-    `${call.prompt_token_ids?.length ?? '–'} prompt and ${call.completion_token_ids?.length ?? '–'} completion tokens\n`;
+    `${call.prompt_token_ids?.length ?? '–'} prompt and ` +
+    `${call.completion_token_ids?.length ?? '–'} completion tokens\n`;
   process.stdout.write(
     head + sides.map(([title, value]) => `\n── ${title}\n${JSON.stringify(value, cut, 2)}\n`).join(''),
   );

@@ -90,7 +90,8 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
       throw new AlightError('pass --tasks or --from-db, not both', ExitCode.usage);
     if (!config.train.tasks && !config.train.fromDb) {
       throw new AlightError(
-        'no tasks: pass --tasks <file.jsonl>, or --from-db for the tasks alight data kept, or set train.tasks in alight.config.yaml',
+        'no tasks: pass --tasks <file.jsonl>, or --from-db for the ' +
+          'tasks alight data kept, or set train.tasks in alight.config.yaml',
         ExitCode.usage,
       );
     }
@@ -163,7 +164,8 @@ function dryRunOf(train: TrainConfig, json: boolean): DryRun {
   else if (!plan) process.stdout.write(`${JSON.stringify(train, null, 2)}\n`);
   else {
     process.stdout.write(
-      `# preset ${plan.preset}: ${plan.worldSize} GPU(s), vLLM tensor parallel ${plan.tensorParallel}\n# verl overrides:\n` +
+      `# preset ${plan.preset}: ${plan.worldSize} GPU(s), vLLM ` +
+        `tensor parallel ${plan.tensorParallel}\n# verl overrides:\n` +
         `${plan.overrides.map((o) => `#   ${o}`).join('\n')}\n` +
         (composed ?? '# (the composed config needs the verl virtualenv: alight doctor --setup --backend verl)\n'),
     );

@@ -6,7 +6,9 @@ import { formatIssues } from './config/load.js';
 import { AlightError, ExitCode } from './errors.js';
 import { maxJsonDepth, nestedDeeperThan } from './json-depth.js';
 
-/** Whether an `Authorization: Bearer …` header carries `key` (compared in constant time; an empty key never matches). */
+/**
+ * Whether an `Authorization: Bearer …` header carries `key` (compared in constant time; an empty key never matches).
+ */
 export function hasBearer(header: string | undefined, key: string): boolean {
   const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
   const expected = Buffer.from(key);

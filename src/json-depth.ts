@@ -4,7 +4,9 @@
  */
 export const maxJsonDepth = 512;
 
-/** Whether JSON text opens more than `limit` arrays and objects at once (everything after parsing walks it recursively). */
+/**
+ * Whether JSON text opens more than `limit` arrays and objects at once (everything after parsing walks it recursively).
+ */
 export function nestedDeeperThan(text: string, limit: number): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {

@@ -5,7 +5,9 @@ import { packageRoot } from './package-root.js';
 
 const templates = join(packageRoot, 'templates');
 
-/** The starter projects: `basic` records an example harness; `swe` trains a SWE agent with the verl backend on 8 GPUs. */
+/**
+ * The starter projects: `basic` records an example harness; `swe` trains a SWE agent with the verl backend on 8 GPUs.
+ */
 export const scaffoldFiles = {
   basic: ['alight.config.yaml', 'harness.mjs', 'tasks.jsonl'],
   swe: ['alight.config.yaml', 'swe-agent.mjs', 'fetch-repos.mjs'],

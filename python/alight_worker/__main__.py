@@ -1,4 +1,4 @@
-"""`python -m alight_worker`: newline-delimited JSON-RPC 2.0 on stdin/stdout (DESIGN §7). Methods: init,
+"""`python -m alight_worker`: newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/design.md#worker-protocol). Methods: init,
 train_step, sync_weights, save, load, shutdown. The process ends when stdin closes, so it never outlives its parent."""
 import json
 import math

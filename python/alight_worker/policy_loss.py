@@ -1,6 +1,6 @@
 """The update's maths: per-token logprobs of a packed batch under the policy, and the PPO-clip / GRPO objective
 Σ loss_weight · ℓ_token with the batch's advantages and weights as given (no renormalisation: alight's orchestrator
-already chose the normalisation, DESIGN §6)."""
+already chose the normalisation, docs/design.md#advantages-and-loss-weights)."""
 import torch
 
 

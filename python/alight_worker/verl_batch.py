@@ -1,4 +1,4 @@
-"""alight's packed batch (DESIGN §6) as verl's DataProto: each row's first prompt left-padded into `prompts`, the rest
+"""alight's packed batch (docs/design.md#batch-file) as verl's DataProto: each row's first prompt left-padded into `prompts`, the rest
 of the row (completions, with the observations between them) right-padded into `responses`, `response_mask` = the
 loss mask there. Advantages, rollout logprobs and alight's per-token loss weights ride along response-shaped, so the
 update sees exactly the tokens, advantages and weights the orchestrator chose."""

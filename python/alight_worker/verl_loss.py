@@ -1,4 +1,4 @@
-"""alight's objective inside verl's actor: Σ_tokens w · ℓ with the orchestrator's per-token weights w (DESIGN §6),
+"""alight's objective inside verl's actor: Σ_tokens w · ℓ with the orchestrator's per-token weights w (docs/design.md#advantages-and-loss-weights),
 ℓ the PPO-clip token loss (+ kl_coef · k3 KL to the reference, weighted the same way, as the torch worker does).
 
 `alight` is registered as a verl policy loss (`actor.policy_loss.loss_mode=alight`); `alight_loss` is the actor's whole

@@ -1,4 +1,4 @@
-"""alight's batch (TypeScript) against a plain-Python reference written from DESIGN §6, and against verl's own
+"""alight's batch (TypeScript) against a plain-Python reference written from docs/design.md#batch-file, and against verl's own
 advantage estimators and loss aggregation, on the same recorded traces: equal to 1e-6."""
 import importlib.util
 import json

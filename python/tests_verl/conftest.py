@@ -21,7 +21,7 @@ def node(script, *args):
 
 @pytest.fixture
 def packed():
-    """A batch in alight's packed layout (DESIGN §6): two rows; the second is multi-turn (an observation between two
+    """A batch in alight's packed layout (docs/design.md#batch-file): two rows; the second is multi-turn (an observation between two
     completions, loss mask 0 there) and longer, so both paddings show."""
     import torch
     rows = [

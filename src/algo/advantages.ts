@@ -1,4 +1,7 @@
-/** Advantage estimators (DESIGN §6): one scalar per rollout, computed within its group. Register new ones here. */
+/**
+ * Advantage estimators (docs/design.md#advantages-and-loss-weights): one scalar per rollout, computed within its group.
+ * Register new ones here.
+ */
 export const advantageEstimators = {
   /** (R − mean) / (unbiased std + 1e-6). */
   grpo: (rewards: readonly number[]): number[] => {

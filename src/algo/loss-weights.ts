@@ -1,4 +1,7 @@
-/** How the token losses of a step are summed (DESIGN §6): the weight of every loss token of each row. */
+/**
+ * How the token losses of a step are summed (docs/design.md#advantages-and-loss-weights): the weight of every loss
+ * token of each row.
+ */
 export const lossNorms = [
   'per-rollout-mean',
   'token-mean',

@@ -35,7 +35,8 @@ const upstream = z
       .boolean()
       .default(false)
       .describe(
-        'openai-compatible: relay Anthropic Messages and Responses unchanged to an upstream that serves them, instead of translating to chat',
+        'openai-compatible: relay Anthropic Messages and Responses unchanged ' +
+          'to an upstream that serves them, instead of translating to chat',
       ),
   })
   .strict();
@@ -51,7 +52,8 @@ const gateway = z
       .positive()
       .default(defaultCache.rollouts)
       .describe(
-        'live rollouts whose recent calls are kept in memory (~0.6 MB each at 20 KB histories); beyond, the least recently used are dropped',
+        'live rollouts whose recent calls are kept in memory (~0.6 MB each ' +
+          'at 20 KB histories); beyond, the least recently used are dropped',
       ),
     cacheIdleS: z
       .number()
@@ -103,13 +105,15 @@ const train = z
       .lt(1)
       .optional()
       .describe(
-        "verl (or --serve-vllm): the share of GPU memory vLLM may take (default: the preset's; --serve-vllm: 0.4 on a GPU, 0.2 of RAM on CPU)",
+        'verl (or --serve-vllm): the share of GPU memory vLLM may take ' +
+          "(default: the preset's; --serve-vllm: 0.4 on a GPU, 0.2 of RAM on CPU)",
       ),
     oldLogprobs: z
       .enum(['recompute', 'rollout'])
       .default('recompute')
       .describe(
-        "verl: the PPO ratio's denominator: recomputed by the actor before the update, or the engine's rollout logprobs as recorded",
+        "verl: the PPO ratio's denominator: recomputed by the actor " +
+          "before the update, or the engine's rollout logprobs as recorded",
       ),
     verl: z.array(z.string()).default([]).describe("verl: extra Hydra overrides (key=value), applied after alight's"),
     serveVllm: z
@@ -142,7 +146,8 @@ const train = z
       .enum(['drop', 'zero'])
       .default('drop')
       .describe(
-        'a rollout whose harness failed: drop it from its group, or train on its calls with reward 0 (as Agent Lightning does)',
+        'a rollout whose harness failed: drop it from its group, or ' +
+          'train on its calls with reward 0 (as Agent Lightning does)',
       ),
     advantage: z
       .enum(Object.keys(advantageEstimators) as [AdvantageEstimator, ...AdvantageEstimator[]])
@@ -191,7 +196,8 @@ const train = z
       .min(0)
       .default(0)
       .describe(
-        'async rollouts: keep this many groups (task × n) in flight across steps and train on the first batchSize to complete (0: synchronous steps)',
+        'async rollouts: keep this many groups (task × n) in flight across ' +
+          'steps and train on the first batchSize to complete (0: synchronous steps)',
       ),
     maxStaleness: z
       .number()
@@ -205,7 +211,8 @@ const train = z
       .enum(['none', 'token'])
       .default('none')
       .describe(
-        "token: PPO ratio against the policy at the update's start, each token weighted by min(π_old / π_rollout, isCap) (truncated IS)",
+        "token: PPO ratio against the policy at the update's start, each " +
+          'token weighted by min(π_old / π_rollout, isCap) (truncated IS)',
       ),
     isCap: z.number().positive().default(2).describe('the cap of the token-level importance weight'),
   })
@@ -223,7 +230,8 @@ export const configSchema = z
       .string()
       .optional()
       .describe(
-        "the policy model's tokenizer, for decoded text in samples diagnose/show: a tokenizer.json, a model folder holding one, or a GGUF model",
+        "the policy model's tokenizer, for decoded text in samples diagnose/show: " +
+          'a tokenizer.json, a model folder holding one, or a GGUF model',
       ),
   })
   .strict();

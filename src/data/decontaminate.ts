@@ -2,7 +2,9 @@ import type { Drop } from '../store/data.js';
 import { matchedText, patchHash, words } from './patch.js';
 import type { DataTask } from './task.js';
 
-/** What a task set must not share with a benchmark: ids, (repo, base commit), gold patches, repos, statement n-grams. */
+/**
+ * What a task set must not share with a benchmark: ids, (repo, base commit), gold patches, repos, statement n-grams.
+ */
 export interface Reference {
   ids: Set<string>;
   commits: Set<string>;
@@ -16,7 +18,10 @@ export function emptyReference(): Reference {
   return { ids: new Set(), commits: new Set(), patches: new Set(), repos: new Set(), ngrams: new Map() };
 }
 
-/** Adds a reference row (any SWE-bench-style row: only instance_id, repo, base_commit, patch and problem_statement are read). */
+/**
+ * Adds a reference row (any SWE-bench-style row: only instance_id, repo, base_commit, patch and problem_statement are
+ * read).
+ */
 export function addReference(ref: Reference, row: Record<string, unknown>, ngram: number): void {
   const str = (k: string): string | null => (typeof row[k] === 'string' && row[k] ? (row[k] as string) : null);
   const id = str('instance_id');

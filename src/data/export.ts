@@ -78,7 +78,10 @@ function jsonlRows(file: string): RowWriter {
   };
 }
 
-/** SWE-bench's columns first, in its order, then every other column any row has (SWE-bench v5's image, SWE-rebench's meta, …). */
+/**
+ * SWE-bench's columns first, in its order, then every other column any row has (SWE-bench v5's image, SWE-rebench's
+ * meta, …).
+ */
 const known = [
   'instance_id',
   'repo',

@@ -10,7 +10,10 @@ export interface PatchStats {
   sourceLines: number;
 }
 
-/** Test files as SWE-bench repos lay them out (a tests/ or testing/ folder, test_*.py, *_test(s).py); shared with the eval guards. */
+/**
+ * Test files as SWE-bench repos lay them out (a tests/ or testing/ folder, test_*.py, *_test(s).py); shared with the
+ * eval guards.
+ */
 export const testFile = /(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*\.py$|_tests?\.py$/;
 export const conftestFile = /(^|\/)conftest\.py$/;
 // A dataset's stats also count test_* data files (fixtures) as test-side; the eval guards strip only test code.
@@ -50,7 +53,9 @@ export function patchHash(patch: string): string {
   return sha256(normal);
 }
 
-/** Problem statements that differ only in case and spacing hash the same (as words(text).join(' '), without the array). */
+/**
+ * Problem statements that differ only in case and spacing hash the same (as words(text).join(' '), without the array).
+ */
 export function statementHash(text: string): string {
   return sha256(text.toLowerCase().replace(/\s+/g, ' ').trim());
 }

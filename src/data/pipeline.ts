@@ -95,7 +95,9 @@ export interface CleanSummary {
   rules: RuleName[];
 }
 
-/** `alight data clean`: the preset's rules (and those flags turn on) over every imported task; replaces the last clean. */
+/**
+ * `alight data clean`: the preset's rules (and those flags turn on) over every imported task; replaces the last clean.
+ */
 export function cleanTasks(store: Store, preset: Preset, overrides: Partial<RuleOptions>): CleanSummary {
   const o = { ...defaultRuleOptions, ...overrides };
   const names: RuleName[] = presets[preset].filter((r) => r !== 'missing-env' || o.requireEnv);
@@ -125,7 +127,10 @@ export function dedupeTasks(
   return { ...numbers, dropped: drops.length, groups: groups.length };
 }
 
-/** `alight data decontaminate`: against the shipped SWE-bench Verified list and any reference files; replaces the last run. */
+/**
+ * `alight data decontaminate`: against the shipped SWE-bench Verified list and any reference files; replaces the last
+ * run.
+ */
 export async function decontaminateTasks(
   store: Store,
   against: string[],
@@ -180,7 +185,9 @@ export async function decontaminateTasks(
   };
 }
 
-/** The kept tasks as training tasks (`alight train --from-db`): each in SWE-bench's columns, named by its instance id. */
+/**
+ * The kept tasks as training tasks (`alight train --from-db`): each in SWE-bench's columns, named by its instance id.
+ */
 export function keptAsTasks(store: Store): { id: string; data: Record<string, unknown> }[] {
   const tasks = store.data.keptTasks();
   if (tasks.length === 0)

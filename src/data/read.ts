@@ -15,7 +15,8 @@ export const requiredColumns = ['instance_id', 'repo', 'patch', 'FAIL_TO_PASS'];
 
 /**
  * The rows of a JSONL, JSON (a list, a dict of rows, or pandas' column-oriented dict) or Parquet file. JSONL streams
- * in constant memory, Parquet a row group at a time; a JSON document must be read whole, so one over 256 MiB is refused.
+ * in constant memory, Parquet a row group at a time; a JSON document must be read whole, so one over 256 MiB is
+ * refused.
  */
 export function readRows(path: string): AsyncGenerator<FileRow> {
   if (/\.parquet$/i.test(path)) return parquetRows(path);
@@ -96,7 +97,8 @@ async function* jsonRows(path: string): AsyncGenerator<FileRow> {
   const size = statSync(path).size;
   if (size > jsonFileLimit) {
     throw new AlightError(
-      `${path} is ${(size / 2 ** 20).toFixed(0)} MiB of JSON, which must be read whole (at most 256 MiB); convert it to JSONL (one row a line) or Parquet, which stream`,
+      `${path} is ${(size / 2 ** 20).toFixed(0)} MiB of JSON, which must be read whole ` +
+        '(at most 256 MiB); convert it to JSONL (one row a line) or Parquet, which stream',
       ExitCode.input,
     );
   }
@@ -162,7 +164,8 @@ function plainRow(line: number, row: Record<string, unknown>): FileRow {
   try {
     return { line, row: plain(row) };
   } catch (err) {
-    if (err instanceof RangeError) return { line, error: 'a value nests too deep to read' }; // the stack, on a 100,000-deep list
+    // the stack, on a 100,000-deep list
+    if (err instanceof RangeError) return { line, error: 'a value nests too deep to read' };
     throw err;
   }
 }
@@ -180,7 +183,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Every row of a data file, failing on the first unreadable one with its file and line (for inputs that must be whole). */
+/**
+ * Every row of a data file, failing on the first unreadable one with its file and line (for inputs that must be whole).
+ */
 export async function readAllRows(path: string): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   for await (const item of readRows(path)) {

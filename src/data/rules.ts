@@ -54,7 +54,8 @@ export const rules: Record<string, Rule> = {
   'r2e-size': {
     check: (t, o) =>
       t.n_source_files >= o.maxSourceFiles || t.n_source_lines >= o.maxSourceLines || t.patch_bytes >= o.maxPatchBytes
-        ? `${t.n_source_files} non-test files, ${t.n_source_lines} non-test changed lines, ${t.patch_bytes} patch bytes ` +
+        ? `${t.n_source_files} non-test files, ${t.n_source_lines} ` +
+          `non-test changed lines, ${t.patch_bytes} patch bytes ` +
           `(strict: < ${o.maxSourceFiles}, < ${o.maxSourceLines}, < ${o.maxPatchBytes})`
         : null,
     source: 'R2E-Gym commit heuristics (< 5 files, < 200 lines, < 10,000 chars)',

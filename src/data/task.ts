@@ -131,7 +131,9 @@ export interface DataTask {
 
 const known = new Set(Object.keys(rawTask.shape));
 
-/** Which export a row comes from, when the user did not say: SWE-smith's repos and ids, SWE-rebench's install_config. */
+/**
+ * Which export a row comes from, when the user did not say: SWE-smith's repos and ids, SWE-rebench's install_config.
+ */
 export function detectFormat(row: Record<string, unknown>): Format {
   const repo = String(row.repo ?? '');
   const id = String(row.instance_id ?? '');
@@ -152,7 +154,8 @@ export function parseTask(
   try {
     return parseRow(row, at);
   } catch (err) {
-    // JSON.stringify of a 100,000-deep value (Parquet's and JSON documents' rows are not depth-checked as text) overflows the stack.
+    // JSON.stringify of a 100,000-deep value (Parquet's and JSON documents' rows are not depth-checked as text)
+    // overflows the stack.
     if (err instanceof RangeError)
       return { ok: false, reason: `a value nests too deep or is too large to store (${err.message})` };
     throw err;
@@ -225,7 +228,8 @@ function parseRow(row: unknown, at: { source: string; format: Format | 'auto'; f
 /** A task in SWE-bench's own columns (F2P/P2P as JSON strings, as on Hugging Face), for other tools to read. */
 export function toSweBenchRow(t: DataTask): Record<string, unknown> {
   return {
-    ...t.extra, // columns alight does not interpret (SWE-bench v5's image, log_parser, eval_type; SWE-rebench's meta) pass through
+    // columns alight does not interpret (SWE-bench v5's image, log_parser, eval_type; SWE-rebench's meta) pass through
+    ...t.extra,
     instance_id: t.instance_id,
     repo: t.repo,
     base_commit: t.base_commit,

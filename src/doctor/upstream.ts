@@ -76,7 +76,8 @@ export async function checkUpstream(url: string, apiKey?: string): Promise<Check
       ok: model !== null,
       detail:
         model ??
-        `GET /v1/models answered ${models.status}${models.status === 401 ? ' (set the API key: --upstream-key-env)' : ''}`,
+        'GET /v1/models answered ' +
+          `${models.status}${models.status === 401 ? ' (set the API key: --upstream-key-env)' : ''}`,
     });
     if (!model) return checks;
     const { json } = await call(root, apiKey, '/v1/chat/completions', {
@@ -105,7 +106,8 @@ export async function checkUpstream(url: string, apiKey?: string): Promise<Check
           ? 'no top logprobs returned: cannot tell'
           : processed
             ? 'processed_logprobs (the sampling distribution)'
-            : `raw logprobs (a top_k 1 sample reports ${top[1].toFixed(3)} for the token it could not sample): start vLLM with --logprobs-mode processed_logprobs`,
+            : `raw logprobs (a top_k 1 sample reports ${top[1].toFixed(3)} for the token ` +
+              'it could not sample): start vLLM with --logprobs-mode processed_logprobs',
     });
   } catch (err) {
     checks.push({ name: 'reachable', ok: false, detail: `${url}: ${errorMessage(err)}` });

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 
-/** The grading image alight builds itself: Debian bookworm (debootstrap, minbase) with python3, pytest, git and patch. */
+/**
+ * The grading image alight builds itself: Debian bookworm (debootstrap, minbase) with python3, pytest, git and patch.
+ */
 export const defaultImage = 'localhost/alight-grader:bookworm';
 
 export const runtimeNames = ['podman', 'docker'] as const;
@@ -25,7 +27,10 @@ export const runtimes: Record<Runtime, { runFlags: string[] }> = {
 /** SWE-bench's prebuilt instance images (`__` becomes `_1776_`, as Docker Hub allows no dunders). */
 export const swebenchImageTemplate = 'docker.io/swebench/sweb.eval.x86_64.{id_1776}:latest';
 
-/** An instance's image: the row's own (`image`, `image_name`, `docker_image`), else the template with {id} / {id_1776} / {repo} filled. */
+/**
+ * An instance's image: the row's own (`image`, `image_name`, `docker_image`), else the template with {id} / {id_1776} /
+ * {repo} filled.
+ */
 export function instanceImage(row: Record<string, unknown>, template = swebenchImageTemplate): string {
   const own = [row.image, row.image_name, row.docker_image].find((v) => typeof v === 'string' && v);
   if (own) return own as string;
@@ -40,7 +45,10 @@ export function imageExists(image: string, runtime: Runtime = 'podman'): boolean
   return spawnSync(runtime, ['image', 'inspect', image], { stdio: 'ignore' }).status === 0;
 }
 
-/** Runs the engine's CLI without blocking (pulls and `git add -A` in a container take a while); its error output becomes the error. */
+/**
+ * Runs the engine's CLI without blocking (pulls and `git add -A` in a container take a while); its error output becomes
+ * the error.
+ */
 export function engine(runtime: Runtime, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(runtime, args, { encoding: 'utf8', maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
@@ -50,7 +58,8 @@ export function engine(runtime: Runtime, args: string[]): Promise<string> {
         new Error(
           code === 'ENOENT'
             ? `${runtime} is not installed`
-            : `${runtime} ${args[0]} failed: ${(stderr || stdout || err.message).trim().split('\n').slice(-3).join(' ')}`,
+            : `${runtime} ${args[0]} failed: ` +
+                `${(stderr || stdout || err.message).trim().split('\n').slice(-3).join(' ')}`,
         ),
       );
     });

@@ -111,7 +111,8 @@ export function badIds(ids: string[]): Map<number, string> {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id) || id.length > maxIdLength) {
       bad.set(
         i,
-        `instance id ${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '…' : ''} is not a plain name (letters, digits, . _ -, at most ${maxIdLength} characters)`,
+        `instance id ${JSON.stringify(id.slice(0, 80))}${id.length > 80 ? '…' : ''} ` +
+          `is not a plain name (letters, digits, . _ -, at most ${maxIdLength} characters)`,
       );
     } else if (seen.has(id)) bad.set(i, `instance id ${id} appears twice in the predictions: only the first is graded`);
     seen.add(id);

@@ -109,7 +109,9 @@ export async function gradeInstance(
   }
 }
 
-/** The verdict from the test log, once it is trusted; non-test code reaching into the test framework is not resolved. */
+/**
+ * The verdict from the test log, once it is trusted; non-test code reaching into the test framework is not resolved.
+ */
 function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tested, o: GradeOptions): InstanceReport {
   if (log.includes(applyFailed)) return { ...report, error: 'patch apply failed' };
   report.patch_successfully_applied = true;
@@ -120,7 +122,9 @@ function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tes
   if (conflict)
     return {
       ...report,
-      error: `${conflict} is reported both passing and failing: the log is not trusted (output from the code under test?)`,
+      error:
+        `${conflict} is reported both passing and failing: the ` +
+        'log is not trusted (output from the code under test?)',
     };
   const untrusted = untrustedPytestLog(log, parser) ?? unbackedResults(parsed.map, results, parser);
   if (untrusted) return { ...report, error: untrusted };
@@ -146,7 +150,9 @@ export function ungraded(instanceId: string, prediction: string | null, error: s
   };
 }
 
-/** git's own reading of a guarded patch, against the guard's: why it fails the grade if a protected path slipped past. */
+/**
+ * git's own reading of a guarded patch, against the guard's: why it fails the grade if a protected path slipped past.
+ */
 export function slippedPastGuard(dir: string, diff: string): string | null {
   const slipped = patchPaths(dir, diff).filter((p) => protectedReason(p) !== null);
   return slipped.length ? `the patch touches ${slipped.join(', ')} in a form the guard could not separate` : null;
@@ -156,7 +162,10 @@ export function slippedPastGuard(dir: string, diff: string): string | null {
 type Tested = { log: string; flags?: GuardResult['flags']; results?: ReturnType<typeof readResults> };
 type Ran = Tested | { error: string };
 
-/** A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here (sandboxed unless opted out) or in the image named. */
+/**
+ * A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here
+ * (sandboxed unless opted out) or in the image named.
+ */
 async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
   if (!o.reposDir)
     return {
@@ -174,7 +183,8 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   };
   const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles });
   if (!('flags' in prepared)) return prepared;
-  // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval script does.
+  // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval
+  // script does.
   for (const file of new Set(testFiles)) {
     const original = base(file);
     rmSync(join(ws, file), { recursive: true, force: true });
@@ -200,7 +210,10 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
         mounts: [`${ws}:/testbed`, `${results}:/alight/results`],
       }
     : undefined;
-  const script = `export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n${resultsEnv(container ? '/alight/results' : results)}set -x\n: '${markers.start}'\n${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
+  const script =
+    'export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n' +
+    `${resultsEnv(container ? '/alight/results' : results)}set -x\n: '${markers.start}'\n` +
+    `${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
   const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws, results } : undefined;
   const log = await runScript(ws, script, {
     timeoutMs: o.timeoutMs,
@@ -260,7 +273,10 @@ function patchPaths(ws: string, diff: string): string[] {
     : [];
 }
 
-/** A graded test whose `STATUS name` lines disagree: pytest reports each test once, so the rest was printed by something else. */
+/**
+ * A graded test whose `STATUS name` lines disagree: pytest reports each test once, so the rest was printed by something
+ * else.
+ */
 function conflictingResults(log: string, tests: string[]): string | null {
   const wanted = new Set(tests);
   const seen = new Map<string, Set<string>>();

@@ -14,7 +14,10 @@ export type Resolution = 'RESOLVED_FULL' | 'RESOLVED_PARTIAL' | 'RESOLVED_NO';
 
 const passing: TestStatus[] = ['PASSED', 'XFAIL'];
 
-/** The status-map key for an expected test id; a parametrized id truncated mid-parameter prefix-matches when all matches agree. */
+/**
+ * The status-map key for an expected test id; a parametrized id truncated mid-parameter prefix-matches when all matches
+ * agree.
+ */
 function resolveCase(name: string, map: StatusMap): string | null {
   if (map.has(name)) return name;
   if ((name.match(/\[/g)?.length ?? 0) > (name.match(/\]/g)?.length ?? 0)) {

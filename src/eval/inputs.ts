@@ -8,7 +8,10 @@ import { parserNamed, parsers } from './log-parsers.js';
 const list = (v: unknown): string[] =>
   Array.isArray(v) ? v.map(String) : typeof v === 'string' ? (JSON.parse(v) as string[]) : [];
 
-/** Tasks for grading from a SWE-bench-style file (the columns grading reads; the test command from the row if it has one). */
+/**
+ * Tasks for grading from a SWE-bench-style file (the columns grading reads; the test command from the row if it has
+ * one).
+ */
 export async function readGradeTasks(path: string, imageTemplate?: string): Promise<GradeTask[]> {
   return (await readAllRows(path)).map((r) => gradeTask(r, imageTemplate));
 }
@@ -24,7 +27,8 @@ export function gradeTask(r: Record<string, unknown>, imageTemplate?: string): G
   const log_parser = parser === undefined ? undefined : parserNamed(parser);
   if (parser !== undefined && log_parser === undefined) {
     throw new AlightError(
-      `instance ${String(r.instance_id)}: log parser ${parser} is not one alight has (${Object.keys(parsers).join(', ')}, or the official parse_log_* names for Python)`,
+      `instance ${String(r.instance_id)}: log parser ${parser} is not one alight has ` +
+        `(${Object.keys(parsers).join(', ')}, or the official parse_log_* names for Python)`,
       ExitCode.input,
     );
   }

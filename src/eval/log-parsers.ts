@@ -1,6 +1,7 @@
 /**
  * Test-log parsers with the semantics of the official SWE-bench harness (`swebench/harness/log_parsers/python.py` in
- * swebench 5.0.2, the release the pytest cross-check runs against), written from its behaviour: each maps a log to test name → status. Which repo uses which is `parserForRepo`.
+ * swebench 5.0.2, the release the pytest cross-check runs against), written from its behaviour: each maps a log to test
+ * name → status. Which repo uses which is `parserForRepo`.
  */
 export const testStatuses = ['PASSED', 'FAILED', 'SKIPPED', 'ERROR', 'XFAIL'] as const;
 export type TestStatus = (typeof testStatuses)[number];
@@ -28,7 +29,9 @@ function pytest(
   return map;
 }
 
-/** Later pytest: colours stripped; `STATUS name…` (the rest of the line is the name) or `name… STATUS` (pytest -v). */
+/**
+ * Later pytest: colours stripped; `STATUS name…` (the rest of the line is the name) or `name… STATUS` (pytest -v).
+ */
 function pytestV2(log: string): StatusMap {
   const map: StatusMap = new Map();
   for (const raw of log.split('\n')) {
@@ -150,7 +153,9 @@ export function parserForRepo(repo: string): ParserName {
   return byRepo[repo] ?? 'pytest';
 }
 
-/** The official harness's parser names (v5 rows carry them in `log_parser`) for the Python repos, as alight's parsers. */
+/**
+ * The official harness's parser names (v5 rows carry them in `log_parser`) for the Python repos, as alight's parsers.
+ */
 const officialNames: Record<string, ParserName> = {
   parse_log_pytest: 'pytest',
   parse_log_pytest_options: 'pytest-options',

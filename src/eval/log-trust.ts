@@ -48,14 +48,20 @@ export function untrustedPytestLog(log: string, parser: ParserName): string | nu
   const text = log.split(markers.start)[1].split(markers.end)[0];
   const summary = summaryCounts(text);
   if (!summary)
-    return "the test run did not end with pytest's summary line (code under test that exits early or prints its own results?): the log is not trusted";
+    return (
+      "the test run did not end with pytest's summary line (code under test " +
+      'that exits early or prints its own results?): the log is not trusted'
+    );
   if (!/^=+ short test summary info =+$/m.test(text)) return null;
   const listed = listedCounts(text);
   const statuses = new Set([...summary.keys(), ...listed.keys()]);
   const differ = [...statuses].filter((s) => (summary.get(s) ?? 0) !== (listed.get(s) ?? 0));
   if (!differ.length) return null;
   const show = (c: Map<string, number>): string => differ.map((s) => `${c.get(s) ?? 0} ${s}`).join(', ');
-  return `the results listed (${show(listed)}) do not add up to pytest's summary (${show(summary)}): the log is not trusted`;
+  return (
+    `the results listed (${show(listed)}) do not add up to ` +
+    `pytest's summary (${show(summary)}): the log is not trusted`
+  );
 }
 
 /** Why the log's passing results are not backed by pytest's own results file (pytest-results.ts), or null. */
@@ -73,6 +79,8 @@ export function unbackedResults(
   if (!unbacked.length) return null;
   const shown = `${unbacked.slice(0, 3).join(', ')}${unbacked.length > 3 ? ` and ${unbacked.length - 3} more` : ''}`;
   return results === null
-    ? `the log shows passing tests (${shown}) but pytest wrote no results file (code under test that exits before pytest ends?): the log is not trusted`
-    : `the log shows ${shown} passing where pytest's own results file does not (output from the code under test?): the log is not trusted`;
+    ? `the log shows passing tests (${shown}) but pytest wrote no results file ` +
+        '(code under test that exits before pytest ends?): the log is not trusted'
+    : `the log shows ${shown} passing where pytest's own results file ` +
+        'does not (output from the code under test?): the log is not trusted';
 }

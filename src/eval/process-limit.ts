@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * A bound on the processes of one grade (a fork bomb in the code under test must not take the machine). Root is exempt
  * from RLIMIT_NPROC, so where a pids cgroup can be made (cgroup v1's pids hierarchy, or v2 with the pids controller
  * enabled at the root) the grade runs in one of its own, which also lets every process of it be killed at the end;
- * otherwise a user's grade gets `ulimit -u`: the limit over what the user already runs (that rlimit counts all of them).
+ * otherwise a user's grade gets `ulimit -u`: the limit over what the user already runs (that rlimit counts all of
+ * them).
  */
 export interface ProcessLimit {
   /** Before the command: moves the shell into the cgroup, then execs the command. */

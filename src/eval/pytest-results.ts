@@ -5,8 +5,8 @@ import type { StatusMap } from './log-parsers.js';
 /**
  * pytest's own results file (JUnit XML), asked of whatever runs pytest through PYTEST_ADDOPTS and written outside the
  * workspace. Its outcomes come from pytest's reports, not from the output the code under test shares, so a PASSED line
- * printed by that code — or a whole forged summary before an early exit — has no match in it. (Code that rewrites this
- * file as well, from inside pytest's process, is beyond any grader that runs it in that process: see the README.)
+ * printed by that code — or a whole forged summary before an early exit — has no match in it. (Code that rewrites
+ * this file as well, from inside pytest's process, is beyond any grader that runs it in that process: see the README.)
  */
 export const resultsEnv = (dir: string): string => `export PYTEST_ADDOPTS="--junitxml=${dir}/junit.xml"\n`;
 

@@ -55,7 +55,8 @@ export async function ensureSandbox(listener: SetupListener): Promise<void> {
   if (!sandboxWorks()) {
     throw new AlightError(
       'bubblewrap is installed but cannot make namespaces here (a container without user namespaces?): grade in ' +
-        'containers with --grader podman|docker, or run the tests unsandboxed with --no-sandbox (the code under test then runs as you)',
+        'containers with --grader podman|docker, or run the tests ' +
+        'unsandboxed with --no-sandbox (the code under test then runs as you)',
       ExitCode.failure,
     );
   }
@@ -72,7 +73,10 @@ function userSite(): string | null {
   return site;
 }
 
-/** `bwrap …` before the command: mounts in order (later ones cover earlier), the workspace bound last so it stays visible. */
+/**
+ * `bwrap …` before the command: mounts in order (later ones cover earlier), the workspace bound last so it stays
+ * visible.
+ */
 export function sandboxArgs(s: Sandbox): string[] {
   const scratch = [...new Set(['/tmp', resolve(tmpdir())])];
   // A folder that does not exist needs no cover (and bwrap could not make its mount point on the read-only root).

@@ -18,7 +18,10 @@ const framework = [
 
 let names: Set<string> | undefined;
 
-/** Module names a prediction may not add a file or package for where the test run imports from: the standard library's and the test framework's. */
+/**
+ * Module names a prediction may not add a file or package for where the test run imports from: the standard library's
+ * and the test framework's.
+ */
 export function shadowableModules(): Set<string> {
   if (!names) {
     const res = spawnSync('python3', ['-c', 'import sys; print("\\n".join(sorted(sys.stdlib_module_names)))'], {

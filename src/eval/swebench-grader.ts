@@ -19,9 +19,10 @@ export interface SwebenchGraderOptions {
 
 /**
  * The `swebench` grader: the official package's `run_evaluation` as a managed subprocess (it needs a Docker engine, or
- * podman, and the instance images), on a dataset file alight writes in SWE-bench v5's shape (each row's image, eval script, log
- * parser), with the guarded predictions of known instances (the caller reports unknown ones). Its per-instance
- * report.json files become alight's reports; an instance without one is an error with the harness's reason.
+ * podman, and the instance images), on a dataset file alight writes in SWE-bench v5's shape (each row's image, eval
+ * script, log parser), with the guarded predictions of known instances (the caller reports unknown ones). Its
+ * per-instance report.json files become alight's reports; an instance without one is an error with the harness's
+ * reason.
  */
 export async function gradeWithSwebench(
   tasks: GradeTask[],
@@ -110,7 +111,9 @@ export async function gradeWithSwebench(
     if (!existsSync(path))
       return {
         ...base,
-        error: `the official harness wrote no report (${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})`,
+        error:
+          'the official harness wrote no report ' +
+          `(${ran.reason ?? 'see its instance log'}; ${join(dir, 'run_evaluation.log')})`,
       };
     const official = (
       JSON.parse(readFileSync(path, 'utf8')) as Record<

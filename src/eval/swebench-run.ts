@@ -163,7 +163,8 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
           } as Prediction,
         }));
       if (these.length === 0) continue;
-      // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff: not graded.
+      // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff: not
+      // graded.
       const ran = these.filter((a) => a.rollout.state === 'succeeded');
       const batch = new Set(ran.map((a) => a.job.task.id));
       const stoppedBefore = o.signal.aborted;
@@ -247,7 +248,10 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
   return { run, out: o.out, summary, attempts };
 }
 
-/** The row the agent sees: not the gold patch, the test patch or the tests that decide (they would give the answer away). */
+/**
+ * The row the agent sees: not the gold patch, the test patch or the tests that decide (they would give the answer
+ * away).
+ */
 function withoutAnswers(row: Record<string, unknown>): Record<string, unknown> {
   const { patch: _p, test_patch: _t, FAIL_TO_PASS: _f, PASS_TO_PASS: _pp, ...rest } = row;
   return rest;

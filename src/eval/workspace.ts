@@ -13,7 +13,10 @@ const gitEnv = {
   GIT_CONFIG_NOSYSTEM: '1',
 };
 
-/** git's environment for a folder: it never looks above it for a repository (a workspace under the user's repo stays apart). */
+/**
+ * git's environment for a folder: it never looks above it for a repository (a workspace under the user's repo stays
+ * apart).
+ */
 export function gitEnvFor(cwd: string): NodeJS.ProcessEnv {
   return { ...gitEnv, GIT_CEILING_DIRECTORIES: dirname(resolve(cwd)) };
 }
@@ -91,7 +94,10 @@ function historyRepo(source: string): string {
   return dest;
 }
 
-/** Everything changed in a workspace since its base commit (its first; the agent may have committed), new files included. */
+/**
+ * Everything changed in a workspace since its base commit (its first; the agent may have committed), new files
+ * included.
+ */
 export function workspaceDiff(dir: string): string {
   if (!existsSync(join(dir, '.git'))) throw new Error(`${dir} is not a workspace (no .git: removed by the agent?)`);
   const base = git(dir, ['rev-list', '--max-parents=0', 'HEAD']).trim().split('\n')[0];

@@ -75,7 +75,9 @@ export class GatewayState {
     while (this.calls.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   }
 
-  /** For close: pauses, wakes held calls (they are then refused), aborts the calls under way, waits for every request. */
+  /**
+   * For close: pauses, wakes held calls (they are then refused), aborts the calls under way, waits for every request.
+   */
   async stop(timeoutMs: number): Promise<void> {
     this.pausedNow = true;
     this.release();

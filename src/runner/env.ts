@@ -12,7 +12,10 @@ export interface HarnessEnvInput {
   withhold: string[];
 }
 
-/** The harness contract (DESIGN §3): everything a harness needs, and nothing that grants more than its rollout. */
+/**
+ * The harness contract (docs/design.md#harness-contract): everything a harness needs, and nothing that grants more than
+ * its rollout.
+ */
 export function harnessEnv(input: HarnessEnvInput, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
   for (const name of input.withhold) delete env[name];

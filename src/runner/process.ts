@@ -18,7 +18,10 @@ export type ProcessOutput = 'inherit' | 'stdout-to-stderr' | { stdout: string; s
 
 export interface ProcessResult {
   exitCode: number | null;
-  /** Why it ended other than by exiting: `timeout`, the abort's reason (`interrupted` for Ctrl-C), a signal name, or a start error. */
+  /**
+   * Why it ended other than by exiting: `timeout`, the abort's reason (`interrupted` for Ctrl-C), a signal name, or a
+   * start error.
+   */
   reason: string | null;
   stdout: string;
 }

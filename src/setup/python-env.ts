@@ -14,7 +14,10 @@ export const PYTHON_DIR = join(packageRoot, 'python');
 export const OFFLINE_HINT =
   'without network, point pip at a wheel folder: PIP_NO_INDEX=1 PIP_FIND_LINKS=<folder of wheels>';
 
-/** alight's Python environment (the torch worker, the tiny models, vLLM on CPU): ALIGHT_PYTHON_ENV, else ~/.cache/alight/python. */
+/**
+ * alight's Python environment (the torch worker, the tiny models, vLLM on CPU): ALIGHT_PYTHON_ENV, else
+ * ~/.cache/alight/python.
+ */
 export function envDir(): string {
   return process.env.ALIGHT_PYTHON_ENV ?? join(homedir(), '.cache', 'alight', 'python');
 }
@@ -31,7 +34,9 @@ export interface Package {
 /** Installed versions of `names` for `python` (all null without one). */
 export function versions(python: string | null, names: string[]): Package[] {
   if (!python || !existsSync(python)) return names.map((name) => ({ name, version: null }));
-  const script = `import importlib.metadata as m, json\nout = {}\nfor n in ${JSON.stringify(names)}:\n  try: out[n] = m.version(n)\n  except Exception: out[n] = None\nprint(json.dumps(out))`;
+  const script =
+    `import importlib.metadata as m, json\nout = {}\nfor n in ${JSON.stringify(names)}:\n` +
+    '  try: out[n] = m.version(n)\n  except Exception: out[n] = None\nprint(json.dumps(out))';
   const found = JSON.parse(execFileSync(python, ['-c', script], { encoding: 'utf8' })) as Record<string, string | null>;
   return names.map((name) => ({ name, version: found[name] }));
 }
@@ -62,7 +67,8 @@ export async function ensureVenv(venv: string, listener: SetupListener): Promise
   if (!existsSync(join(venv, 'pyvenv.cfg'))) {
     if (existsSync(venv) && readdirSync(venv).length > 0) {
       throw new AlightError(
-        `${venv} exists and is not a virtualenv: remove it, or point alight elsewhere (ALIGHT_PYTHON_ENV, ALIGHT_VERL_ENV)`,
+        `${venv} exists and is not a virtualenv: remove it, or ` +
+          'point alight elsewhere (ALIGHT_PYTHON_ENV, ALIGHT_VERL_ENV)',
         ExitCode.failure,
       );
     }
@@ -81,7 +87,9 @@ export async function ensureVenv(venv: string, listener: SetupListener): Promise
   return envPython(venv);
 }
 
-/** Whether `python`'s pip can print raw download progress (pip 24.1 and later; an offline folder may hold an older one). */
+/**
+ * Whether `python`'s pip can print raw download progress (pip 24.1 and later; an offline folder may hold an older one).
+ */
 function rawProgress(python: string): boolean {
   const res = spawnSync(python, ['-m', 'pip', '--version'], { encoding: 'utf8' });
   const [major, minor] = (/^pip (\d+)\.(\d+)/.exec(res.stdout ?? '') ?? []).slice(1).map(Number);

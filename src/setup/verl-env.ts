@@ -8,12 +8,17 @@ import { ensureRequirements, envPython, type Package, pip, versions } from './py
 /** verl's pinned stack (its `vllm` extra): what the verl backend's virtualenv installs. */
 export const verlStack = { torch: '2.11.0', verl: '0.9.1', vllm: '0.24.0' };
 
-/** The verl backend's own virtualenv (its torch, CUDA wheels and Ray cannot share the torch worker's): ALIGHT_VERL_ENV, else ~/.cache/alight/verl. */
+/**
+ * The verl backend's own virtualenv (its torch, CUDA wheels and Ray cannot share the torch worker's): ALIGHT_VERL_ENV,
+ * else ~/.cache/alight/verl.
+ */
 export function verlEnvDir(): string {
   return process.env.ALIGHT_VERL_ENV ?? join(homedir(), '.cache', 'alight', 'verl');
 }
 
-/** The verl virtualenv's python if the virtualenv has been made (what is installed in it is inspectVerlEnv's to say). */
+/**
+ * The verl virtualenv's python if the virtualenv has been made (what is installed in it is inspectVerlEnv's to say).
+ */
 export function verlPython(): string | null {
   const python = envPython(verlEnvDir());
   return existsSync(python) ? python : null;
@@ -54,15 +59,18 @@ export function inspectVerlEnv(): VerlEnvReport {
   const fixes: string[] = [];
   if (gpus === 0)
     fixes.push(
-      'no CUDA GPU (nvidia-smi lists none): the verl backend trains on NVIDIA GPUs; install the driver, or use --backend torch',
+      'no CUDA GPU (nvidia-smi lists none): the verl backend trains ' +
+        'on NVIDIA GPUs; install the driver, or use --backend torch',
     );
   if (!python || !version('verl') || !version('vllm')) {
     fixes.push(
-      `alight doctor --setup --backend verl (makes ${venv}: torch ${verlStack.torch}, verl ${verlStack.verl}, vllm ${verlStack.vllm})`,
+      `alight doctor --setup --backend verl (makes ${venv}: torch ` +
+        `${verlStack.torch}, verl ${verlStack.verl}, vllm ${verlStack.vllm})`,
     );
   } else if (version('verl') !== verlStack.verl || version('vllm') !== verlStack.vllm) {
     fixes.push(
-      `verl ${version('verl')} / vLLM ${version('vllm')} are installed; alight is built against ${verlStack.verl} / ${verlStack.vllm}: ` +
+      `verl ${version('verl')} / vLLM ${version('vllm')} are installed; ` +
+        `alight is built against ${verlStack.verl} / ${verlStack.vllm}: ` +
         `${python} -m pip install "verl[vllm]==${verlStack.verl}"`,
     );
   }
@@ -79,7 +87,9 @@ export function ensureVerlEnv(listener: SetupListener): Promise<string> {
     async install(python) {
       listener({
         type: 'step',
-        message: `installing torch ${verlStack.torch} (~2.6 GB), then verl ${verlStack.verl} with vLLM ${verlStack.vllm} (~2.5 GB)`,
+        message:
+          `installing torch ${verlStack.torch} (~2.6 GB), then verl ` +
+          `${verlStack.verl} with vLLM ${verlStack.vllm} (~2.5 GB)`,
       });
       await pip(python, [`torch==${verlStack.torch}`], listener);
     },

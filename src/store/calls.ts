@@ -14,7 +14,9 @@ export interface CallRecord {
   /** The body as sent upstream. Its history (chat `messages`, or a string `prompt`) is stored by reference. */
   request: EncodedRequest;
   response: Record<string, unknown> | null;
-  /** Where the gateway translated the harness's protocol: the harness's own request and answer (stored like `request`). */
+  /**
+   * Where the gateway translated the harness's protocol: the harness's own request and answer (stored like `request`).
+   */
   harness?: { request: EncodedRequest; response: Record<string, unknown> | null } | null;
   promptIds: ArrayLike<number> | null;
   completionIds: ArrayLike<number> | null;
@@ -191,7 +193,10 @@ export class CallStore {
     return id;
   }
 
-  /** A call stored `ok` whose answer the harness did not read to its end (it dropped the connection): an error after all. */
+  /**
+   * A call stored `ok` whose answer the harness did not read to its end (it dropped the connection): an error after
+   * all.
+   */
   undelivered(id: number, error: string): void {
     this.db.prepare("UPDATE calls SET status = 'error', error = ? WHERE id = ?").run(error, id);
   }
@@ -299,9 +304,12 @@ export class CallStore {
   /** Bytes the rollout's calls occupy in their columns (for storage checks and `traces show`). */
   storedBytes(rolloutId: string): number {
     const row = this.db
-      .prepare(`SELECT sum(length(request) + coalesce(length(response), 0) + coalesce(length(prompt_suffix), 0)
+      .prepare(
+        `SELECT sum(length(request) + coalesce(length(response), 0) + coalesce(length(prompt_suffix), 0)
       + coalesce(length(completion_ids), 0) + coalesce(length(completion_logprobs), 0)
-      + coalesce(length(harness_request), 0) + coalesce(length(harness_response), 0)) AS b FROM calls WHERE rollout_id = ?`)
+      + coalesce(length(harness_request), 0) + coalesce(length(harness_response), 0)) AS b ` +
+          'FROM calls WHERE rollout_id = ?',
+      )
       .get(rolloutId) as { b: number | null };
     return row.b ?? 0;
   }

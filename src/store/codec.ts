@@ -1,6 +1,7 @@
 import { endianness } from 'node:os';
 
-// BLOBs are little-endian (DESIGN §8); typed arrays use the host order, so refuse to run where they differ.
+// BLOBs are little-endian (docs/design.md#storage); typed arrays use the host order, so refuse to run where they
+// differ.
 if (endianness() !== 'LE')
   throw new Error('alight stores token ids as little-endian int32 and needs a little-endian host');
 

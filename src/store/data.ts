@@ -38,7 +38,8 @@ export type TaskFacts = Pick<
 > & { seq: number };
 
 const factColumns =
-  'uid, instance_id, source, repo, base_commit, created_at, n_files, n_source_files, n_hunks, n_lines, n_source_lines, ' +
+  'uid, instance_id, source, repo, base_commit, created_at, ' +
+  'n_files, n_source_files, n_hunks, n_lines, n_source_lines, ' +
   'patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, patch_sha, ps_sha, seq';
 const statColumns = ['n_lines', 'n_files', 'n_f2p', 'n_p2p', 'ps_words'] as const;
 type StatColumn = (typeof statColumns)[number];
@@ -60,15 +61,20 @@ export class DataStore {
   private nextSeq: number | null = null;
 
   constructor(private readonly db: Database.Database) {
-    this.insert =
-      db.prepare(`INSERT OR IGNORE INTO data_tasks (uid, instance_id, source, repo, base_commit, created_at, task, n_files,
-        n_source_files, n_hunks, n_lines, n_source_lines, patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, patch_sha, ps_sha, file, line, seq)
-      VALUES (@uid, @instance_id, @source, @repo, @base_commit, @created_at, @task, @n_files, @n_source_files, @n_hunks, @n_lines, @n_source_lines,
-        @patch_bytes, @n_f2p, @n_p2p, @ps_chars, @ps_words, @patch_sha, @ps_sha, @file, @line, @seq)`);
+    this.insert = db.prepare(
+      `INSERT OR IGNORE INTO data_tasks (uid, instance_id, source, repo, base_commit, created_at, task, n_files,
+        n_source_files, n_hunks, n_lines, n_source_lines, patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, ` +
+        `patch_sha, ps_sha, file, line, seq)
+      VALUES (@uid, @instance_id, @source, @repo, @base_commit, @created_at, @task, @n_files, @n_source_files, ` +
+        `@n_hunks, @n_lines, @n_source_lines,
+        @patch_bytes, @n_f2p, @n_p2p, @ps_chars, @ps_words, @patch_sha, @ps_sha, @file, @line, @seq)`,
+    );
     this.invalid = db.prepare('INSERT OR REPLACE INTO data_invalid (file, line, reason) VALUES (?, ?, ?)');
   }
 
-  /** Adds a batch of rows in one transaction; a row seen before (same uid) is left as it was. Returns the rows added. */
+  /**
+   * Adds a batch of rows in one transaction; a row seen before (same uid) is left as it was. Returns the rows added.
+   */
   addTasks(tasks: DataTask[], invalid: { file: string; line: number; reason: string }[]): number {
     this.nextSeq ??= (
       this.db.prepare('SELECT coalesce(max(seq), 0) + 1 AS n FROM data_tasks').get() as { n: number }
@@ -92,7 +98,8 @@ export class DataStore {
       'instance-id': 'instance_id',
       patch: 'CASE WHEN patch_bytes > 0 THEN patch_sha END',
       'repo-commit-patch':
-        "CASE WHEN patch_bytes > 0 AND coalesce(base_commit, '') != '' THEN repo || '@' || base_commit || ':' || patch_sha END",
+        "CASE WHEN patch_bytes > 0 AND coalesce(base_commit, '') != '' " +
+        "THEN repo || '@' || base_commit || ':' || patch_sha END",
       statement: 'CASE WHEN ps_words > 0 THEN ps_sha END',
     };
     const statementOf = this.db
@@ -110,13 +117,15 @@ export class DataStore {
       byKey: (key) =>
         this.db
           .prepare(
-            `SELECT seq, k AS key FROM (SELECT seq, ${keyExpr[key]} AS k FROM data_tasks t WHERE ${where}) WHERE k IS NOT NULL ORDER BY k, seq`,
+            `SELECT seq, k AS key FROM (SELECT seq, ${keyExpr[key]} AS k FROM data_tasks t WHERE ${where}) ` +
+              'WHERE k IS NOT NULL ORDER BY k, seq',
           )
           .iterate() as Iterable<{ seq: number; key: string }>,
       statements: () =>
         this.db
           .prepare(
-            `SELECT seq, json_extract(task, '$.problem_statement') AS statement FROM data_tasks t WHERE ${where} ORDER BY seq`,
+            "SELECT seq, json_extract(task, '$.problem_statement') AS statement " +
+              `FROM data_tasks t WHERE ${where} ORDER BY seq`,
           )
           .iterate() as Iterable<{ seq: number; statement: string }>,
       statementOf: (seq) => statementOf.get(seq) as string,
@@ -128,7 +137,9 @@ export class DataStore {
     return [...this.eachKeptTask()];
   }
 
-  /** The kept tasks (or those `stage` works on) one at a time, so that a pass over a large store holds one in memory. */
+  /**
+   * The kept tasks (or those `stage` works on) one at a time, so that a pass over a large store holds one in memory.
+   */
   *eachKeptTask(stage?: DataStage): Generator<DataTask> {
     for (const r of this.db
       .prepare(`SELECT task FROM data_tasks t WHERE ${stage ? keptBefore(stage) : kept} ORDER BY seq`)
@@ -137,11 +148,16 @@ export class DataStore {
     }
   }
 
-  /** Every task's facts (clean judges them all), one at a time, and whether it names an environment (image, install_config, eval_script). */
+  /**
+   * Every task's facts (clean judges them all), one at a time, and whether it names an environment (image,
+   * install_config, eval_script).
+   */
   *ruleInputs(): Generator<TaskFacts & { has_env: boolean }> {
-    const rows =
-      this.db.prepare(`SELECT ${factColumns}, (coalesce(json_extract(task, '$.image_name'), json_extract(task, '$.extra.image'),
-      json_extract(task, '$.eval_script'), json_extract(task, '$.install_config')) IS NOT NULL) AS has_env FROM data_tasks t ORDER BY seq`);
+    const rows = this.db.prepare(
+      `SELECT ${factColumns}, (coalesce(json_extract(task, '$.image_name'), json_extract(task, '$.extra.image'),
+      json_extract(task, '$.eval_script'), json_extract(task, '$.install_config')) IS NOT NULL) AS has_env ` +
+        'FROM data_tasks t ORDER BY seq',
+    );
     for (const t of rows.iterate() as Iterable<TaskFacts & { has_env: number }>)
       yield { ...t, has_env: t.has_env === 1 };
   }
@@ -245,7 +261,8 @@ export class DataStore {
         .all() as { stage: string; rule: string; n: number }[],
       sources: this.db
         .prepare(
-          `SELECT source, count(*) AS n, sum(CASE WHEN ${kept} THEN 1 ELSE 0 END) AS kept FROM data_tasks t GROUP BY source ORDER BY n DESC`,
+          `SELECT source, count(*) AS n, sum(CASE WHEN ${kept} THEN 1 ELSE 0 END) AS kept ` +
+            'FROM data_tasks t GROUP BY source ORDER BY n DESC',
         )
         .all() as { source: string; n: number; kept: number }[],
       repos: this.db
@@ -283,7 +300,8 @@ export class DataStore {
         ...g,
         members: this.db
           .prepare(
-            'SELECT g.uid, t.instance_id, t.source, g.kept FROM data_groups g JOIN data_tasks t ON t.uid = g.uid WHERE g.group_id = ? ORDER BY t.seq',
+            'SELECT g.uid, t.instance_id, t.source, g.kept FROM data_groups g ' +
+              'JOIN data_tasks t ON t.uid = g.uid WHERE g.group_id = ? ORDER BY t.seq',
           )
           .all(g.group_id) as { uid: string; instance_id: string; source: string; kept: number }[],
       })),

@@ -1,5 +1,5 @@
 /**
- * Schema migrations, applied in order; `PRAGMA user_version` is the index of the last one applied.
+ * Schema migrations, applied in order; `PRAGMA user_version` is the number applied.
  * Append only: never edit a migration that has shipped.
  */
 export const migrations: string[] = [

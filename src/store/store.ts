@@ -122,15 +122,18 @@ export class Store {
 
   listRuns(): RunSummary[] {
     return this.db
-      .prepare(`
+      .prepare(
+        `
       SELECT u.*,
         (SELECT count(*) FROM rollouts r WHERE r.run = u.name) AS rollouts,
         (SELECT count(*) FROM rollouts r WHERE r.run = u.name AND r.state = 'succeeded') AS succeeded,
         (SELECT count(*) FROM rollouts r WHERE r.run = u.name AND r.state = 'failed') AS failed,
         (SELECT count(*) FROM calls c JOIN rollouts r ON c.rollout_id = r.id WHERE r.run = u.name) AS calls,
-        (SELECT avg(w.value) FROM rollouts r JOIN rewards w ON w.id = (SELECT max(id) FROM rewards WHERE rollout_id = r.id)
+        (SELECT avg(w.value) FROM rollouts r JOIN rewards w ON w.id = ` +
+          `(SELECT max(id) FROM rewards WHERE rollout_id = r.id)
           WHERE r.run = u.name) AS mean_reward
-      FROM runs u ORDER BY u.created_at`)
+      FROM runs u ORDER BY u.created_at`,
+      )
       .all() as RunSummary[];
   }
 

@@ -1,7 +1,7 @@
 import { AlightError, ExitCode } from '../errors.js';
 import type { Store } from '../store/store.js';
 
-/** One rollout as `alight traces export` writes it (DESIGN §5). */
+/** One rollout as `alight traces export` writes it (docs/design.md#trace-export). */
 export interface RolloutTrace {
   rollout_id: string;
   run: string;

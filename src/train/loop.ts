@@ -68,7 +68,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     throw new AlightError('--device chooses the vLLM of --serve-vllm: pass both, or neither', ExitCode.usage);
   if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize) {
     throw new AlightError(
-      `train.asyncGroups (${c.asyncGroups}) must be at least train.batchSize (${c.batchSize}): a step trains on batchSize groups`,
+      `train.asyncGroups (${c.asyncGroups}) must be at least ` +
+        `train.batchSize (${c.batchSize}): a step trains on batchSize groups`,
       ExitCode.usage,
     );
   }
@@ -201,7 +202,10 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   }
 }
 
-/** The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl, given its overrides). */
+/**
+ * The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl, given its
+ * overrides).
+ */
 async function startWorker(
   python: string,
   logFile: string,
@@ -274,7 +278,10 @@ async function restore(
   return saved ? saved.step + 1 : 0;
 }
 
-/** Stops the async harnesses still running (the run ended, or their worker died) and waits for them; `why` becomes their rollouts' error. */
+/**
+ * Stops the async harnesses still running (the run ended, or their worker died) and waits for them; `why` becomes their
+ * rollouts' error.
+ */
 async function stopPool(p: { pool: GroupPool; abort: AbortController }, why: string): Promise<void> {
   p.abort.abort(why);
   await p.pool.settle();

@@ -1,7 +1,7 @@
 /**
  * Which tasks a step trains on: the task list is shuffled afresh each epoch (seeded), and step s takes the positions
- * s·B … s·B + B − 1 of that endless sequence. A pure function of (tasks, B, step, seed), so a resumed run sees the
- * same data in the same order.
+ * s·B … s·B + B − 1 of that endless sequence. A pure function of (tasks, B, step, seed), so a resumed run sees
+ * the same data in the same order.
  */
 export function tasksForStep<T>(tasks: readonly T[], batchSize: number, step: number, seed: number): T[] {
   const out: T[] = [];

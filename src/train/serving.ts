@@ -11,7 +11,10 @@ export interface Serving {
   endpoints(worker: { url: string; model: string }[]): { url: string; model: string }[];
   /** Serves weights `version`, which the worker holds after its update (or a checkpoint load). */
   publish(worker: Worker, version: number, timeoutMs: number): Promise<void>;
-  /** Serves a (re)started worker's initial weights when there is no checkpoint to load (an engine of its own keeps older ones). */
+  /**
+   * Serves a (re)started worker's initial weights when there is no checkpoint to load (an engine of its own keeps older
+   * ones).
+   */
   reset?(worker: Worker, timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
 }

@@ -62,7 +62,8 @@ export async function runStep(
         ),
       );
   if (ctx.signal.aborted) throw new Error('interrupted');
-  // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way finish.
+  // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way
+  // finish.
   timer.start('drain');
   const inFlight = ctx.pool?.runningRollouts ?? 0;
   gateway.pause();
@@ -151,7 +152,8 @@ export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: s
   if (trained.length === 0) {
     const first = rollouts.find((r) => r.error)?.error ?? 'unknown';
     throw new AlightError(
-      `every rollout of step ${step} failed (the first: ${first}); see the harness logs in ${join(out, '..', '..', 'rollouts', `step-${step}`)}`,
+      `every rollout of step ${step} failed (the first: ${first}); see the ` +
+        `harness logs in ${join(out, '..', '..', 'rollouts', `step-${step}`)}`,
       ExitCode.failure,
     );
   }

@@ -56,7 +56,8 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
   const worldSize = c.gpus * c.nodes;
   if (c.nodes > 1 && !c.rayAddress) {
     throw new AlightError(
-      `--nodes ${c.nodes} needs a Ray cluster: run \`ray start --head\` on the first node and \`ray start --address <head>:6379\` on the others, then pass --ray-address <head>:6379`,
+      `--nodes ${c.nodes} needs a Ray cluster: run \`ray start --head\` on the first node and ` +
+        `\`ray start --address <head>:6379\` on the others, then pass --ray-address <head>:6379`,
       ExitCode.usage,
     );
   }
@@ -74,14 +75,18 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
     const servingGb = (2 * params) / tensorParallel / 1e9;
     const problem =
       actorGb > (0.95 - util) * gpuMemoryGb
-        ? `the actor's state needs ~${actorGb.toFixed(0)} GB a GPU over ${worldSize} GPU(s), more than the ~${((0.95 - util) * gpuMemoryGb).toFixed(0)} GB vLLM leaves`
+        ? `the actor's state needs ~${actorGb.toFixed(0)} GB a GPU over ${worldSize} GPU(s), ` +
+          `more than the ~${((0.95 - util) * gpuMemoryGb).toFixed(0)} GB vLLM leaves`
         : servingGb > 0.8 * util * gpuMemoryGb
-          ? `vLLM's weights need ~${servingGb.toFixed(0)} GB a GPU at tensor parallel ${tensorParallel}, most of its ~${(util * gpuMemoryGb).toFixed(0)} GB share`
+          ? `vLLM's weights need ~${servingGb.toFixed(0)} GB a GPU at tensor parallel ` +
+            `${tensorParallel}, most of its ~${(util * gpuMemoryGb).toFixed(0)} GB share`
           : null;
     if (problem) {
       throw new AlightError(
-        `the model (~${(params / 1e9).toFixed(1)}B parameters) does not fit preset ${preset} on ${gpuMemoryGb} GB GPUs: ${problem}; add GPUs ` +
-          '(--gpus, --nodes), raise --tensor-parallel, or offload (--verl actor_rollout_ref.actor.fsdp_config.param_offload=true)',
+        `the model (~${(params / 1e9).toFixed(1)}B parameters) does not fit ` +
+          `preset ${preset} on ${gpuMemoryGb} GB GPUs: ${problem}; add GPUs ` +
+          '(--gpus, --nodes), raise --tensor-parallel, or offload ' +
+          '(--verl actor_rollout_ref.actor.fsdp_config.param_offload=true)',
         ExitCode.usage,
       );
     }

@@ -10,7 +10,8 @@ export function plainProgress(write: (line: string) => void, everyMs = 5000): Ru
     advance(p, event);
     if (event.type === 'started') {
       write(
-        `run ${event.run}: ${event.total} rollout(s) through ${event.gatewayUrl}${event.logDir ? `; harness logs in ${event.logDir}` : ''}`,
+        `run ${event.run}: ${event.total} rollout(s) through ` +
+          `${event.gatewayUrl}${event.logDir ? `; harness logs in ${event.logDir}` : ''}`,
       );
     } else if (event.type === 'rollout-end') {
       const mark = event.state === 'succeeded' ? 'ok  ' : 'FAIL';

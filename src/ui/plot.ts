@@ -9,7 +9,8 @@ export function plotSvg(title: string, steps: number[], series: { name: string; 
   const sx = (s: number): number => pad.left + ((s - x0) / (x1 - x0)) * (width - pad.left - pad.right);
   const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" ` +
+      `height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${pad.left}" y="20" font-size="14">${esc(title)}</text>`,
   ];
@@ -24,7 +25,8 @@ export function plotSvg(title: string, steps: number[], series: { name: string; 
       v === null || !Number.isFinite(v) ? null : `${sx(steps[k]).toFixed(1)},${sy(v).toFixed(1)}`,
     );
     parts.push(
-      `<rect x="${pad.left}" y="${top}" width="${width - pad.left - pad.right}" height="${panel}" fill="none" stroke="#ccc"/>`,
+      `<rect x="${pad.left}" y="${top}" width="${width - pad.left - pad.right}" ` +
+        `height="${panel}" fill="none" stroke="#ccc"/>`,
       `<text x="${pad.left + 6}" y="${top + 16}">${esc(s.name)}</text>`,
       `<text x="${pad.left - 6}" y="${top + 4}" text-anchor="end">${fmt(lo + span)}</text>`,
       `<text x="${pad.left - 6}" y="${top + panel}" text-anchor="end">${fmt(lo)}</text>`,

@@ -25,8 +25,10 @@ const fmt = (v: number | null): string => (v === null ? '–' : v.toFixed(3));
 
 export function renderRunSummary(s: RunSummary): string {
   const lines = [
-    `run ${s.run}${s.interrupted ? ' (interrupted)' : ''}: ${s.rollouts} rollouts, ${s.succeeded} succeeded, ${s.failed} failed, ` +
-      `${s.calls} calls${s.error_calls ? ` (${s.error_calls} errors)` : ''}, ${formatCount(s.prompt_tokens)} prompt + ` +
+    `run ${s.run}${s.interrupted ? ' (interrupted)' : ''}: ${s.rollouts} rollouts, ` +
+      `${s.succeeded} succeeded, ${s.failed} failed, ` +
+      `${s.calls} calls${s.error_calls ? ` (${s.error_calls} errors)` : ''}, ` +
+      `${formatCount(s.prompt_tokens)} prompt + ` +
       `${formatCount(s.completion_tokens)} completion tokens, mean reward ${fmt(s.mean_reward)}, ${s.elapsed_s}s`,
   ];
   if (s.tasks.length > 1 || s.tasks[0]?.task_id !== null) {

@@ -12,7 +12,7 @@ export interface WorkerOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Replies of the protocol's methods (DESIGN §7), checked at the boundary. */
+/** Replies of the protocol's methods (docs/design.md#worker-protocol), checked at the boundary. */
 export const replies = {
   init: z.object({
     endpoints: z.array(z.object({ url: z.string().url(), model: z.string() })).min(1),
@@ -128,7 +128,9 @@ export class Worker {
     });
   }
 
-  /** Asks the worker to shut down, then makes sure: SIGTERM to its group after `graceMs`, SIGKILL after as long again. */
+  /**
+   * Asks the worker to shut down, then makes sure: SIGTERM to its group after `graceMs`, SIGKILL after as long again.
+   */
   async stop(graceMs = 5000): Promise<void> {
     if (this.exited) return;
     const ended = this.exit.then(() => true);

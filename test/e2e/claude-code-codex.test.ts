@@ -93,7 +93,8 @@ async function expectOneRow(run: string, db: string): Promise<void> {
 }
 
 describe('Claude Code and Codex, unmodified, under alight record', () => {
-  it(`runs Claude Code ${harnesses.claude.version} through Anthropic Messages: a shell tool call, then an answer`, async () => {
+  it(`runs Claude Code ${harnesses.claude.version} through ` +
+    'Anthropic Messages: a shell tool call, then an answer', async () => {
     const { trace, db } = await recordOne(
       'claude',
       'anthropic.messages',
@@ -124,8 +125,10 @@ describe('Claude Code and Codex, unmodified, under alight record', () => {
     // Codex reads its provider from config, not OPENAI_BASE_URL: the README's -c flags point it at the rollout's URL.
     const codex =
       `exec ${harnessBin('codex')} exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -m qwen ` +
-      '-c model_provider=alight -c model_providers.alight.name=alight -c model_providers.alight.base_url="$OPENAI_BASE_URL" ' +
-      '-c model_providers.alight.env_key=OPENAI_API_KEY -c model_providers.alight.wire_api=responses "What does note.txt say?"';
+      '-c model_provider=alight -c model_providers.alight.name=alight ' +
+      '-c model_providers.alight.base_url="$OPENAI_BASE_URL" ' +
+      '-c model_providers.alight.env_key=OPENAI_API_KEY ' +
+      '-c model_providers.alight.wire_api=responses "What does note.txt say?"';
     const { trace, db } = await recordOne('codex', 'openai.responses', ['sh', '-c', codex], {});
     expect(trace.calls[0].harness?.response).toMatchObject({
       object: 'response',

@@ -93,7 +93,8 @@ describe('alight init, then record with the scaffolded harness', () => {
 });
 
 describe('alight init --template swe', () => {
-  it('scaffolds a SWE agent that fixes an instance: graded by eval swebench, and rewarded by its own eval reward under record', async () => {
+  it('scaffolds a SWE agent that fixes an instance: graded by eval ' +
+    'swebench, and rewarded by its own eval reward under record', async () => {
     const dir = tempDir();
     const init = await alight(['init', '--template', 'swe', dir]);
     expect(init.code, init.stderr).toBe(0);

@@ -47,10 +47,13 @@ describe('alight data under adversarial input', () => {
     expect(deduped.candidates).toBeLessThan(6000 * 16);
   }, 300_000);
 
-  it('keeps aside, with the reason, rows nested 100,000 deep, not UTF-8, with a lone-surrogate id or a year-275760 date; the others import', async () => {
-    const deep = `${JSON.stringify(row('acme__deep-1')).slice(0, -1)}, "meta": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+  it('keeps aside, with the reason, rows nested 100,000 deep, not UTF-8, ' +
+    'with a lone-surrogate id or a year-275760 date; the others import', async () => {
+    const deep =
+      `${JSON.stringify(row('acme__deep-1')).slice(0, -1)}, ` + `"meta": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
     const file = join(dir, 'odd.jsonl');
-    const [before, after] = JSON.stringify(row('acme__latin1-1', { hints_text: 'caf§' })).split('§'); // é in Latin-1 below
+    // é in Latin-1 below
+    const [before, after] = JSON.stringify(row('acme__latin1-1', { hints_text: 'caf§' })).split('§');
     const lines = [
       Buffer.from(`${JSON.stringify(row('acme__ok-1'))}\n${deep}\n`),
       Buffer.from(before),
@@ -74,7 +77,8 @@ describe('alight data under adversarial input', () => {
     expect(reasons).toMatch(/a date in the year 275760/);
   }, 120_000);
 
-  it('refuses, without dying, a 600 MB line and a 100 MB statement; decontaminate --against such a file still runs', async () => {
+  it('refuses, without dying, a 600 MB line and a 100 MB ' +
+    'statement; decontaminate --against such a file still runs', async () => {
     const file = join(dir, 'huge-lines.jsonl');
     const fd = openSync(file, 'w');
     writeSync(fd, `${JSON.stringify(row('acme__small-1'))}\n`);
@@ -94,7 +98,8 @@ describe('alight data under adversarial input', () => {
     expect(decont.firstUnreadable).toMatch(/reference-big\.jsonl:1: longer than 32 MiB/);
   }, 300_000);
 
-  it('refuses a repeated split name, a missing or folder --out, a missing --against, bad --perms and --ngram, a Parquet file named .jsonl', async () => {
+  it('refuses a repeated split name, a missing or folder --out, a missing ' +
+    '--against, bad --perms and --ngram, a Parquet file named .jsonl', async () => {
     const db = join(dir, 'errors.db');
     await run(['import', jsonl('two.jsonl', [row('acme__a-1'), row('acme__a-2')])], db);
     mkdirSync(join(dir, 'a-folder'));
@@ -147,13 +152,16 @@ describe('alight data under adversarial input', () => {
 });
 
 describe('memory', () => {
-  it('cleans, dedupes, describes and exports 100,000 tasks in a 128 MB heap: every stage streams the store', async () => {
+  it('cleans, dedupes, describes and exports 100,000 ' +
+    'tasks in a 128 MB heap: every stage streams the store', async () => {
     const file = join(dir, 'many.jsonl');
     const fd = openSync(file, 'w');
     for (let i = 0; i < 100_000; i += 1000) {
       writeSync(
         fd,
-        `${Array.from({ length: 1000 }, (_, k) => JSON.stringify(row(`acme__many-${i + k}`, { hints_text: 'h'.repeat(1000) }))).join('\n')}\n`,
+        `${Array.from({ length: 1000 }, (_, k) =>
+          JSON.stringify(row(`acme__many-${i + k}`, { hints_text: 'h'.repeat(1000) })),
+        ).join('\n')}\n`,
       );
     }
     closeSync(fd);

@@ -90,37 +90,41 @@ describe('alight data', () => {
     await run(['import', ...fx.files], db);
     expect(await run(['import', ...fx.files], db)).toMatchObject({ added: 0, invalid: 3, tasks: 16 });
     const strict = await run(['clean', '--preset', 'strict', '--require-env'], db);
-    expect(strict.byRule['r2e-size']).toBe(2); // acme__widgets-11 (6 source files), and -4 (16), which files-changed drops too
+    // acme__widgets-11 (6 source files), and -4 (16), which files-changed drops too
+    expect(strict.byRule['r2e-size']).toBe(2);
     expect(strict.byRule['missing-env']).toBe(15); // all but the SWE-smith row, which names its image
     const none = await run(['clean', '--preset', 'none'], db);
     expect(none.dropped).toBe(0);
   });
 
-  it('round-trips: the export, in JSONL or Parquet, re-imports to the same kept set; --split partitions it', async () => {
-    const db = join(dir, 'c.db');
-    await pipeline(db, fx.files);
-    for (const format of ['jsonl', 'parquet']) {
-      const out = join(dir, `kept.${format}`);
-      await run(['export', '--format', format, '--out', out], db);
-      const again = join(dir, `again-${format}.db`);
-      const imported = await run(['import', out], again);
-      expect(imported).toMatchObject({ added: 5, invalid: 0 });
-      await run(['clean'], again);
-      await run(['dedupe'], again);
-      expect(outcome(again).kept.sort()).toEqual([...fx.kept].sort());
-      const store = Store.open(again);
-      expect(store.data.keptTasks().find((t) => t.format === 'swe-smith')?.patch_kind).toBe('bug');
-      store.close();
-    }
-    const parts = await run(
-      ['export', '--out', join(dir, 'split.jsonl'), '--split', 'train=0.6,val=0.4', '--seed', '3'],
-      db,
-    );
-    expect(parts.map((p: { file: string; tasks: number }) => [p.file.split('/').pop(), p.tasks])).toEqual([
-      ['split.train.jsonl', 3],
-      ['split.val.jsonl', 2],
-    ]);
-  });
+  it(
+    'round-trips: the export, in JSONL or Parquet, ' + 're-imports to the same kept set; --split partitions it',
+    async () => {
+      const db = join(dir, 'c.db');
+      await pipeline(db, fx.files);
+      for (const format of ['jsonl', 'parquet']) {
+        const out = join(dir, `kept.${format}`);
+        await run(['export', '--format', format, '--out', out], db);
+        const again = join(dir, `again-${format}.db`);
+        const imported = await run(['import', out], again);
+        expect(imported).toMatchObject({ added: 5, invalid: 0 });
+        await run(['clean'], again);
+        await run(['dedupe'], again);
+        expect(outcome(again).kept.sort()).toEqual([...fx.kept].sort());
+        const store = Store.open(again);
+        expect(store.data.keptTasks().find((t) => t.format === 'swe-smith')?.patch_kind).toBe('bug');
+        store.close();
+      }
+      const parts = await run(
+        ['export', '--out', join(dir, 'split.jsonl'), '--split', 'train=0.6,val=0.4', '--seed', '3'],
+        db,
+      );
+      expect(parts.map((p: { file: string; tasks: number }) => [p.file.split('/').pop(), p.tasks])).toEqual([
+        ['split.train.jsonl', 3],
+        ['split.val.jsonl', 2],
+      ]);
+    },
+  );
 
   it('refuses bad files clearly and writes nothing for them', async () => {
     const db = join(dir, 'd.db');
@@ -141,7 +145,8 @@ describe('alight data', () => {
     const big = await alight(['data', 'import', huge, '--db', db]);
     expect(big.code).toBe(3);
     expect(big.stderr).toMatch(/1126 MiB of JSON, which must be read whole \(at most 256 MiB\); convert it to JSONL/);
-    // All or nothing: 1,500 good rows, then a second file that is not JSON — the first file's rows are not kept either.
+    // All or nothing: 1,500 good rows, then a second file that is not JSON — the first file's rows are not kept
+    // either.
     const good = join(dir, 'good.jsonl');
     writeFileSync(good, Array.from({ length: 1500 }, (_, i) => JSON.stringify(row(`acme__bulk-${i}`))).join('\n'));
     const broken = join(dir, 'broken.json');
@@ -154,30 +159,34 @@ describe('alight data', () => {
     expect(await run(['stats'], db)).toMatchObject({ tasks: 0, invalid: 0 });
   });
 
-  it('reads a byte-order mark, a missing PASS_TO_PASS and epoch-second dates; a stage run again clears the later ones', async () => {
-    const db = join(dir, 'e.db');
-    const file = join(dir, 'odd.jsonl');
-    const { PASS_TO_PASS: _, ...noP2p } = row('acme__odd-1');
-    writeFileSync(
-      file,
-      `\uFEFF${JSON.stringify(noP2p)}\n${JSON.stringify(row('acme__odd-2', { created_at: 1_700_000_000 }))}\n`,
-    );
-    expect(await run(['import', file], db)).toMatchObject({ added: 2, invalid: 0 });
-    const store = Store.open(db);
-    const [a, b] = store.data.keptTasks();
-    store.close();
-    expect(a.pass_to_pass).toEqual([]);
-    expect(b.created_at).toBe('2023-11-14T22:13:20.000Z');
-    const full = join(dir, 'full.db');
-    await pipeline(full, fx.files);
-    await run(['clean'], full); // dedupe and decontaminate judged what the old clean kept: their verdicts go
-    expect((await run(['stats'], full)).drops.map((d: { stage: string }) => d.stage)).toEqual([
-      'clean',
-      'clean',
-      'clean',
-      'clean',
-    ]);
-    const again = await alight(['data', 'import', join(dir, 'odd.jsonl'), '--db', full]);
-    expect(again.stdout).toMatch(/verdicts were cleared; run them again/);
-  });
+  it(
+    'reads a byte-order mark, a missing PASS_TO_PASS and ' +
+      'epoch-second dates; a stage run again clears the later ones',
+    async () => {
+      const db = join(dir, 'e.db');
+      const file = join(dir, 'odd.jsonl');
+      const { PASS_TO_PASS: _, ...noP2p } = row('acme__odd-1');
+      writeFileSync(
+        file,
+        `\uFEFF${JSON.stringify(noP2p)}\n${JSON.stringify(row('acme__odd-2', { created_at: 1_700_000_000 }))}\n`,
+      );
+      expect(await run(['import', file], db)).toMatchObject({ added: 2, invalid: 0 });
+      const store = Store.open(db);
+      const [a, b] = store.data.keptTasks();
+      store.close();
+      expect(a.pass_to_pass).toEqual([]);
+      expect(b.created_at).toBe('2023-11-14T22:13:20.000Z');
+      const full = join(dir, 'full.db');
+      await pipeline(full, fx.files);
+      await run(['clean'], full); // dedupe and decontaminate judged what the old clean kept: their verdicts go
+      expect((await run(['stats'], full)).drops.map((d: { stage: string }) => d.stage)).toEqual([
+        'clean',
+        'clean',
+        'clean',
+        'clean',
+      ]);
+      const again = await alight(['data', 'import', join(dir, 'odd.jsonl'), '--db', full]);
+      expect(again.stdout).toMatch(/verdicts were cleared; run them again/);
+    },
+  );
 });

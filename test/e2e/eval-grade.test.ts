@@ -63,12 +63,14 @@ describe('alight eval grade', () => {
     expect(report.status).toBe('resolved');
   }, 60_000);
 
-  it('never shows the agent the future: the workspace holds only the base tree, one commit; markers and exit status logged', async () => {
+  it('never shows the agent the future: the workspace holds only ' +
+    'the base tree, one commit; markers and exit status logged', async () => {
     const ws = join(root, 'ws');
     freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
     expect(git(ws, ['rev-list', '--all', '--count']).trim()).toBe('1');
     expect(readFileSync(join(ws, 'calc.py'), 'utf8')).toContain('return a - b');
-    expect(() => git(ws, ['cat-file', '-e', git(`${fx.repos}/acme__calc`, ['rev-parse', 'HEAD']).trim()])).toThrow(); // the fix commit
+    // the fix commit
+    expect(() => git(ws, ['cat-file', '-e', git(`${fx.repos}/acme__calc`, ['rev-parse', 'HEAD']).trim()])).toThrow();
     writeFileSync(join(ws, 'new.py'), 'x = 1\n');
     expect(workspaceDiff(ws)).toContain('+++ b/new.py');
     const { report, out } = await grade(fx.instance.patch);
@@ -79,7 +81,8 @@ describe('alight eval grade', () => {
     );
   }, 60_000);
 
-  it('serves as a reward command: 1 for a workspace whose diff resolves the task, 0 otherwise, the reason on stderr', async () => {
+  it('serves as a reward command: 1 for a workspace whose ' +
+    'diff resolves the task, 0 otherwise, the reason on stderr', async () => {
     const ws = join(root, 'agent-ws');
     freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
     const reward = () =>
@@ -112,9 +115,11 @@ describe('alight eval grade', () => {
     });
   });
 
-  it('removes binary hunks (flagged), and kills a test command that never ends (an error, the run goes on)', async () => {
+  it('removes binary hunks (flagged), and kills a test ' +
+    'command that never ends (an error, the run goes on)', async () => {
     const binary =
-      'diff --git a/logo.png b/logo.png\nnew file mode 100644\nGIT binary patch\nliteral 4\nLcmZ?wbhEHbJ$nG\n\nliteral 0\nHcmV?d00001\n\n';
+      'diff --git a/logo.png b/logo.png\nnew file mode 100644\n' +
+      'GIT binary patch\nliteral 4\nLcmZ?wbhEHbJ$nG\n\nliteral 0\nHcmV?d00001\n\n';
     const { report } = await grade(binary + fx.instance.patch);
     expect(report.guard).toEqual([{ file: 'logo.png', reason: 'binary hunk', removed: true }]);
     expect(report.status).toBe('resolved'); // the text part is the fix
@@ -150,7 +155,8 @@ describe('alight eval grade', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 60_000);
 
-  it('grades in a podman container built here from a debootstrap rootfs (network off), with the same verdicts', async () => {
+  it('grades in a podman container built here from a ' +
+    'debootstrap rootfs (network off), with the same verdicts', async () => {
     const gold = await grade(fx.instance.patch, ['--grader', 'podman']);
     expect(gold.report.status, JSON.stringify(gold.report)).toBe('resolved');
     expect(readFileSync(join(gold.out, fx.instance.instance_id, 'test_output.txt'), 'utf8')).toMatch(

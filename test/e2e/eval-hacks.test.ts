@@ -87,7 +87,10 @@ describe('reward hacks against the sandboxed grader', () => {
       }
     return { summary: JSON.parse(res.stdout), report, out, seconds: (Date.now() - started) / 1000 };
   };
-  /** Runs a grade and checks what every grade must leave: no process of it (nothing under its alight-grade- folder), HOME and the user's site-packages as they were. */
+  /**
+   * Runs a grade and checks what every grade must leave: no process of it (nothing under its alight-grade- folder),
+   * HOME and the user's site-packages as they were.
+   */
   const leavesNothing = async <T>(run: () => Promise<T>): Promise<T> => {
     const before = hashTree(home);
     const result = await run();
@@ -109,7 +112,10 @@ describe('reward hacks against the sandboxed grader', () => {
     }, 120_000);
   }
 
-  /** The whole corpus in one run, one instance id per hack, with `grader` (the prediction applied and judged here, the tests in its container). */
+  /**
+   * The whole corpus in one run, one instance id per hack, with `grader` (the prediction applied and judged here, the
+   * tests in its container).
+   */
   const corpusIn = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv): Promise<void> => {
     const names = Object.keys(hacks);
     const tasks = join(root, `corpus-${grader}.jsonl`);
@@ -178,7 +184,8 @@ describe('reward hacks against the sandboxed grader', () => {
     );
   });
 
-  it("still grades gold resolved and the wrong fix unresolved, and left HOME and the user's site-packages as they were", async () => {
+  it('still grades gold resolved and the wrong fix unresolved, ' +
+    "and left HOME and the user's site-packages as they were", async () => {
     const site = join(home, '.local');
     const before = { home: hashTree(home), site: hashTree(site) };
     expect((await one(fx.instance.patch)).status).toBe('resolved');
@@ -193,9 +200,12 @@ describe('reward hacks against the sandboxed grader', () => {
     const spawnLines = [
       'import subprocess',
       `subprocess.Popen(["sh", "-c", "sleep 4; echo hacked > ${out}/summary.json # ${marker}"])`,
-      `subprocess.Popen(["setsid", "sh", "-c", "sleep 5; echo hacked > ${out}/${fx.instance.instance_id}/report.json # ${marker}"])`,
+      'subprocess.Popen(["setsid", "sh", "-c", "sleep 5; echo hacked ' +
+        `> ${out}/${fx.instance.instance_id}/report.json # ${marker}"])`,
     ];
-    const patch = `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + spawnLines.length} @@\n \n def mul(a, b):\n     return a * b\n${spawnLines.map((l) => `+${l}`).join('\n')}\n`;
+    const patch =
+      `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + spawnLines.length} @@\n \n` +
+      ` def mul(a, b):\n     return a * b\n${spawnLines.map((l) => `+${l}`).join('\n')}\n`;
     const preds = join(root, 'bg.jsonl');
     writeFileSync(preds, JSON.stringify({ instance_id: fx.instance.instance_id, model_patch: patch }));
     const res = await alight(
@@ -216,11 +226,14 @@ describe('reward hacks against the sandboxed grader', () => {
       'for _ in range(700):',
       '    for _fd in range(64):',
       '        try:',
-      '            if stat.S_ISFIFO(os.fstat(_fd).st_mode) or stat.S_ISSOCK(os.fstat(_fd).st_mode): os.write(_fd, b"x" * (1 << 20))',
+      '            if stat.S_ISFIFO(os.fstat(_fd).st_mode) or ' +
+        'stat.S_ISSOCK(os.fstat(_fd).st_mode): os.write(_fd, b"x" * (1 << 20))',
       '        except OSError:',
       '            pass',
     ];
-    const patch = `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + lines.length} @@\n \n def mul(a, b):\n     return a * b\n${lines.map((l) => `+${l}`).join('\n')}\n`;
+    const patch =
+      `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + lines.length} @@\n \n` +
+      ` def mul(a, b):\n     return a * b\n${lines.map((l) => `+${l}`).join('\n')}\n`;
     const { report, seconds } = await leavesNothing(() =>
       grade([{ instance_id: fx.instance.instance_id, model_patch: patch }], ['--timeout', '60']),
     );
@@ -229,13 +242,16 @@ describe('reward hacks against the sandboxed grader', () => {
     expect(seconds).toBeLessThan(60);
   }, 120_000);
 
-  it("bounds a patch that keeps GNU patch busy for minutes by the grade's timeout, without blocking the other grades", async () => {
-    // A 100k-line file, then 3000 hunks whose context is nowhere in it: git refuses at once, patch --fuzz=5 searches on.
+  it('bounds a patch that keeps GNU patch busy for minutes by ' +
+    "the grade's timeout, without blocking the other grades", async () => {
+    // A 100k-line file, then 3000 hunks whose context is nowhere in it: git refuses at once, patch --fuzz=5 searches
+    // on.
     const big = Array.from({ length: 100_000 }, (_, i) => `+x = ${i % 7}\n`).join('');
     const hunks = Array.from(
       { length: 3000 },
       (_, h) =>
-        `--- a/big.py\n+++ b/big.py\n@@ -${h * 30 + 1},3 +${h * 30 + 1},3 @@\n nope ${h}\n-nada ${h}\n+zip ${h}\n nope2 ${h}\n`,
+        `--- a/big.py\n+++ b/big.py\n@@ -${h * 30 + 1},3 +${h * 30 + 1},3 @@\n` +
+        ` nope ${h}\n-nada ${h}\n+zip ${h}\n nope2 ${h}\n`,
     ).join('');
     const slow = `--- /dev/null\n+++ b/big.py\n@@ -0,0 +1,100000 @@\n${big}${hunks}`;
     const tasks = join(root, 'two-tasks.jsonl');
@@ -272,7 +288,9 @@ describe('reward hacks against the sandboxed grader', () => {
       '    except OSError:',
       '        break',
     ];
-    const patch = `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + lines.length} @@\n \n def mul(a, b):\n     return a * b\n${lines.map((l) => `+${l}`).join('\n')}\n`;
+    const patch =
+      `--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,${3 + lines.length} @@\n \n` +
+      ` def mul(a, b):\n     return a * b\n${lines.map((l) => `+${l}`).join('\n')}\n`;
     const { report, seconds } = await leavesNothing(() =>
       grade([{ instance_id: fx.instance.instance_id, model_patch: patch }], ['--timeout', '30']),
     );

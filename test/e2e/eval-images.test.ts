@@ -68,7 +68,10 @@ describe('eval with instance images', () => {
     return { summary: JSON.parse(res.stdout), reports, out };
   };
 
-  /** `eval swebench --runtime R` on three instances whose harness (working through `R exec`) fixes, breaks or leaves the code. */
+  /**
+   * `eval swebench --runtime R` on three instances whose harness (working through `R exec`) fixes, breaks or leaves the
+   * code.
+   */
   const evalInContainers = async (runtime: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
     const actions = ['fix', 'wrong', 'nothing'];
     const file = tasks(actions.map((action, i) => ({ instance_id: `acme__calc-${i + 1}`, harness_action: action })));
@@ -113,7 +116,8 @@ describe('eval with instance images', () => {
       .map((l) => JSON.parse(l));
     const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
     expect(fixed).toContain('+    return a + b');
-    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /); // the model's words, through the gateway
+    // the model's words, through the gateway
+    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /);
     const store = Store.open(db);
     const rollouts = store.rolloutSummaries({ run: `evi-${runtime}` });
     store.close();
@@ -178,7 +182,8 @@ describe('eval with instance images', () => {
     300_000,
   );
 
-  it("runs a row's own eval_script (SWE-bench v5 shape, official parser name) and records the test exit status, not the script's", async () => {
+  it("runs a row's own eval_script (SWE-bench v5 shape, official " +
+    "parser name) and records the test exit status, not the script's", async () => {
     const script = [
       '#!/bin/bash',
       'set -uxo pipefail',
@@ -204,7 +209,8 @@ describe('eval with instance images', () => {
     expect(readFileSync(join(out, 'v5-wrong', 'test_output.txt'), 'utf8')).toMatch(/>>>>> Test Exit Code: 1\n$/);
   }, 300_000);
 
-  it('eval swebench --runtime podman: the harness works in a container with no future history; diffs graded in fresh containers', async () => {
+  it('eval swebench --runtime podman: the harness works in a container ' +
+    'with no future history; diffs graded in fresh containers', async () => {
     await evalInContainers('podman');
   }, 300_000);
 

@@ -8,7 +8,8 @@ import { tempDir } from '../helpers/gateway.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 
 describe('alight eval swebench', () => {
-  it('runs a file-editing harness on the real local model per instance, grades every diff, links the traces', async () => {
+  it('runs a file-editing harness on the real local model ' +
+    'per instance, grades every diff, links the traces', async () => {
     const root = tempDir();
     const fx = makeSweRepo(root);
     const actions = { fix: 'resolved', wrong: 'unresolved', nothing: 'empty_patch', crash: 'error' } as const;
@@ -76,7 +77,8 @@ describe('alight eval swebench', () => {
       .map((l) => JSON.parse(l));
     const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
     expect(fixed).toContain('+    return a + b');
-    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /); // the model's words, through the gateway, in the patch
+    // the model's words, through the gateway, in the patch
+    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /);
     expect(predictions.find((p) => p.instance_id === 'acme__calc-3').model_patch).toBe('');
     const store = Store.open(db);
     const rollouts = store.rolloutSummaries({ run: 'ev' });

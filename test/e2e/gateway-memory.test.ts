@@ -64,8 +64,8 @@ describe('gateway memory with rollouts never ended', () => {
       }
       const state = await admin('/api/state');
       expect(state.cachedRollouts).toBeLessThanOrEqual(32);
-      // Unbounded (every rollout kept), this load grows the gateway by ~350 MB; bounded, by ~130 MB (32 rollouts cached,
-      // the rest SQLite's cache and the heap's slack).
+      // Unbounded (every rollout kept), this load grows the gateway by ~350 MB; bounded, by ~130 MB (32 rollouts
+      // cached, the rest SQLite's cache and the heap's slack).
       expect(rssMb(gw.pid!) - rssBefore).toBeLessThan(200);
       // Idle ones are dropped: after the idle time, one more call leaves only its own rollout cached.
       await new Promise((r) => setTimeout(r, 3500));

@@ -113,19 +113,22 @@ describe('merging recorded traces', () => {
     });
   });
 
-  it('merges an SDK retry of a timed-out request into the same row, the abandoned attempt skipped and counted', async () => {
-    const hung = new Set<string>();
-    const script: ScriptedOptions['script'] = (_, body) => {
-      const messages = body.messages as { content: string }[];
-      const key = messages[1].content;
-      if (messages.length !== 4 || hung.has(key)) return 'ok';
-      hung.add(key);
-      return 'hang';
-    };
-    const r = await record({ script }, { retries: 1, timeout_ms: 5000 });
-    expect(hung.size).toBe(4);
-    const result = await build(r);
-    expect(result.metrics).toMatchObject({ rollouts: 4, rows: 4 });
-    expect(result.merge).toMatchObject({ breaks: 0, skipped_error_calls: 4 });
-  });
+  it(
+    'merges an SDK retry of a timed-out request into the ' + 'same row, the abandoned attempt skipped and counted',
+    async () => {
+      const hung = new Set<string>();
+      const script: ScriptedOptions['script'] = (_, body) => {
+        const messages = body.messages as { content: string }[];
+        const key = messages[1].content;
+        if (messages.length !== 4 || hung.has(key)) return 'ok';
+        hung.add(key);
+        return 'hang';
+      };
+      const r = await record({ script }, { retries: 1, timeout_ms: 5000 });
+      expect(hung.size).toBe(4);
+      const result = await build(r);
+      expect(result.metrics).toMatchObject({ rollouts: 4, rows: 4 });
+      expect(result.merge).toMatchObject({ breaks: 0, skipped_error_calls: 4 });
+    },
+  );
 });

@@ -119,7 +119,8 @@ describe('alight train', () => {
       const task = JSON.parse(process.env.ALIGHT_TASK_JSON);
       const res = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST',
         headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.OPENAI_API_KEY },
-        body: JSON.stringify({ model: 'policy', max_tokens: 4, messages: [{ role: 'user', content: task.problem_statement.slice(0, 200) }] }) });
+        body: JSON.stringify({ model: 'policy', max_tokens: 4, messages: [{ role: 'user', ` +
+        `content: task.problem_statement.slice(0, 200) }] }) });
       if (!res.ok) process.exit(1);
       const tests = JSON.parse(task.FAIL_TO_PASS);
       await fetch(process.env.ALIGHT_REWARD_URL, { method: 'POST', headers: { 'content-type': 'application/json' },
@@ -164,7 +165,8 @@ describe('alight train', () => {
     });
   }, 120_000);
 
-  it('async: groups in flight across steps, the first to complete trained, staleness bounded, truncated IS applied', async () => {
+  it('async: groups in flight across steps, the first to ' +
+    'complete trained, staleness bounded, truncated IS applied', async () => {
     const p = project([
       { id: 'count', prompt: 'Count to three.' },
       { id: 'year', prompt: 'What year is it?' },
@@ -203,7 +205,8 @@ describe('alight train', () => {
       expect(m.is_weight_mean as number).toBeGreaterThan(0);
       expect(m.is_capped_fraction as number).toBeGreaterThanOrEqual(0);
     }
-    // Groups finished while an update ran are trained one version later: some step trained on version s − 1's samples.
+    // Groups finished while an update ran are trained one version later: some step trained on version s − 1's
+    // samples.
     expect(
       steps.some((s) => (s.metrics.staleness_max as number) === 1),
       JSON.stringify(steps.map((s) => s.metrics.staleness_max)),
@@ -251,13 +254,15 @@ describe('alight train', () => {
     expect(stepsOf(p.db, 'kill')[0].metrics).toMatchObject({ rollouts: 8, rollouts_failed: 1, rows: 7 });
   }, 120_000);
 
-  it('reports a worker killed mid-step, and --resume continues from the last checkpoint with the same data', async () => {
+  it('reports a worker killed mid-step, and --resume ' +
+    'continues from the last checkpoint with the same data', async () => {
     const p = project([
       { id: 'count', prompt: 'Count to three.' },
       { id: 'year', prompt: 'What year is it?' },
       { id: 'name', prompt: 'Your name?' },
     ]);
-    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 0\n'); // no automatic restart: the run must fail
+    // no automatic restart: the run must fail
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 0\n');
     const args = [...common(p, 6), '--save-every', '2', '--run', 'crash'];
     const running = alight([...args, '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
     // Once step 2 is done (checkpoint after step 1), kill the worker while step 3 runs.

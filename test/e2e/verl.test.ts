@@ -41,14 +41,22 @@ describe('alight train --backend verl, refusals', () => {
   // Every process these runs start (worker, Ray, vLLM) carries the mark; none may be left once the CLI has exited.
   const mark = processMark();
 
-  it('refuses several nodes without a Ray cluster and a tensor-parallel size that does not divide the GPUs, before starting anything', async () => {
-    const nodes = await train('--model', model, '--gpus', '8', '--nodes', '2');
-    expect([nodes.code, nodes.stderr]).toEqual([2, expect.stringMatching(/--nodes 2 needs a Ray cluster/)]);
-    const tp = await train('--model', model, '--gpus', '6', '--tensor-parallel', '4');
-    expect([tp.code, tp.stderr]).toEqual([2, expect.stringMatching(/tensor parallel size 4 does not divide --gpus 6/)]);
-  });
+  it(
+    'refuses several nodes without a Ray cluster and a tensor-parallel ' +
+      'size that does not divide the GPUs, before starting anything',
+    async () => {
+      const nodes = await train('--model', model, '--gpus', '8', '--nodes', '2');
+      expect([nodes.code, nodes.stderr]).toEqual([2, expect.stringMatching(/--nodes 2 needs a Ray cluster/)]);
+      const tp = await train('--model', model, '--gpus', '6', '--tensor-parallel', '4');
+      expect([tp.code, tp.stderr]).toEqual([
+        2,
+        expect.stringMatching(/tensor parallel size 4 does not divide --gpus 6/),
+      ]);
+    },
+  );
 
-  it('says a model that does not exist, and a machine without CUDA, plainly; the worker and Ray are gone after', async () => {
+  it('says a model that does not exist, and a machine ' +
+    'without CUDA, plainly; the worker and Ray are gone after', async () => {
     const missing = await train('--model', join(dir, 'no-model'));
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/the model .*no-model does not exist/);
@@ -102,7 +110,8 @@ describe('alight train --backend verl, refusals', () => {
     expect(report.fixes).toEqual([expect.stringMatching(/^no CUDA GPU/)]);
   });
 
-  it('a CUDA vLLM that fails to start (real vLLM, no GPU here): serve-vllm and record --serve-vllm say so with its log, and leave no process', async () => {
+  it('a CUDA vLLM that fails to start (real vLLM, no GPU here): serve-vllm ' +
+    'and record --serve-vllm say so with its log, and leave no process', async () => {
     const served = await alight(['serve-vllm', model, '--device', 'cuda', '--db', join(dir, 'v.db')], {
       cwd: dir,
       timeoutMs: 300_000,

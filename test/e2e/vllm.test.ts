@@ -24,7 +24,8 @@ let bare: Gateway;
 
 beforeAll(async () => {
   model = tinyModel(3);
-  // float32 as the model was made (vLLM's auto would serve it in bfloat16 on CPU): the recomputed logprobs then compare tightly.
+  // float32 as the model was made (vLLM's auto would serve it in bfloat16 on CPU): the recomputed logprobs then compare
+  // tightly.
   vllm = await startRealVllm(model, ['--dtype', 'float32']);
   store = Store.open(join(tempDir(), 'alight.db'));
   const start = (kind: 'vllm' | 'openai-compatible') => {
@@ -309,57 +310,60 @@ describe('Anthropic Messages and Responses translated for the real vLLM', () => 
   // Greedy, so that the ground truth straight from vLLM is the same answer.
   const truth = (extra: Obj = {}) => direct('chat/completions', { messages, max_tokens: 12, temperature: 0, ...extra });
 
-  it('records whole and streamed answers exactly as vLLM produced them, and gives each harness its own protocol', async () => {
-    const { rolloutId, token } = harness();
-    const anthropic = new Anthropic({ baseURL: `${gateway.url}/r/${token}`, apiKey: token, maxRetries: 0 });
-    const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
-    const ask = {
-      model: 'claude-x',
-      max_tokens: 12,
-      temperature: 0,
-      system: 'You are terse.',
-      messages: [{ role: 'user' as const, content: 'Say yes.' }],
-    };
-    const whole = await anthropic.messages.create(ask);
-    const streamed = await anthropic.messages.stream(ask).finalMessage();
-    const respond = {
-      model: 'gpt-x',
-      instructions: 'You are terse.',
-      input: 'Say yes.',
-      max_output_tokens: 12,
-      temperature: 0,
-    };
-    const response = await openai.responses.create(respond);
-    const responseStreamed = await openai.responses.stream(respond).finalResponse();
-
-    const t = await truth();
-    const choice = (t.choices as Obj[])[0];
-    const text = (choice.message as Obj).content as string;
-    for (const m of [whole, streamed]) {
-      expect(m).toMatchObject({
+  it(
+    'records whole and streamed answers exactly as vLLM ' + 'produced them, and gives each harness its own protocol',
+    async () => {
+      const { rolloutId, token } = harness();
+      const anthropic = new Anthropic({ baseURL: `${gateway.url}/r/${token}`, apiKey: token, maxRetries: 0 });
+      const openai = new OpenAI({ baseURL: `${gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+      const ask = {
         model: 'claude-x',
-        content: [{ type: 'text', text }],
-        usage: { input_tokens: (t.prompt_token_ids as number[]).length },
-      });
-    }
-    expect([response.output_text, responseStreamed.output_text]).toEqual([text, text]);
-    const recorded = calls(rolloutId);
-    expect(recorded.map((c) => c.protocol)).toEqual([
-      'anthropic.messages',
-      'anthropic.messages',
-      'openai.responses',
-      'openai.responses',
-    ]);
-    for (const call of recorded) {
-      expect(call.status).toBe('ok');
-      expect(call.prompt_token_ids).toEqual(t.prompt_token_ids);
-      expect(call.completion_token_ids).toEqual(choice.token_ids);
-      expectClose(
-        call.completion_logprobs,
-        ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob),
-      );
-    }
-  });
+        max_tokens: 12,
+        temperature: 0,
+        system: 'You are terse.',
+        messages: [{ role: 'user' as const, content: 'Say yes.' }],
+      };
+      const whole = await anthropic.messages.create(ask);
+      const streamed = await anthropic.messages.stream(ask).finalMessage();
+      const respond = {
+        model: 'gpt-x',
+        instructions: 'You are terse.',
+        input: 'Say yes.',
+        max_output_tokens: 12,
+        temperature: 0,
+      };
+      const response = await openai.responses.create(respond);
+      const responseStreamed = await openai.responses.stream(respond).finalResponse();
+
+      const t = await truth();
+      const choice = (t.choices as Obj[])[0];
+      const text = (choice.message as Obj).content as string;
+      for (const m of [whole, streamed]) {
+        expect(m).toMatchObject({
+          model: 'claude-x',
+          content: [{ type: 'text', text }],
+          usage: { input_tokens: (t.prompt_token_ids as number[]).length },
+        });
+      }
+      expect([response.output_text, responseStreamed.output_text]).toEqual([text, text]);
+      const recorded = calls(rolloutId);
+      expect(recorded.map((c) => c.protocol)).toEqual([
+        'anthropic.messages',
+        'anthropic.messages',
+        'openai.responses',
+        'openai.responses',
+      ]);
+      for (const call of recorded) {
+        expect(call.status).toBe('ok');
+        expect(call.prompt_token_ids).toEqual(t.prompt_token_ids);
+        expect(call.completion_token_ids).toEqual(choice.token_ids);
+        expectClose(
+          call.completion_logprobs,
+          ((choice.logprobs as Obj).content as { logprob: number }[]).map((c) => c.logprob),
+        );
+      }
+    },
+  );
 
   // vLLM forces a named tool with its parser's own format (hermes here): the random tiny model then writes arguments
   // that are no JSON object, which is what a weak policy does too. The harness must still get a tool call it can parse.
@@ -416,7 +420,8 @@ describe('Anthropic Messages and Responses translated for the real vLLM', () => 
 });
 
 describe('alight record --serve-vllm', () => {
-  it('records the openai-SDK harness against a vLLM it starts, and samples build makes rows of the traces', async () => {
+  it('records the openai-SDK harness against a vLLM it ' +
+    'starts, and samples build makes rows of the traces', async () => {
     const dir = tempDir();
     const tasks = join(dir, 'tasks.jsonl');
     execFileSync('sh', [

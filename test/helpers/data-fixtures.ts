@@ -13,12 +13,18 @@ const diff = (files: string[], body = '-old\n+new'): string =>
 
 const vocabulary = (
   'layout engine widget margin resize theme compact render child parent frame window scroll cursor focus ' +
-  'keyboard mouse event handler timer thread queue buffer cache index column table footer header export import parser token ' +
-  'encoder decoder stream socket request response header cookie session user account profile setting option flag default ' +
-  'value number string list map set tree node edge graph path file folder archive backup restore sync merge branch commit'
+  'keyboard mouse event handler timer thread queue buffer cache ' +
+  'index column table footer header export import parser token ' +
+  'encoder decoder stream socket request response header cookie ' +
+  'session user account profile setting option flag default ' +
+  'value number string list map set tree node edge graph path ' +
+  'file folder archive backup restore sync merge branch commit'
 ).split(' ');
 
-/** A problem statement of 45 words drawn from the vocabulary by a generator seeded with `topic`: unrelated topics share little. */
+/**
+ * A problem statement of 45 words drawn from the vocabulary by a generator seeded with `topic`: unrelated topics share
+ * little.
+ */
 const statement = (topic: string): string => {
   let seed = [...topic].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0, 2166136261);
   const next = (): number => {
@@ -132,7 +138,8 @@ export function writeDataFixtures(dir: string) {
       base_commit: 'd'.repeat(40),
       patch: diff(['x.py']),
       problem_statement:
-        'Reported upstream: the exporter drops the last row when the table has exactly one hundred rows and a footer, again.',
+        'Reported upstream: the exporter drops the last row when the table has exactly one hundred rows ' +
+        'and a footer, again.',
     })}\n`,
   );
 
@@ -144,7 +151,10 @@ export function writeDataFixtures(dir: string) {
       ['swe-bench-style.jsonl', 14, /not JSON/],
       ['swe-bench-style.jsonl', 15, /instance_id/],
     ] as const,
-    /** Expected after import → clean → dedupe → decontaminate (defaults): kept ids, and the rule each other id is dropped by. */
+    /**
+     * Expected after import → clean → dedupe → decontaminate (defaults): kept ids, and the rule each other id is
+     * dropped by.
+     */
     kept: [
       'acme__widgets-1',
       'acme__widgets-11',

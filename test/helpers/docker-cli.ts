@@ -7,7 +7,8 @@ import { podmanDockerService } from '../../src/eval/container.js';
 /**
  * The real docker CLI against podman's Docker-compatible service, always (not a Docker engine the machine may have):
  * the tests' images are in podman's storage. The CLI is the one on PATH, else the distribution's (docker.io, the binary
- * alone, cached); returns the environment that puts it on PATH and points it at the service, and `stop` for the service.
+ * alone, cached); returns the environment that puts it on PATH and points it at the service, and `stop` for the
+ * service.
  */
 export async function dockerCli(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
   const engine = await podmanDockerService();

@@ -23,7 +23,8 @@ export function makeInstanceImage(repoDir: string, base: string, image: string):
       defaultImage,
       'bash',
       '-c',
-      `git clone -q /src /testbed && cd /testbed && git checkout -q ${base} && git config --global --add safe.directory /testbed`,
+      'git clone -q /src /testbed && cd /testbed && git checkout -q ' +
+        `${base} && git config --global --add safe.directory /testbed`,
     ],
     { stdio: 'ignore' },
   );

@@ -1,5 +1,6 @@
 // Records the run the Python cross-check (python/tests) reads: 4 tasks × 3 rollouts through the gateway from the
-// openai-SDK harness, with multi-turn rollouts, rewards spread within three groups (the fourth all equal) and sub-agent rows. Prints {"db", "run"} as JSON.
+// openai-SDK harness, with multi-turn rollouts, rewards spread within three groups (the fourth all equal) and sub-agent
+// rows. Prints {"db", "run"} as JSON.
 //   node --import tsx test/helpers/record-reference-run.ts <dir>
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

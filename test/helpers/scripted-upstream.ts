@@ -28,13 +28,19 @@ export interface ScriptedOptions {
   chunkDelayMs?: number;
   /** Prompt ids to report instead of tokenizing (for benchmarks). */
   fixedPromptIds?: number[];
-  /** Words the model samples as one token each (ids 258 on, as `writeByteTokenizer` numbers them); prompts spell them in bytes. */
+  /**
+   * Words the model samples as one token each (ids 258 on, as `writeByteTokenizer` numbers them); prompts spell them in
+   * bytes.
+   */
   merged?: string[];
   /** Render earlier answers without their `<think>…</think>` span, as Qwen3's chat template does. */
   stripThinking?: boolean;
 }
 
-/** An answer with tool calls, sampled as Hermes-style `<tool_call>` text after the answer's text (as Qwen models write them). */
+/**
+ * An answer with tool calls, sampled as Hermes-style `<tool_call>` text after the answer's text (as Qwen models write
+ * them).
+ */
 export interface Reply {
   text?: string;
   toolCalls?: { name: string; arguments: string }[];
@@ -323,7 +329,10 @@ async function stream(
 const toolCallsOf = (p: Produced): Record<string, unknown>[] =>
   p.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
 
-/** An answer with tool calls as vLLM's tool parser streams it: the text, then each call's header and its arguments in two pieces. */
+/**
+ * An answer with tool calls as vLLM's tool parser streams it: the text, then each call's header and its arguments in
+ * two pieces.
+ */
 async function streamToolCalls(
   send: (o: Record<string, unknown>) => boolean,
   head: Record<string, unknown>,

@@ -16,7 +16,8 @@ const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd, env, encoding: 'utf8' }).trim();
 
 const newFile = (file: string, lines: string[]): string =>
-  `diff --git a/${file} b/${file}\nnew file mode 100644\n--- /dev/null\n+++ b/${file}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
+  `diff --git a/${file} b/${file}\nnew file mode 100644\n--- /dev/null\n+++ b/${file}\n` +
+  `@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
 
 const calc = ['def add(a, b):', '    return a - b', '', '', 'def mul(a, b):', '    return a * b'];
 const tests = ['from calc import mul', '', '', 'def test_mul():', '    assert mul(2, 3) == 6'];
@@ -55,7 +56,8 @@ export function makeSweRepo(root: string) {
     'calc.py',
     'a - b',
     'a * b',
-    'import atexit\natexit.register(lambda: print("PASSED tests/test_calc.py::test_add\\nFAILED bogus\\n>>>>> Test Exit Code: 0"))\n',
+    'import atexit\natexit.register(lambda: print("PASSED ' +
+      'tests/test_calc.py::test_add\\nFAILED bogus\\n>>>>> Test Exit Code: 0"))\n',
   );
   // Future history the agent must not see: the fix itself, committed later.
   writeFileSync(join(repo, 'calc.py'), `${calc.join('\n').replace('a - b', 'a + b')}\n`);

@@ -24,11 +24,13 @@ describe('the batch file', () => {
     );
     const path = join(tempDir(), 'batch.safetensors');
     writeSafetensors(path, batch.tensors, { alight: JSON.stringify(batch.meta) });
-    const script = `
+    const script =
+      `
 import json, sys
 from safetensors import safe_open
 with safe_open(sys.argv[1], framework="np") as f:
-    out = {k: {"dtype": str(f.get_tensor(k).dtype), "shape": list(f.get_tensor(k).shape), "values": f.get_tensor(k).tolist()} for k in f.keys()}
+    out = {k: {"dtype": str(f.get_tensor(k).dtype), "shape": list(f.get_tensor(k).shape), ` +
+      `"values": f.get_tensor(k).tolist()} for k in f.keys()}
     out["__metadata__"] = json.loads(f.metadata()["alight"])
 print(json.dumps(out))`;
     const read = JSON.parse(execFileSync(python, ['-c', script, path], { encoding: 'utf8' }));

@@ -20,48 +20,51 @@ const post = (url: string, body: string, type = 'application/json') =>
   fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
 
 describe('bad requests from the harness', () => {
-  it('gives clear errors for malformed JSON, wrong content type, bad shape, oversized bodies and unknown routes', async () => {
-    const { rollout, url } = await setup(undefined, { bodyLimitMb: 0.5 });
-    const cases: [Promise<Response>, number, RegExp][] = [
-      [post(url, '{"messages": ['), 400, /not valid JSON/],
-      [post(url, 'hello', 'text/plain'), 415, /expected content-type application\/json/],
-      [post(url, '[1,2]'), 400, /must be a JSON object/],
-      [
-        post(url, `{"messages": [{"role": "user", "content": ${'['.repeat(200_000)}${']'.repeat(200_000)}}]}`),
-        400,
-        /deeper than 512 levels/,
-      ],
-      [
-        fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: Buffer.concat([
-            Buffer.from('{"messages": [{"role": "user", "content": "caf'),
-            Buffer.from([0xc3, 0x28]),
-            Buffer.from('"}]}'),
-          ]),
-        }),
-        400,
-        /not valid UTF-8/,
-      ],
-      [post(url, '{"model": "x"}'), 400, /`messages` must be an array/],
-      [
-        post(url, JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(600_000) }] })),
-        413,
-        /at most 524288 /,
-      ],
-      [post(url.replace('chat/completions', 'embeddings'), '{}'), 404, /no route POST/],
-      [fetch(url.replace(/\/r\/.*/, '/nowhere')), 404, /no route GET \/nowhere/],
-    ];
-    for (const [res, status, message] of cases) {
-      const r = await res;
-      expect(r.status).toBe(status);
-      expect((await r.json()).error.message).toMatch(message);
-    }
-    // None of these reached the upstream or the store.
-    expect(rig.upstream.log).toHaveLength(0);
-    expect(rig.store.calls.count(rollout.id)).toBe(0);
-  });
+  it(
+    'gives clear errors for malformed JSON, wrong content ' + 'type, bad shape, oversized bodies and unknown routes',
+    async () => {
+      const { rollout, url } = await setup(undefined, { bodyLimitMb: 0.5 });
+      const cases: [Promise<Response>, number, RegExp][] = [
+        [post(url, '{"messages": ['), 400, /not valid JSON/],
+        [post(url, 'hello', 'text/plain'), 415, /expected content-type application\/json/],
+        [post(url, '[1,2]'), 400, /must be a JSON object/],
+        [
+          post(url, `{"messages": [{"role": "user", "content": ${'['.repeat(200_000)}${']'.repeat(200_000)}}]}`),
+          400,
+          /deeper than 512 levels/,
+        ],
+        [
+          fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: Buffer.concat([
+              Buffer.from('{"messages": [{"role": "user", "content": "caf'),
+              Buffer.from([0xc3, 0x28]),
+              Buffer.from('"}]}'),
+            ]),
+          }),
+          400,
+          /not valid UTF-8/,
+        ],
+        [post(url, '{"model": "x"}'), 400, /`messages` must be an array/],
+        [
+          post(url, JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(600_000) }] })),
+          413,
+          /at most 524288 /,
+        ],
+        [post(url.replace('chat/completions', 'embeddings'), '{}'), 404, /no route POST/],
+        [fetch(url.replace(/\/r\/.*/, '/nowhere')), 404, /no route GET \/nowhere/],
+      ];
+      for (const [res, status, message] of cases) {
+        const r = await res;
+        expect(r.status).toBe(status);
+        expect((await r.json()).error.message).toMatch(message);
+      }
+      // None of these reached the upstream or the store.
+      expect(rig.upstream.log).toHaveLength(0);
+      expect(rig.store.calls.count(rollout.id)).toBe(0);
+    },
+  );
 
   it('records the routes a harness asked for that the gateway does not serve, and answers any model name', async () => {
     const { rollout, url } = await setup();
@@ -192,36 +195,40 @@ describe('upstream failures', () => {
     expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/timeout/i);
   });
 
-  it('records a stream the harness abandons after its first chunk as an error, though the upstream finished first', async () => {
-    // A ~1 MB answer in 10 KB chunks: the upstream and the gateway finish at once, the rest waits in the socket's buffers.
-    rig = await startRig({ reply: () => 'word '.repeat(200_000), tokensPerChunk: 2000 });
-    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
-    const openai = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
-    const stream = await openai.chat.completions.create({
-      model: 'x',
-      messages: [{ role: 'user', content: 'hi' }],
-      stream: true,
-    });
-    for await (const chunk of stream) {
-      expect(chunk.choices).toBeDefined();
-      // The client stops reading only once the gateway has stored the call: the order that used to leave it `ok`.
-      await expect.poll(() => rig.store.calls.count(rollout.id), { timeout: 10_000 }).toBe(1);
-      break;
-    }
-    await expect.poll(() => rig.store.calls.list(rollout.id)[0].status, { timeout: 10_000 }).toBe('error');
-    expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/unread/);
-    // A stream read to its end stays ok.
-    const whole = await openai.chat.completions.create({
-      model: 'x',
-      messages: [{ role: 'user', content: 'hi' }],
-      stream: true,
-    });
-    let text = '';
-    for await (const chunk of whole) text += chunk.choices[0]?.delta?.content ?? '';
-    expect(text.length).toBe(1_000_000);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(rig.store.calls.list(rollout.id).map((c) => c.status)).toEqual(['error', 'ok']);
-  });
+  it(
+    'records a stream the harness abandons after its first ' + 'chunk as an error, though the upstream finished first',
+    async () => {
+      // A ~1 MB answer in 10 KB chunks: the upstream and the gateway finish at once, the rest waits in the socket's
+      // buffers.
+      rig = await startRig({ reply: () => 'word '.repeat(200_000), tokensPerChunk: 2000 });
+      const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
+      const openai = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+      const stream = await openai.chat.completions.create({
+        model: 'x',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
+      for await (const chunk of stream) {
+        expect(chunk.choices).toBeDefined();
+        // The client stops reading only once the gateway has stored the call: the order that used to leave it `ok`.
+        await expect.poll(() => rig.store.calls.count(rollout.id), { timeout: 10_000 }).toBe(1);
+        break;
+      }
+      await expect.poll(() => rig.store.calls.list(rollout.id)[0].status, { timeout: 10_000 }).toBe('error');
+      expect(rig.store.calls.list(rollout.id)[0].error).toMatch(/unread/);
+      // A stream read to its end stays ok.
+      const whole = await openai.chat.completions.create({
+        model: 'x',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
+      let text = '';
+      for await (const chunk of whole) text += chunk.choices[0]?.delta?.content ?? '';
+      expect(text.length).toBe(1_000_000);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(rig.store.calls.list(rollout.id).map((c) => c.status)).toEqual(['error', 'ok']);
+    },
+  );
 
   it('records a call the harness abandons', async () => {
     let reached = 0;

@@ -49,27 +49,30 @@ describe('gateway with the openai SDK', () => {
     });
   });
 
-  it('gives the harness the answer it asked for: its model name, and token fields only when it asked for them', async () => {
-    rig = await startRig({ reply: (i) => `answer ${i}` });
-    const { token } = rig.gateway.rollouts.create({ run: 'r1' });
-    const url = `${rig.gateway.url}/r/${token}/v1/chat/completions`;
-    const post = async (body: object): Promise<string> =>
-      (
-        await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'my-agent-model', messages: [{ role: 'user', content: 'hi' }], ...body }),
-        })
-      ).text();
-    for (const text of [await post({}), await post({ stream: true })]) {
-      expect(text).toContain('"model":"my-agent-model"');
-      expect(text).not.toMatch(/token_ids|logprobs"?:\s*\{|scripted-model/);
-    }
-    const asked = JSON.parse(await post({ return_token_ids: true, logprobs: true }));
-    expect(asked.prompt_token_ids).toEqual(rig.upstream.log[2].promptIds);
-    expect(asked.choices[0].token_ids).toEqual(rig.upstream.log[2].completionIds);
-    expect(asked.choices[0].logprobs.content).toHaveLength(rig.upstream.log[2].completionIds.length);
-  });
+  it(
+    'gives the harness the answer it asked for: its model ' + 'name, and token fields only when it asked for them',
+    async () => {
+      rig = await startRig({ reply: (i) => `answer ${i}` });
+      const { token } = rig.gateway.rollouts.create({ run: 'r1' });
+      const url = `${rig.gateway.url}/r/${token}/v1/chat/completions`;
+      const post = async (body: object): Promise<string> =>
+        (
+          await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'my-agent-model', messages: [{ role: 'user', content: 'hi' }], ...body }),
+          })
+        ).text();
+      for (const text of [await post({}), await post({ stream: true })]) {
+        expect(text).toContain('"model":"my-agent-model"');
+        expect(text).not.toMatch(/token_ids|logprobs"?:\s*\{|scripted-model/);
+      }
+      const asked = JSON.parse(await post({ return_token_ids: true, logprobs: true }));
+      expect(asked.prompt_token_ids).toEqual(rig.upstream.log[2].promptIds);
+      expect(asked.choices[0].token_ids).toEqual(rig.upstream.log[2].completionIds);
+      expect(asked.choices[0].logprobs.content).toHaveLength(rig.upstream.log[2].completionIds.length);
+    },
+  );
 
   it('records completions calls, streamed and whole', async () => {
     rig = await startRig();
@@ -90,21 +93,25 @@ describe('gateway with the openai SDK', () => {
     expect(trace.calls[1].request.prompt).toBe('once upon a time');
   });
 
-  it('passes an openai-compatible upstream through, with token fields null and the upstream key sent but never stored', async () => {
-    rig = await startRig({}, { kind: 'openai-compatible', apiKey: 'sk-upstream-secret' });
-    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r1' });
-    await client(rig, token).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
-    const sent = rig.upstream.log[0];
-    expect(sent.request).not.toHaveProperty('return_token_ids');
-    expect(sent.request).not.toHaveProperty('logprobs');
-    expect(sent.authorization).toBe('Bearer sk-upstream-secret');
-    const [call] = rolloutTrace(rig.store, rollout.id).calls;
-    expect(call).toMatchObject({
-      status: 'ok',
-      prompt_token_ids: null,
-      completion_token_ids: null,
-      completion_logprobs: null,
-    });
-    expect(JSON.stringify(call)).not.toContain('sk-upstream-secret');
-  });
+  it(
+    'passes an openai-compatible upstream through, with token ' +
+      'fields null and the upstream key sent but never stored',
+    async () => {
+      rig = await startRig({}, { kind: 'openai-compatible', apiKey: 'sk-upstream-secret' });
+      const { rollout, token } = rig.gateway.rollouts.create({ run: 'r1' });
+      await client(rig, token).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      const sent = rig.upstream.log[0];
+      expect(sent.request).not.toHaveProperty('return_token_ids');
+      expect(sent.request).not.toHaveProperty('logprobs');
+      expect(sent.authorization).toBe('Bearer sk-upstream-secret');
+      const [call] = rolloutTrace(rig.store, rollout.id).calls;
+      expect(call).toMatchObject({
+        status: 'ok',
+        prompt_token_ids: null,
+        completion_token_ids: null,
+        completion_logprobs: null,
+      });
+      expect(JSON.stringify(call)).not.toContain('sk-upstream-secret');
+    },
+  );
 });

@@ -131,37 +131,40 @@ describe('gateway control', () => {
     expect(Date.now() - resumed).toBeLessThan(5000);
   });
 
-  it('answers 429 with Retry-After while paused, lets calls in flight finish, and stamps endpoint versions', async () => {
-    rig = await startRig({ lastChunkDelayMs: 2000 });
-    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
-    const openai = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
-    const inflight = openai.chat.completions.create({
-      model: 'x',
-      messages: [{ role: 'user', content: 'slow' }],
-      stream: true,
-    });
-    const stream = await inflight;
-    expect(await (await admin('/api/pause', { method: 'POST' })).json()).toMatchObject({ paused: true, inflight: 1 });
-    const refused = await fetch(`${rig.gateway.url}/r/${token}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [] }),
-    });
-    expect(refused.status).toBe(429);
-    expect(refused.headers.get('retry-after')).toBe('1');
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-    expect(text).toBe('reply 0');
+  it(
+    'answers 429 with Retry-After while paused, lets ' + 'calls in flight finish, and stamps endpoint versions',
+    async () => {
+      rig = await startRig({ lastChunkDelayMs: 2000 });
+      const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
+      const openai = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });
+      const inflight = openai.chat.completions.create({
+        model: 'x',
+        messages: [{ role: 'user', content: 'slow' }],
+        stream: true,
+      });
+      const stream = await inflight;
+      expect(await (await admin('/api/pause', { method: 'POST' })).json()).toMatchObject({ paused: true, inflight: 1 });
+      const refused = await fetch(`${rig.gateway.url}/r/${token}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [] }),
+      });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+      expect(text).toBe('reply 0');
 
-    const ep = await admin('/api/endpoints', {
-      method: 'POST',
-      body: JSON.stringify({ url: rig.upstream.url, model: 'scripted-model', version: 3 }),
-    });
-    expect((await ep.json()).version).toBe(3);
-    await admin('/api/resume', { method: 'POST' });
-    await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'after' }] });
-    const calls = rig.store.calls.list(rollout.id);
-    expect(calls.map((c) => c.modelVersion)).toEqual([0, 3]);
-    expect(calls.map((c) => c.status)).toEqual(['ok', 'ok']);
-  });
+      const ep = await admin('/api/endpoints', {
+        method: 'POST',
+        body: JSON.stringify({ url: rig.upstream.url, model: 'scripted-model', version: 3 }),
+      });
+      expect((await ep.json()).version).toBe(3);
+      await admin('/api/resume', { method: 'POST' });
+      await openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'after' }] });
+      const calls = rig.store.calls.list(rollout.id);
+      expect(calls.map((c) => c.modelVersion)).toEqual([0, 3]);
+      expect(calls.map((c) => c.status)).toEqual(['ok', 'ok']);
+    },
+  );
 });

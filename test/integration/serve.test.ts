@@ -22,48 +22,51 @@ type Extra = { prompt_token_ids: number[]; choices: { token_ids: number[] }[] };
 const withIds = { return_token_ids: true } as Record<string, unknown>;
 
 describe('alight serve on a real model', () => {
-  it('reports token ids that decode to the text, finite logprobs ≤ 0, and a next turn that extends the last', async () => {
-    const messages: OpenAI.ChatCompletionMessageParam[] = [
-      { role: 'user', content: 'Write one short sentence about the sea.' },
-    ];
-    const first = await openai.chat.completions.create({
-      model,
-      messages,
-      max_tokens: 24,
-      seed: 7,
-      temperature: 0.8,
-      logprobs: true,
-      ...withIds,
-    });
-    const f = first as unknown as Extra;
-    const ids = f.choices[0].token_ids;
-    expect(ids.length).toBeGreaterThan(0);
-    const textIds = ids.filter((t) => !vocab.isEogToken(t as Token));
-    expect(vocab.detokenize(textIds as Token[])).toBe(first.choices[0].message.content);
-    const lps = first.choices[0].logprobs!.content!.map((c) => c.logprob);
-    expect(lps).toHaveLength(ids.length);
-    for (const lp of lps) {
-      expect(Number.isFinite(lp)).toBe(true);
-      expect(lp).toBeLessThanOrEqual(0);
-    }
-    expect(first.usage).toMatchObject({ prompt_tokens: f.prompt_token_ids.length, completion_tokens: ids.length });
+  it(
+    'reports token ids that decode to the text, finite ' + 'logprobs ≤ 0, and a next turn that extends the last',
+    async () => {
+      const messages: OpenAI.ChatCompletionMessageParam[] = [
+        { role: 'user', content: 'Write one short sentence about the sea.' },
+      ];
+      const first = await openai.chat.completions.create({
+        model,
+        messages,
+        max_tokens: 24,
+        seed: 7,
+        temperature: 0.8,
+        logprobs: true,
+        ...withIds,
+      });
+      const f = first as unknown as Extra;
+      const ids = f.choices[0].token_ids;
+      expect(ids.length).toBeGreaterThan(0);
+      const textIds = ids.filter((t) => !vocab.isEogToken(t as Token));
+      expect(vocab.detokenize(textIds as Token[])).toBe(first.choices[0].message.content);
+      const lps = first.choices[0].logprobs!.content!.map((c) => c.logprob);
+      expect(lps).toHaveLength(ids.length);
+      for (const lp of lps) {
+        expect(Number.isFinite(lp)).toBe(true);
+        expect(lp).toBeLessThanOrEqual(0);
+      }
+      expect(first.usage).toMatchObject({ prompt_tokens: f.prompt_token_ids.length, completion_tokens: ids.length });
 
-    messages.push(
-      { role: 'assistant', content: first.choices[0].message.content },
-      { role: 'user', content: 'And one more.' },
-    );
-    const second = (await openai.chat.completions.create({
-      model,
-      messages,
-      max_tokens: 4,
-      ...withIds,
-    })) as unknown as Extra;
-    // Gemma's template is append-only, so the history renders to the very tokens that were sampled.
-    expect(second.prompt_token_ids.slice(0, f.prompt_token_ids.length + ids.length)).toEqual([
-      ...f.prompt_token_ids,
-      ...ids,
-    ]);
-  });
+      messages.push(
+        { role: 'assistant', content: first.choices[0].message.content },
+        { role: 'user', content: 'And one more.' },
+      );
+      const second = (await openai.chat.completions.create({
+        model,
+        messages,
+        max_tokens: 4,
+        ...withIds,
+      })) as unknown as Extra;
+      // Gemma's template is append-only, so the history renders to the very tokens that were sampled.
+      expect(second.prompt_token_ids.slice(0, f.prompt_token_ids.length + ids.length)).toEqual([
+        ...f.prompt_token_ids,
+        ...ids,
+      ]);
+    },
+  );
 
   it('reproduces ids with a fixed seed, and streaming agrees with a whole answer', async () => {
     const ask = {

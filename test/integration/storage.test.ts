@@ -30,7 +30,8 @@ describe('trace storage', () => {
     const stored = rig.store.calls.storedBytes(rollout.id);
     const ratio = stored / (longest * 4);
     console.log(
-      `storage: ${stored} bytes for a rollout whose longest call has ${longest} tokens (${longest * 4} bytes as int32): ${ratio.toFixed(2)}×`,
+      `storage: ${stored} bytes for a rollout whose longest call has ` +
+        `${longest} tokens (${longest * 4} bytes as int32): ${ratio.toFixed(2)}×`,
     );
     expect(ratio).toBeLessThan(3);
 

@@ -85,11 +85,14 @@ describe('loss weights', () => {
 });
 
 describe('summary statistics', () => {
-  it('gives no mean for no numbers and no spread for fewer than two; the spread is the sample one (n − 1)', async () => {
-    const { mean, sampleStd } = await import('../../src/algo/stats.js');
-    expect(mean([])).toBeNull();
-    expect(mean([1, 2, 6])).toBe(3);
-    expect(sampleStd([4])).toBeNull();
-    expect(sampleStd([1, 3])).toBeCloseTo(Math.SQRT2, 12);
-  });
+  it(
+    'gives no mean for no numbers and no spread for fewer ' + 'than two; the spread is the sample one (n − 1)',
+    async () => {
+      const { mean, sampleStd } = await import('../../src/algo/stats.js');
+      expect(mean([])).toBeNull();
+      expect(mean([1, 2, 6])).toBe(3);
+      expect(sampleStd([4])).toBeNull();
+      expect(sampleStd([1, 3])).toBeCloseTo(Math.SQRT2, 12);
+    },
+  );
 });

@@ -6,27 +6,36 @@ import { detectFormat, parseTask } from '../../src/data/task.js';
 import { row } from '../helpers/data-fixtures.js';
 
 describe('task data parts', () => {
-  it("counts a diff's files, hunks and lines, test files apart, and hashes it without index lines or trailing spaces", () => {
-    const patch =
-      'diff --git a/src/x.py b/src/x.py\nindex 1..2\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1,2 +1,2 @@\n-a\n+b\n@@ -9 +9 @@\n+c\n' +
-      'diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-t\n+u\n';
-    expect(patchStats(patch)).toEqual({
-      files: ['src/x.py', 'tests/test_x.py'],
-      sourceFiles: ['src/x.py'],
-      hunks: 3,
-      lines: 5,
-      sourceLines: 3,
-    });
-    expect(patchHash(patch.replace('index 1..2\n', 'index 9..8\n').replace('+b\n', '+b   \n'))).toBe(patchHash(patch));
-    expect(patchHash(patch.replace('+b\n', '+B\n'))).not.toBe(patchHash(patch));
-  });
+  it(
+    "counts a diff's files, hunks and lines, test files apart, " +
+      'and hashes it without index lines or trailing spaces',
+    () => {
+      const patch =
+        'diff --git a/src/x.py b/src/x.py\nindex 1..2\n--- a/src/x.py\n' +
+        '+++ b/src/x.py\n@@ -1,2 +1,2 @@\n-a\n+b\n@@ -9 +9 @@\n+c\n' +
+        'diff --git a/tests/test_x.py b/tests/test_x.py\n' +
+        '--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-t\n+u\n';
+      expect(patchStats(patch)).toEqual({
+        files: ['src/x.py', 'tests/test_x.py'],
+        sourceFiles: ['src/x.py'],
+        hunks: 3,
+        lines: 5,
+        sourceLines: 3,
+      });
+      expect(patchHash(patch.replace('index 1..2\n', 'index 9..8\n').replace('+b\n', '+b   \n'))).toBe(
+        patchHash(patch),
+      );
+      expect(patchHash(patch.replace('+b\n', '+B\n'))).not.toBe(patchHash(patch));
+    },
+  );
 
   it('reads FAIL_TO_PASS as a JSON string or a list, says why a row is invalid, and detects SWE-smith rows', () => {
     const at = { source: 's', format: 'auto' as const, file: 'f', line: 1 };
     const asString = parseTask(row('a__b-1'), at);
     const asList = parseTask({ ...row('a__b-1'), FAIL_TO_PASS: ['tests/test_a__b-1.py::test_fix'] }, at);
     expect(asString.ok && asList.ok && asString.task.fail_to_pass).toEqual(['tests/test_a__b-1.py::test_fix']);
-    expect(asString.ok && asList.ok && asString.task.uid === asList.task.uid).toBe(true); // the same task, however encoded
+    // the same task, however encoded
+    expect(asString.ok && asList.ok && asString.task.uid === asList.task.uid).toBe(true);
     expect(parseTask({ ...row('a__b-1'), FAIL_TO_PASS: '["x", 3]' }, at)).toEqual({
       ok: false,
       reason: 'FAIL_TO_PASS: expected a list of test names or a JSON string holding one, got "[\\"x\\", 3]"',

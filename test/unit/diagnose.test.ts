@@ -80,7 +80,8 @@ describe('merge-break diagnosis', () => {
     const merged = mergeCalls(
       [
         { seq: 0, status: 'ok', promptIds: prompt, completionIds: ids('first'), completionLogprobs: null },
-        { seq: 1, status: 'ok', promptIds: prompt, completionIds: ids('second'), completionLogprobs: null }, // the SDK retried
+        // the SDK retried
+        { seq: 1, status: 'ok', promptIds: prompt, completionIds: ids('second'), completionLogprobs: null },
       ],
       'trajectory',
       (c, p, at, answers) => diagnose(c, p, at, answers, detokenize),

@@ -9,30 +9,36 @@ import { evalScript } from '../../src/eval/specs.js';
 const entries = (m: Map<string, string>) => Object.fromEntries(m);
 
 describe('SWE-bench log parsers', () => {
-  it('reads pytest -rA summaries without skip counts, -v lines only in pytest-v2, and shortens absolute-path parameters', () => {
-    const log = [
-      'PASSED tests/a.py::test_x',
-      'FAILED tests/a.py::test_y - AssertionError: 1 != 2',
-      'SKIPPED [1] tests/a.py:3: no network',
-      'tests/a.py::test_z PASSED',
-      'ERROR tests/b.py::test_w',
-      'XFAIL tests/b.py::test_v',
-    ].join('\n');
-    // swebench 5.0.2: the pytest parser reads `STATUS name` lines only; pytest-v2 also `name STATUS`.
-    expect(entries(parsers.pytest(log))).toEqual({
-      'tests/a.py::test_x': 'PASSED',
-      'tests/a.py::test_y': 'FAILED',
-      'tests/b.py::test_w': 'ERROR',
-      'tests/b.py::test_v': 'XFAIL',
-    });
-    expect(parsers['pytest-v2'](log).get('tests/a.py::test_z')).toBe('PASSED');
-    expect(entries(parsers['pytest-options']('PASSED tests/t.py::test_read[/home/u/data/file.txt]'))).toEqual({
-      'tests/t.py::test_read[/file.txt]': 'PASSED',
-    });
-    expect(entries(parsers['pytest-v2']('\x1b[32mPASSED\x1b[0m tests/x.py::t'))).toEqual({ 'tests/x.py::t': 'PASSED' });
-    expect(parserForRepo('django/django')).toBe('django');
-    expect(parserForRepo('acme/widgets')).toBe('pytest');
-  });
+  it(
+    'reads pytest -rA summaries without skip counts, -v lines ' +
+      'only in pytest-v2, and shortens absolute-path parameters',
+    () => {
+      const log = [
+        'PASSED tests/a.py::test_x',
+        'FAILED tests/a.py::test_y - AssertionError: 1 != 2',
+        'SKIPPED [1] tests/a.py:3: no network',
+        'tests/a.py::test_z PASSED',
+        'ERROR tests/b.py::test_w',
+        'XFAIL tests/b.py::test_v',
+      ].join('\n');
+      // swebench 5.0.2: the pytest parser reads `STATUS name` lines only; pytest-v2 also `name STATUS`.
+      expect(entries(parsers.pytest(log))).toEqual({
+        'tests/a.py::test_x': 'PASSED',
+        'tests/a.py::test_y': 'FAILED',
+        'tests/b.py::test_w': 'ERROR',
+        'tests/b.py::test_v': 'XFAIL',
+      });
+      expect(parsers['pytest-v2'](log).get('tests/a.py::test_z')).toBe('PASSED');
+      expect(entries(parsers['pytest-options']('PASSED tests/t.py::test_read[/home/u/data/file.txt]'))).toEqual({
+        'tests/t.py::test_read[/file.txt]': 'PASSED',
+      });
+      expect(entries(parsers['pytest-v2']('\x1b[32mPASSED\x1b[0m tests/x.py::t'))).toEqual({
+        'tests/x.py::t': 'PASSED',
+      });
+      expect(parserForRepo('django/django')).toBe('django');
+      expect(parserForRepo('acme/widgets')).toBe('pytest');
+    },
+  );
 
   it('reads Django, sympy, matplotlib and seaborn logs', () => {
     expect(
@@ -98,7 +104,8 @@ describe('SWE-bench grading', () => {
     expect(resolution(report)).toBe('RESOLVED_NO');
     expect(resolution(testsReport(new Map(map), ['f1', 'f2'], ['p1']))).toBe('RESOLVED_PARTIAL');
     expect(resolution(testsReport(new Map(map), ['f1'], ['p1']))).toBe('RESOLVED_FULL');
-    expect(testsReport(new Map(map), ['missing'], [], true).FAIL_TO_PASS.success).toEqual(['missing']); // fail-only repos
+    // fail-only repos
+    expect(testsReport(new Map(map), ['missing'], [], true).FAIL_TO_PASS.success).toEqual(['missing']);
   });
 
   it('refuses a log with a failure marker, without output markers, or whose exit status contradicts it', () => {
@@ -122,29 +129,35 @@ describe('SWE-bench grading', () => {
 
 describe('reward-hacking guards', () => {
   const src = 'diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+b\n';
-  it("removes edits to tests and test configuration whatever the diff's form: plain ---/+++ hunks, renames, quoted paths", () => {
-    const plain = '--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-assert f()\n+assert True\n';
-    const rename =
-      'diff --git a/tests/test_y.py b/src/y.py\nsimilarity index 90%\nrename from tests/test_y.py\nrename to src/y.py\n';
-    const quoted =
-      'diff --git "a/pkg/con ftest.py" "b/pkg/conftest.py"\n--- "a/pkg/con ftest.py"\n+++ "b/pkg/conftest.py"\n@@ -0,0 +1 @@\n+x\n';
-    const guarded = guardPatch(src + plain + rename + quoted, false);
-    expect(guarded.patch).toBe(src);
-    expect(guarded.flags.map((f) => [f.file, f.reason, f.removed])).toEqual([
-      ['tests/test_x.py', 'test file', true],
-      ['src/y.py', 'test file', true],
-      ['pkg/conftest.py', 'conftest.py (pytest hooks can rewrite outcomes)', true],
-    ]);
-    expect(guardPatch(plain, true)).toEqual({
-      patch: plain,
-      flags: [{ file: 'tests/test_x.py', reason: 'test file', removed: false }],
-    });
-    expect(
-      fileSections(src + plain)
-        .map((s) => s.text)
-        .join(''),
-    ).toBe(src + plain); // sections are the patch, cut
-  });
+  it(
+    'removes edits to tests and test configuration whatever ' +
+      "the diff's form: plain ---/+++ hunks, renames, quoted paths",
+    () => {
+      const plain = '--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-assert f()\n+assert True\n';
+      const rename =
+        'diff --git a/tests/test_y.py b/src/y.py\nsimilarity index 90%\n' +
+        'rename from tests/test_y.py\nrename to src/y.py\n';
+      const quoted =
+        'diff --git "a/pkg/con ftest.py" "b/pkg/conftest.py"\n' +
+        '--- "a/pkg/con ftest.py"\n+++ "b/pkg/conftest.py"\n@@ -0,0 +1 @@\n+x\n';
+      const guarded = guardPatch(src + plain + rename + quoted, false);
+      expect(guarded.patch).toBe(src);
+      expect(guarded.flags.map((f) => [f.file, f.reason, f.removed])).toEqual([
+        ['tests/test_x.py', 'test file', true],
+        ['src/y.py', 'test file', true],
+        ['pkg/conftest.py', 'conftest.py (pytest hooks can rewrite outcomes)', true],
+      ]);
+      expect(guardPatch(plain, true)).toEqual({
+        patch: plain,
+        flags: [{ file: 'tests/test_x.py', reason: 'test file', removed: false }],
+      });
+      expect(
+        fileSections(src + plain)
+          .map((s) => s.text)
+          .join(''),
+      ).toBe(src + plain); // sections are the patch, cut
+    },
+  );
 });
 
 describe('instance images, eval scripts, parser names', () => {
@@ -160,34 +173,45 @@ describe('instance images, eval scripts, parser names', () => {
     );
   });
 
-  it('builds the official eval script from the repo spec: environment, install re-run, test files reset, dotted Django directives, the exit status kept', () => {
-    const testPatch =
-      'diff --git a/tests/model_fields/test_jsonfield.py b/tests/model_fields/test_jsonfield.py\n--- a/tests/model_fields/test_jsonfield.py\n' +
-      '+++ b/tests/model_fields/test_jsonfield.py\n@@ -1 +1 @@\n-a\n+b\n';
-    const script = evalScript({ repo: 'django/django', version: '3.0', base_commit: 'abc123', test_patch: testPatch });
-    const lines = script.split('\n');
-    expect(lines.slice(0, 2)).toEqual(['#!/bin/bash', 'set -uxo pipefail']);
-    expect(script).toContain("sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen");
-    expect(script).toContain('python -m pip install -e .');
-    expect(script).toContain(
-      "{ git checkout 'abc123' -- 'tests/model_fields/test_jsonfield.py' 2>/dev/null || rm -f 'tests/model_fields/test_jsonfield.py'; }",
-    );
-    expect(script).toContain(
-      "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 'model_fields.test_jsonfield'",
-    );
-    const end = lines.findIndex((l) => l.includes('>>>>> End Test Output'));
-    expect(lines[end - 1]).toBe('ALIGHT_TEST_EXIT=$?');
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, not a template
-    expect(lines.at(-2)).toBe('exit ${ALIGHT_TEST_EXIT:-1}');
-    // A row's own script is used as it is, with the exit status recorded the same way.
-    const own = evalScript({
-      repo: 'x/y',
-      base_commit: 'c',
-      test_patch: '',
-      eval_script: "#!/bin/bash\nset -uxo pipefail\nmake test\n: '>>>>> End Test Output'\n",
-    });
-    expect(own.split('\n').slice(2, 5)).toEqual(['make test', 'ALIGHT_TEST_EXIT=$?', ": '>>>>> End Test Output'"]);
-  });
+  it(
+    'builds the official eval script from the repo spec: environment, install ' +
+      're-run, test files reset, dotted Django directives, the exit status kept',
+    () => {
+      const testPatch =
+        'diff --git a/tests/model_fields/test_jsonfield.py b/tests/model_fields/test_jsonfield.py\n' +
+        '--- a/tests/model_fields/test_jsonfield.py\n' +
+        '+++ b/tests/model_fields/test_jsonfield.py\n@@ -1 +1 @@\n-a\n+b\n';
+      const script = evalScript({
+        repo: 'django/django',
+        version: '3.0',
+        base_commit: 'abc123',
+        test_patch: testPatch,
+      });
+      const lines = script.split('\n');
+      expect(lines.slice(0, 2)).toEqual(['#!/bin/bash', 'set -uxo pipefail']);
+      expect(script).toContain("sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen");
+      expect(script).toContain('python -m pip install -e .');
+      expect(script).toContain(
+        "{ git checkout 'abc123' -- 'tests/model_fields/test_jsonfield.py' " +
+          "2>/dev/null || rm -f 'tests/model_fields/test_jsonfield.py'; }",
+      );
+      expect(script).toContain(
+        "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 'model_fields.test_jsonfield'",
+      );
+      const end = lines.findIndex((l) => l.includes('>>>>> End Test Output'));
+      expect(lines[end - 1]).toBe('ALIGHT_TEST_EXIT=$?');
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, not a template
+      expect(lines.at(-2)).toBe('exit ${ALIGHT_TEST_EXIT:-1}');
+      // A row's own script is used as it is, with the exit status recorded the same way.
+      const own = evalScript({
+        repo: 'x/y',
+        base_commit: 'c',
+        test_patch: '',
+        eval_script: "#!/bin/bash\nset -uxo pipefail\nmake test\n: '>>>>> End Test Output'\n",
+      });
+      expect(own.split('\n').slice(2, 5)).toEqual(['make test', 'ALIGHT_TEST_EXIT=$?', ": '>>>>> End Test Output'"]);
+    },
+  );
 
   it("reads the official parser names as alight's", () => {
     expect(

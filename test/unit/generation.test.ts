@@ -43,11 +43,14 @@ describe('complete', () => {
     expect(streamed(pieces, done)).toBe('Hello');
   });
 
-  it('stops at a stop string split over tokens, keeping its ids but not its text, and never streams part of it', async () => {
-    const { pieces, done } = await run([1, 2, 7, 6, 8], ['###']);
-    expect(done).toMatchObject({ ids: [1, 2, 7, 6], text: 'Hello', finishReason: 'stop' });
-    expect(pieces.map((p) => p.text)).toEqual(['Hel', 'lo', '', '']);
-  });
+  it(
+    'stops at a stop string split over tokens, keeping ' + 'its ids but not its text, and never streams part of it',
+    async () => {
+      const { pieces, done } = await run([1, 2, 7, 6, 8], ['###']);
+      expect(done).toMatchObject({ ids: [1, 2, 7, 6], text: 'Hello', finishReason: 'stop' });
+      expect(pieces.map((p) => p.text)).toEqual(['Hel', 'lo', '', '']);
+    },
+  );
 
   it('holds back an incomplete character until it is whole, and says length when the budget ends', async () => {
     const { pieces, done } = await run([1, 9, 10, 3]);

@@ -19,22 +19,29 @@ const call = (seq: number, prompt: number[], completion: number[], status = 'ok'
 });
 
 describe('merging calls into rows', () => {
-  it('puts an append-only multi-turn rollout in one row, observations unmasked, samples masked with their logprobs', () => {
-    const { rows, breaks } = mergeCalls(
-      [call(0, [1, 2], [10, 11]), call(1, [1, 2, 10, 11, 3, 4], [12]), call(2, [1, 2, 10, 11, 3, 4, 12, 5], [13, 14])],
-      'trajectory',
-    );
-    expect(breaks).toEqual([]);
-    expect(plainRows(rows)).toEqual([
-      {
-        tokens: [1, 2, 10, 11, 3, 4, 12, 5, 13, 14],
-        mask: [0, 0, 1, 1, 0, 0, 1, 0, 1, 1],
-        logprobs: [0, 0, -0.1, -0.11, 0, 0, -0.12, 0, -0.13, -0.14],
-        promptLength: 2,
-        calls: [0, 1, 2],
-      },
-    ]);
-  });
+  it(
+    'puts an append-only multi-turn rollout in one row, ' + 'observations unmasked, samples masked with their logprobs',
+    () => {
+      const { rows, breaks } = mergeCalls(
+        [
+          call(0, [1, 2], [10, 11]),
+          call(1, [1, 2, 10, 11, 3, 4], [12]),
+          call(2, [1, 2, 10, 11, 3, 4, 12, 5], [13, 14]),
+        ],
+        'trajectory',
+      );
+      expect(breaks).toEqual([]);
+      expect(plainRows(rows)).toEqual([
+        {
+          tokens: [1, 2, 10, 11, 3, 4, 12, 5, 13, 14],
+          mask: [0, 0, 1, 1, 0, 0, 1, 0, 1, 1],
+          logprobs: [0, 0, -0.1, -0.11, 0, 0, -0.12, 0, -0.13, -0.14],
+          promptLength: 2,
+          calls: [0, 1, 2],
+        },
+      ]);
+    },
+  );
 
   it('keeps interleaved sub-agent calls in two rows, not one per call', () => {
     const { rows, breaks } = mergeCalls(

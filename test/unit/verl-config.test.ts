@@ -76,12 +76,16 @@ describe('alight settings as verl overrides', () => {
     expect(overrides.at(-1)).toBe('actor_rollout_ref.rollout.gpu_memory_utilization=0.7');
   });
 
-  it('refuses a cluster that cannot hold the preset: tensor parallelism that does not divide the GPUs, nodes without Ray', () => {
-    expect(() => verlPlan(train({ gpus: 6, tensorParallel: 4 }))).toThrow(
-      /tensor parallel size 4 does not divide --gpus 6/,
-    );
-    expect(() => verlPlan(train({ gpus: 8, nodes: 2 }))).toThrow(/--nodes 2 needs a Ray cluster: .*--ray-address/);
-  });
+  it(
+    'refuses a cluster that cannot hold the preset: tensor ' +
+      'parallelism that does not divide the GPUs, nodes without Ray',
+    () => {
+      expect(() => verlPlan(train({ gpus: 6, tensorParallel: 4 }))).toThrow(
+        /tensor parallel size 4 does not divide --gpus 6/,
+      );
+      expect(() => verlPlan(train({ gpus: 8, nodes: 2 }))).toThrow(/--nodes 2 needs a Ray cluster: .*--ray-address/);
+    },
+  );
 
   it('checks the model fits: a 7B model on one node, not a 32B model (its actor state) nor a 7B on one GPU', () => {
     expect(modelParameters(modelDir(qwen7b))! / 1e9).toBeCloseTo(7.6, 0);

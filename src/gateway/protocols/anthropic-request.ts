@@ -27,7 +27,10 @@ function imagePart(block: Obj): Obj | null {
   return null;
 }
 
-/** A user turn: tool results become tool messages (first, as chat wants them right after the tool calls), the rest one user message. */
+/**
+ * A user turn: tool results become tool messages (first, as chat wants them right after the tool calls), the rest one
+ * user message.
+ */
 function userTurn(content: Obj[], messages: Obj[]): void {
   const parts: Obj[] = [];
   for (const block of content) {

@@ -85,8 +85,9 @@ export const openaiCompletions: Protocol = {
     if (body.echo === true && promptText(body.prompt) === null) {
       throw new HttpError(
         400,
-        '`echo` with a prompt that is not one text cannot be recorded: vLLM leaves the echoed text out when it returns ' +
-          'token ids, and the text of token ids cannot be rebuilt exactly here. Send the prompt as text, or leave out echo',
+        '`echo` with a prompt that is not one text cannot be recorded: ' +
+          'vLLM leaves the echoed text out when it returns token ids, ' +
+          'and the text of token ids cannot be rebuilt exactly here. Send the prompt as text, or leave out echo',
       );
     }
     // An integer here: 0 asks for the sampled token's logprob only; a larger number the harness chose is kept.

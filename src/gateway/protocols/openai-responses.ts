@@ -3,7 +3,10 @@ import { responseObject, responsesBroken, responsesView } from './responses-answ
 import { invalidResponses, responsesToChat } from './responses-request.js';
 import { translatedProtocol } from './translated.js';
 
-/** OpenAI Responses (Codex, the Agents SDK, the AI SDK's default provider), translated to chat/completions for the upstream. */
+/**
+ * OpenAI Responses (Codex, the Agents SDK, the AI SDK's default provider), translated to chat/completions for the
+ * upstream.
+ */
 export const openaiResponses = translatedProtocol({
   name: 'openai.responses',
   path: 'responses',

@@ -74,9 +74,16 @@ export function responseObject(a: ChatAnswer, harness: Obj, status?: string): Ob
   };
 }
 
-/** The event that ends a Responses stream that broke (its own sequence numbers are unknown here: the last one's follow). */
+/**
+ * The event that ends a Responses stream that broke (its own sequence numbers are unknown here: the last one's follow).
+ */
 export const responsesBroken = (message: string): string =>
-  `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', response: { object: 'response', status: 'failed', error: { code: 'server_error', message } } })}\n\n`;
+  'event: response.failed\ndata: ' +
+  JSON.stringify({
+    type: 'response.failed',
+    response: { object: 'response', status: 'failed', error: { code: 'server_error', message } },
+  }) +
+  '\n\n';
 
 /** The Responses event stream for a chat/completions stream, event for event. */
 export function responsesView(harness: Obj): HarnessView {

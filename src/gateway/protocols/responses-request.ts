@@ -18,7 +18,10 @@ export function invalidResponses(body: Obj): string | null {
 const asItems = (input: unknown): Obj[] =>
   typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : (input as Obj[]);
 
-/** The whole history: with `previous_response_id`, the earlier request's history and answer come first (the gateway keeps them). */
+/**
+ * The whole history: with `previous_response_id`, the earlier request's history and answer come first (the gateway
+ * keeps them).
+ */
 export function fullInput(body: Obj, memory: RolloutMemory): Obj[] {
   const items = asItems(body.input);
   if (typeof body.previous_response_id !== 'string') return items;
@@ -26,7 +29,8 @@ export function fullInput(body: Obj, memory: RolloutMemory): Obj[] {
   if (!earlier) {
     throw new HttpError(
       400,
-      `previous_response_id ${body.previous_response_id} is not a response of this rollout that the gateway still holds`,
+      `previous_response_id ${body.previous_response_id} is not ` +
+        'a response of this rollout that the gateway still holds',
     );
   }
   return [...fullInput(earlier.request, memory), ...((earlier.response.output as Obj[] | undefined) ?? []), ...items];

@@ -56,7 +56,9 @@ function leadingSystemAsOne(messages: Obj[]): Obj[] {
   ];
 }
 
-/** The chat request finished for the upstream kind: one leading system message; tokens and usage asked for against vLLM. */
+/**
+ * The chat request finished for the upstream kind: one leading system message; tokens and usage asked for against vLLM.
+ */
 export function chatRequest(body: Obj, kind: UpstreamKind): { path: string; body: Obj } {
   body.messages = leadingSystemAsOne(body.messages as Obj[]);
   if (body.stream === true) body.stream_options = { include_usage: true };
@@ -127,7 +129,10 @@ export function chatAnswer(chat: Obj): ChatAnswer {
   };
 }
 
-/** Parses tool arguments for a protocol that carries them as an object; text that is not a JSON object is kept under `_raw`. */
+/**
+ * Parses tool arguments for a protocol that carries them as an object; text that is not a JSON object is kept under
+ * `_raw`.
+ */
 export function argumentsObject(text: string): Obj {
   try {
     const value: unknown = JSON.parse(text || '{}');

@@ -16,7 +16,9 @@ export interface Translation extends Pick<Protocol, 'name' | 'path' | 'invalid' 
   native: { kind: 'messages' | 'responses'; broken(message: string): string };
 }
 
-/** A protocol translated to chat/completions for the upstream: chat's extraction and assembly, the harness's own view. */
+/**
+ * A protocol translated to chat/completions for the upstream: chat's extraction and assembly, the harness's own view.
+ */
 export function translatedProtocol(t: Translation): Protocol {
   const own = { name: t.name, path: t.path, invalid: t.invalid, errorBody: t.errorBody };
   return {
