@@ -8,6 +8,7 @@ import { AlightError, ExitCode } from '../src/errors.js';
 import { readTasks } from '../src/runner/tasks.js';
 import { PYTHON_DIR } from '../src/setup/python-env.js';
 import { gpuMemoryGb, verlPython } from '../src/setup/verl-env.js';
+import { backendFor } from '../src/train/backend-choice.js';
 import type { TrainListener } from '../src/train/events.js';
 import { type TrainResult, train } from '../src/train/loop.js';
 import { verlPlan } from '../src/train/verl-config.js';
@@ -71,7 +72,7 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
       : undefined;
     const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
     const given: Config = withOverrides(base, {
-      train: { ...trainFlags, vllmDevice: device, timeoutS: timeout },
+      train: { ...trainFlags, backend: backendFor(trainFlags), vllmDevice: device, timeoutS: timeout },
       gateway: { port },
     });
     // Stored with the run, paths must not depend on where a later --resume is run from.

@@ -95,6 +95,21 @@ describe('alight train --backend verl, refusals', () => {
     );
   }, 120_000);
 
+  it('--gpus 8 alone chooses verl; with --backend torch it is refused, not ignored', async () => {
+    const chosen = await alight(
+      ['train', '--gpus', '8', '--model', 'Qwen/Qwen2.5-7B-Instruct', '--dry-run', '--', 'x'],
+      {
+        cwd: dir,
+        timeoutMs: 120_000,
+      },
+    );
+    expect(chosen.code, chosen.stderr).toBe(0);
+    expect(chosen.stdout).toMatch(/# preset one-node: 8 GPU\(s\)/);
+    const refused = await alight(['train', '--backend', 'torch', '--gpus', '8', '--dry-run', '--', 'x'], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--gpus 8: the torch backend trains on one device; use --backend verl/);
+  }, 120_000);
+
   it('alight doctor --backend verl lists the stack and says what this machine lacks', async () => {
     const res = await alight(['doctor', '--backend', 'verl', '--json']);
     expect(res.code, res.stderr).toBe(0);

@@ -1,9 +1,24 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import { backendFor } from '../../src/train/backend-choice.js';
 import { permutation, tasksForStep } from '../../src/train/schedule.js';
 import { plotSvg } from '../../src/ui/plot.js';
 import { foldTrain, initialTrainState, sparkline } from '../../src/ui/train-state.js';
 import { TrainView } from '../../src/ui/train-view.js';
+
+describe('the backend the flags choose', () => {
+  it('takes verl for more than one GPU or node, refuses verl-only flags with torch, and otherwise leaves the config', () => {
+    expect(backendFor({ gpus: 8 })).toBe('verl');
+    expect(backendFor({ nodes: 2 })).toBe('verl');
+    expect(backendFor({ gpus: 1 })).toBeUndefined();
+    expect(backendFor({})).toBeUndefined();
+    expect(backendFor({ backend: 'torch', gpus: 1 })).toBe('torch');
+    expect(backendFor({ backend: 'verl', gpus: 1 })).toBe('verl');
+    expect(() => backendFor({ backend: 'torch', gpus: 4, tensorParallel: 2 })).toThrow(
+      /--gpus 4, --tensor-parallel: the torch/,
+    );
+  });
+});
 
 describe('the data schedule', () => {
   it('covers every task once per epoch, reshuffled each epoch, the same for the same seed', () => {
