@@ -1,4 +1,4 @@
-import type { Drop, Group } from '../store/data.js';
+import type { DedupeFacts, DedupeSource, Drop, ExactKey, Group } from '../store/data.js';
 import { bandKey, jaccard, lshParams, type MinHashOptions, permutations, shingles, signature } from './minhash.js';
 
 export interface DedupeResult {
@@ -12,32 +12,7 @@ export interface DedupeResult {
   rows: number;
 }
 
-export type ExactKey = 'instance-id' | 'patch' | 'repo-commit-patch' | 'statement';
 export const exactKeys: ExactKey[] = ['instance-id', 'patch', 'repo-commit-patch', 'statement'];
-
-/** What of a task a duplicate group reports (its kept member chosen by age). */
-export interface DedupeFacts {
-  uid: string;
-  instance_id: string;
-  source: string;
-  created_at: string | null;
-  seq: number;
-}
-
-/**
- * The tasks dedupe judges, read as it goes (the store streams them: a million tasks are never in memory at once).
- * Tasks are named by `seq` (import order).
- */
-export interface DedupeSource {
-  /** Every task's seq, ascending. */
-  seqs(): Int32Array;
-  /** Tasks that have `key` (`statement`: a non-empty one), sorted by it, then by seq. */
-  byKey(key: ExactKey): Iterable<{ seq: number; key: string }>;
-  /** Every task's statement, in seq order. */
-  statements(): Iterable<{ seq: number; statement: string }>;
-  statementOf(seq: number): string;
-  factsOf(seq: number): DedupeFacts;
-}
 
 /**
  * Exact duplicates (same instance id; same normalised patch; same repo + base commit + patch; same normalised problem

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import type { DedupeFacts, DedupeSource, ExactKey } from '../data/dedupe.js';
 import type { DataTask } from '../data/task.js';
 
 export type DataStage = 'clean' | 'dedupe' | 'decontaminate';
@@ -12,6 +11,33 @@ export interface Group {
   group_id: string;
   kind: string;
   members: { uid: string; kept: boolean }[];
+}
+
+// What dedupe (src/data/dedupe.ts) reads from the store: declared here, below both, so that neither imports the other.
+export type ExactKey = 'instance-id' | 'patch' | 'repo-commit-patch' | 'statement';
+
+/** What of a task a duplicate group reports (its kept member chosen by age). */
+export interface DedupeFacts {
+  uid: string;
+  instance_id: string;
+  source: string;
+  created_at: string | null;
+  seq: number;
+}
+
+/**
+ * The tasks dedupe judges, read as it goes (the store streams them: a million tasks are never in memory at once).
+ * Tasks are named by `seq` (import order).
+ */
+export interface DedupeSource {
+  /** Every task's seq, ascending. */
+  seqs(): Int32Array;
+  /** Tasks that have `key` (`statement`: a non-empty one), sorted by it, then by seq. */
+  byKey(key: ExactKey): Iterable<{ seq: number; key: string }>;
+  /** Every task's statement, in seq order. */
+  statements(): Iterable<{ seq: number; statement: string }>;
+  statementOf(seq: number): string;
+  factsOf(seq: number): DedupeFacts;
 }
 
 /** The numbers the cleaning rules and dedupe look at, without the texts. */
