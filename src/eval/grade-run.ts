@@ -1,14 +1,15 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import { type GradeOptions, type GradeTask, gradeInstance, type InstanceReport, ungraded } from './grader.js';
+import {
+  type GradeOptions,
+  type GradeTask,
+  gradeInstance,
+  type InstanceReport,
+  type Prediction,
+  ungraded,
+} from './grader.js';
 import { gradeWithSwebench } from './swebench-grader.js';
-
-export interface Prediction {
-  instance_id: string;
-  model_name_or_path: string;
-  model_patch: string | null;
-}
 
 /** The run summary in the official harness's shape (schema_version 2): counts and the ids behind each. */
 export interface RunSummary {

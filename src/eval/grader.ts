@@ -32,6 +32,13 @@ export interface GradeTask {
   image?: string;
 }
 
+/** A prediction as SWE-bench writes them. */
+export interface Prediction {
+  instance_id: string;
+  model_name_or_path: string;
+  model_patch: string | null;
+}
+
 export type InstanceStatus = 'resolved' | 'unresolved' | 'empty_patch' | 'error';
 
 export interface InstanceReport {

@@ -1,8 +1,7 @@
 import { readAllRows } from '../data/read.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { instanceImage } from './container.js';
-import type { Prediction } from './grade-run.js';
-import type { GradeTask } from './grader.js';
+import type { GradeTask, Prediction } from './grader.js';
 import { parserNamed, parsers } from './log-parsers.js';
 
 const list = (v: unknown): string[] =>

@@ -10,7 +10,8 @@ import { runRollouts } from '../runner/rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { containerWorkspace, hostWorkspace } from './agent-workspace.js';
 import type { Runtime } from './container.js';
-import { checkIds, gradePredictions, type Prediction, type RunSummary, summarise } from './grade-run.js';
+import { checkIds, gradePredictions, type RunSummary, summarise } from './grade-run.js';
+import type { Prediction } from './grader.js';
 import { type GradeOptions, type GradeTask, type InstanceReport, ungraded } from './grader.js';
 
 export interface EvalTask {

@@ -1,5 +1,7 @@
 import type { RunEvent } from '../runner/events.js';
-import type { StepMetrics } from './step.js';
+
+/** A step's metrics by name (null: not measured this step). */
+export type StepMetrics = Record<string, number | null>;
 
 /** What `alight train` reports as it runs (besides the rollouts' own events); `src/ui/` renders these. */
 export type TrainEvent =

@@ -10,9 +10,9 @@ import { ensureVerlEnv, gpuMemoryGb } from '../setup/verl-env.js';
 import type { Store } from '../store/store.js';
 import { Worker } from '../worker/client.js';
 import type { GroupPool } from './async-groups.js';
-import type { TrainListener } from './events.js';
+import type { StepMetrics, TrainListener } from './events.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
-import { groupPool, runStep, type StepContext, type StepMetrics } from './step.js';
+import { groupPool, runStep, type StepContext } from './step.js';
 import { verlPlan } from './verl-config.js';
 
 export interface TrainOptions {

@@ -11,7 +11,7 @@ import { buildStepBatch } from '../samples/run-samples.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import type { Worker } from '../worker/client.js';
 import { type DoneGroup, GroupPool } from './async-groups.js';
-import type { TrainListener } from './events.js';
+import type { StepMetrics, TrainListener } from './events.js';
 import { tasksForStep } from './schedule.js';
 import type { Serving } from './serving.js';
 
@@ -36,8 +36,6 @@ export interface StepContext {
   signal: AbortSignal;
   onEvent: TrainListener;
 }
-
-export type StepMetrics = Record<string, number | null>;
 
 /**
  * One step: B tasks × n rollouts through the harness (or, async, the first B groups of the pool to complete), the

@@ -1,5 +1,4 @@
-import type { TrainEvent, TrainListener } from '../train/events.js';
-import type { StepMetrics } from '../train/step.js';
+import type { StepMetrics, TrainEvent, TrainListener } from '../train/events.js';
 
 /** The numbers of a step worth a line. */
 export function stepLine(step: number, m: StepMetrics): string {

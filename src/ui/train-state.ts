@@ -1,5 +1,4 @@
-import type { TrainEvent } from '../train/events.js';
-import type { StepMetrics } from '../train/step.js';
+import type { StepMetrics, TrainEvent } from '../train/events.js';
 
 /** What the dashboard shows, folded from the training events (a pure reducer, tested without a terminal). */
 export interface TrainState {
