@@ -146,11 +146,11 @@ function nearLinks(
   progress?.(n, n);
   const pairs: [number, number, number][] = [];
   let candidates = 0;
+  // A task has keys in every band or in none: which tasks take part is the same for all bands.
+  const keyed = Int32Array.from({ length: n }, (_, i) => i).filter((i) => !Number.isNaN(keys[i * bands]));
   for (let b = 0; b < bands; b++) {
     const key = (i: number): number => keys[i * bands + b];
-    const order = Int32Array.from({ length: n }, (_, i) => i)
-      .filter((i) => !Number.isNaN(key(i)))
-      .sort((x, y) => key(x) - key(y) || x - y);
+    const order = keyed.slice().sort((x, y) => key(x) - key(y) || x - y);
     for (let start = 0, end = 1; start < order.length; start = end, end = start + 1) {
       while (end < order.length && key(order[end]) === key(order[start])) end++;
       if (end - start < 2) continue;

@@ -32,12 +32,12 @@ function pidsRoot(): string | null {
 }
 
 function ownProcesses(): number {
-  const uid = process.getuid?.() ?? 0;
+  const mine = new RegExp(`^Uid:\\s+${process.getuid?.() ?? 0}\\b`, 'm');
   return readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((pid) => {
       try {
-        return new RegExp(`^Uid:\\s+${uid}\\b`, 'm').test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        return mine.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
       } catch {
         return false;
       }
