@@ -1,8 +1,8 @@
-import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
+import { probe, run, start } from '../process/launch.js';
 
 /**
  * The grading image alight builds itself: Debian bookworm (debootstrap, minbase) with python3, pytest, git and patch.
@@ -42,28 +42,19 @@ export function instanceImage(row: Record<string, unknown>, template = swebenchI
 }
 
 export function imageExists(image: string, runtime: Runtime = 'podman'): boolean {
-  return spawnSync(runtime, ['image', 'inspect', image], { stdio: 'ignore' }).status === 0;
+  return probe(runtime, ['image', 'inspect', image]).exitCode === 0;
 }
 
 /**
  * Runs the engine's CLI without blocking (pulls and `git add -A` in a container take a while); its error output becomes
  * the error.
  */
-export function engine(runtime: Runtime, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(runtime, args, { encoding: 'utf8', maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
-      if (!err) return resolve(stdout);
-      const code = (err as NodeJS.ErrnoException).code;
-      reject(
-        new Error(
-          code === 'ENOENT'
-            ? `${runtime} is not installed`
-            : `${runtime} ${args[0]} failed: ` +
-                `${(stderr || stdout || err.message).trim().split('\n').slice(-3).join(' ')}`,
-        ),
-      );
-    });
-  });
+export async function engine(runtime: Runtime, args: string[]): Promise<string> {
+  const r = await run({ command: runtime, args, stdout: { tail: 256 << 20 }, stderr: { tail: 64 << 10 } });
+  if (r.exitCode === 0) return r.stdout;
+  if (r.reason?.includes('ENOENT')) throw new Error(`${runtime} is not installed`);
+  const why = (r.stderr || r.stdout || r.reason || `exit code ${r.exitCode}`).trim().split('\n').slice(-3).join(' ');
+  throw new Error(`${runtime} ${args[0]} failed: ${why}`);
 }
 
 /** Pulls the image unless the engine has it (before a timed grade or a harness, which should not pay for it). */
@@ -90,7 +81,7 @@ export function buildImage(
   log: (line: string) => void = () => {},
 ): string {
   for (const tool of [runtime, 'debootstrap']) {
-    if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).error) {
+    if (probe(tool, ['--version']).startError) {
       throw new AlightError(
         `${tool} is not installed: apt-get install --no-install-recommends podman runc debootstrap`,
         ExitCode.failure,
@@ -100,15 +91,15 @@ export function buildImage(
   const rootfs = mkdtempSync(join(tmpdir(), 'alight-rootfs-'));
   try {
     log(`debootstrap bookworm into ${rootfs}`);
-    execFileSync(
-      'debootstrap',
-      ['--variant=minbase', '--include=python3,python3-pytest,git,patch', 'bookworm', rootfs, mirror],
-      { stdio: 'ignore' },
-    );
+    mustProbe('debootstrap', [
+      '--variant=minbase',
+      '--include=python3,python3-pytest,git,patch',
+      'bookworm',
+      rootfs,
+      mirror,
+    ]);
     log(`${runtime} import as ${image}`);
-    execFileSync('sh', ['-c', 'tar -C "$1" -c . | "$3" import - "$2"', 'sh', rootfs, image, runtime], {
-      stdio: 'ignore',
-    });
+    mustProbe('sh', ['-c', 'tar -C "$1" -c . | "$3" import - "$2"', 'sh', rootfs, image, runtime]);
     return image;
   } finally {
     rmSync(rootfs, { recursive: true, force: true });
@@ -120,11 +111,7 @@ export function buildImage(
  * when there is one; else, where podman is installed, podman's Docker-compatible service until `stop`.
  */
 export async function dockerEngine(): Promise<{ env: NodeJS.ProcessEnv; stop: () => void }> {
-  if (
-    process.env.DOCKER_HOST ||
-    existsSync('/var/run/docker.sock') ||
-    spawnSync('podman', ['--version'], { stdio: 'ignore' }).error
-  ) {
+  if (process.env.DOCKER_HOST || existsSync('/var/run/docker.sock') || probe('podman', ['--version']).startError) {
     return { env: {}, stop: () => {} };
   }
   return podmanDockerService();
@@ -140,16 +127,25 @@ export async function podmanDockerService(): Promise<{ env: NodeJS.ProcessEnv; s
     '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n',
   );
   const socket = join(dir, 'podman.sock');
-  const service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], {
+  const service = start({
+    command: 'podman',
+    args: ['system', 'service', '--time=0', `unix://${socket}`],
     env: { ...process.env, CONTAINERS_CONF: conf },
-    stdio: 'ignore',
   });
   for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 100));
   return {
     env: { DOCKER_HOST: `unix://${socket}` },
     stop: () => {
-      service.kill();
+      void service.stop('done');
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A set-up step that must succeed: its failure is an error with the end of what it printed. */
+function mustProbe(command: string, args: string[]): void {
+  const r = probe(command, args);
+  if (r.exitCode === 0) return;
+  const why = r.startError ?? (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
+  throw new AlightError(`${command} failed (${r.exitCode ?? 'could not start'}): ${why}`, ExitCode.failure);
 }

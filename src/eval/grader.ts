@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
+import { probe } from '../process/launch.js';
 import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
 import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
 import { markers, resolution, statusesFromLog, type TestsReport, testsReport } from './grading.js';
@@ -271,8 +271,8 @@ async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: G
 
 /** The paths git reads in a patch (both sides of renames and copies). */
 function patchPaths(ws: string, diff: string): string[] {
-  const res = spawnSync('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws), encoding: 'utf8' });
-  return res.status === 0
+  const res = probe('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws) });
+  return res.exitCode === 0
     ? res.stdout
         .split('\0')
         .map((f) => f.replace(/^\d+\t\d+\t|^-\t-\t/, ''))

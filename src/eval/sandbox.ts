@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
+import { probe } from '../process/launch.js';
 import type { SetupListener } from '../setup/events.js';
 import { commandNeed, ensureSystemPackages } from '../setup/system.js';
 
@@ -37,9 +37,7 @@ let checked: boolean | undefined;
 
 /** Whether bubblewrap runs here (present, and this kernel lets it make namespaces). */
 export function sandboxWorks(): boolean {
-  checked ??=
-    spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', 'true'], { stdio: 'ignore' })
-      .status === 0;
+  checked ??= probe('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', 'true']).exitCode === 0;
   return checked;
 }
 
@@ -67,8 +65,8 @@ let site: string | null | undefined;
 /** The user's site-packages, where a `.pth` would run in every later Python of the user (asked of python3 once). */
 function userSite(): string | null {
   if (site === undefined) {
-    const res = spawnSync('python3', ['-c', 'import site; print(site.getusersitepackages())'], { encoding: 'utf8' });
-    site = res.status === 0 ? res.stdout.trim() : null;
+    const res = probe('python3', ['-c', 'import site; print(site.getusersitepackages())']);
+    site = res.exitCode === 0 ? res.stdout.trim() : null;
   }
   return site;
 }

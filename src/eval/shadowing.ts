@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { probe } from '../process/launch.js';
 
 // What pytest itself and its usual plugins import, besides the standard library.
 const framework = [
@@ -24,10 +24,8 @@ let names: Set<string> | undefined;
  */
 export function shadowableModules(): Set<string> {
   if (!names) {
-    const res = spawnSync('python3', ['-c', 'import sys; print("\\n".join(sorted(sys.stdlib_module_names)))'], {
-      encoding: 'utf8',
-    });
-    names = new Set([...framework, ...(res.status === 0 ? res.stdout.split('\n').filter(Boolean) : [])]);
+    const res = probe('python3', ['-c', 'import sys; print("\\n".join(sorted(sys.stdlib_module_names)))']);
+    names = new Set([...framework, ...(res.exitCode === 0 ? res.stdout.split('\n').filter(Boolean) : [])]);
   }
   return names;
 }

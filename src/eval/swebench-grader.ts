@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { run } from '../process/launch.js';
 import { dockerEngine } from './container.js';
 import { type GradeTask, type InstanceReport, type Prediction, slippedPastGuard, ungraded } from './grader.js';
 import { guardPatch } from './guards.js';
@@ -129,28 +129,29 @@ export async function gradeWithSwebench(
   });
 }
 
-/** Runs the official harness; its output kept, its failure (a missing package, no Docker) as one line. */
-function runOfficial(
+/** Runs the official harness; its output kept (its tail), its failure (a missing package, no Docker) as one line. */
+async function runOfficial(
   python: string,
   args: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
 ): Promise<{ output: string; reason: string | null }> {
-  return new Promise((resolve) => {
-    const child = spawn(python, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('error', (err) => resolve({ output, reason: `${python} could not start: ${err.message}` }));
-    child.on('close', (code) => {
-      if (code === 0) return resolve({ output, reason: null });
-      const last = output.trim().split('\n').filter(Boolean).pop() ?? '';
-      const hint = /No module named .?swebench/.test(output)
-        ? ' (install the official package: pip install swebench, or set ALIGHT_SWEBENCH_PYTHON)'
-        : /docker|Docker|connection refused|FileNotFoundError/.test(output)
-          ? ' (the official harness needs a running Docker engine)'
-          : '';
-      resolve({ output, reason: `swebench exited ${code}: ${last.slice(0, 300)}${hint}` });
-    });
+  const r = await run({
+    command: python,
+    args,
+    cwd,
+    env: { ...process.env, ...env },
+    stdout: { tail: 64 << 20 },
+    stderr: 'stdout',
   });
+  const output = r.stdout;
+  if (r.exitCode === 0) return { output, reason: null };
+  if (r.exitCode === null && r.reason?.startsWith('cannot start')) return { output, reason: r.reason };
+  const last = output.trim().split('\n').filter(Boolean).pop() ?? '';
+  const hint = /No module named .?swebench/.test(output)
+    ? ' (install the official package: pip install swebench, or set ALIGHT_SWEBENCH_PYTHON)'
+    : /docker|Docker|connection refused|FileNotFoundError/.test(output)
+      ? ' (the official harness needs a running Docker engine)'
+      : '';
+  return { output, reason: `swebench exited ${r.exitCode ?? r.reason}: ${last.slice(0, 300)}${hint}` };
 }

@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { probe } from '../process/launch.js';
 
 const gitEnv = {
   ...process.env,
@@ -21,15 +21,15 @@ export function gitEnvFor(cwd: string): NodeJS.ProcessEnv {
   return { ...gitEnv, GIT_CEILING_DIRECTORIES: dirname(resolve(cwd)) };
 }
 
+/** Runs git in `cwd`; its output, or an error with what it said. */
 export function git(cwd: string, args: string[], input?: string): string {
-  return execFileSync('git', args, {
-    cwd,
-    env: gitEnvFor(cwd),
-    encoding: 'utf8',
-    input,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    maxBuffer: 256 << 20,
-  });
+  return checked('git', args, { cwd, env: gitEnvFor(cwd), input });
+}
+
+function checked(command: string, args: string[], o: Parameters<typeof probe>[2]): string {
+  const r = probe(command, args, o);
+  if (r.exitCode === 0) return r.stdout;
+  throw new Error(`${command} ${args[0]} failed: ${r.startError ?? (r.stderr.trim() || `exit code ${r.exitCode}`)}`);
 }
 
 /** Where a repository's history lives under `--repos`: a clone `owner__name/` or a bundle `owner__name.bundle`. */
@@ -54,7 +54,7 @@ export function freshWorkspace(source: string, commit: string, dest: string, his
   } catch {
     throw new Error(`commit ${commit} is not in ${source}`);
   }
-  execFileSync('sh', ['-c', `git -C "$1" archive --format=tar "$2" | tar -x -C "$3"`, 'sh', repo, commit, dest]);
+  checked('sh', ['-c', 'git -C "$1" archive --format=tar "$2" | tar -x -C "$3"', 'sh', repo, commit, dest], {});
   if (!history) return;
   git(dest, ['init', '-q']);
   git(dest, ['add', '-A']);
@@ -65,11 +65,7 @@ export function freshWorkspace(source: string, commit: string, dest: string, his
 export function fileAt(source: string, commit: string, file: string): string | undefined {
   const repo = historyRepo(source);
   try {
-    return execFileSync('git', ['-C', repo, 'show', `${commit}:${file}`], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      maxBuffer: 256 << 20,
-    });
+    return checked('git', ['-C', repo, 'show', `${commit}:${file}`], {});
   } catch {
     return undefined;
   }
@@ -88,7 +84,7 @@ function historyRepo(source: string): string {
   );
   if (!existsSync(dest)) {
     mkdirSync(dirname(dest), { recursive: true });
-    execFileSync('git', ['clone', '-q', '--bare', source, `${dest}.tmp`], { env: gitEnv });
+    checked('git', ['clone', '-q', '--bare', source, `${dest}.tmp`], { env: gitEnv });
     renameSync(`${dest}.tmp`, dest);
   }
   return dest;

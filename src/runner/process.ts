@@ -1,6 +1,8 @@
-import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { run, type Sink } from '../process/launch.js';
 
+export { abortReason } from '../process/launch.js';
+
+/** One harness (or reward command) run, as the rollout runner asks for it from its launcher. */
 export interface ProcessSpec {
   command: string;
   args: string[];
@@ -26,92 +28,50 @@ export interface ProcessResult {
   stdout: string;
 }
 
+/**
+ * Where the runner's processes run. The runner knows only this: the local one below starts them on this machine;
+ * another (a Kubernetes Job per rollout) plugs in without touching the runner.
+ */
+export interface Launcher {
+  readonly name: string;
+  run(spec: ProcessSpec): Promise<ProcessResult>;
+}
+
 // The harness gets this long to exit after SIGTERM before SIGKILL.
 const killGraceMs = 3000;
+// The reward is the last number printed: its tail is enough.
 const stdoutTail = 64 * 1024;
 
 /**
- * Runs one process in its own process group (unless it shares the terminal), so that a timeout or Ctrl-C
- * ends everything it started, not just the direct child.
+ * This machine: each process in its own process group (unless it shares the terminal), so that a timeout or Ctrl-C
+ * ends everything it started, not just the direct child. A reward command gets its own group too: a background child
+ * holding its stdout must not keep it alive.
  */
-export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
-  const files = typeof spec.output === 'string' ? null : spec.output;
-  // A reward command gets its own group too: a background child holding its stdout must not keep it alive.
-  const group = files !== null || spec.captureStdout === true;
-  const fds: number[] = [];
-  const open = (path: string): number => {
-    const fd = openSync(path, 'a');
-    fds.push(fd);
-    return fd;
-  };
-  const closeFiles = (): void => {
-    for (const fd of fds.splice(0)) closeSync(fd);
-  };
-  const stdio: StdioOptions = [
-    group ? 'ignore' : 'inherit',
-    spec.captureStdout ? 'pipe' : files ? open(files.stdout) : spec.output === 'stdout-to-stderr' ? 2 : 'inherit',
-    files ? open(files.stderr) : 'inherit',
-  ];
-
-  return new Promise((resolve) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(spec.command, spec.args, { env: spec.env, cwd: spec.cwd, stdio, detached: group });
-    } catch (err) {
-      closeFiles();
-      return resolve({ exitCode: null, reason: `cannot start ${spec.command}: ${(err as Error).message}`, stdout: '' });
-    }
-    let reason: string | null = null;
-    let stdout = '';
-    let killTimer: NodeJS.Timeout | undefined;
-    child.stdout?.setEncoding('utf8').on('data', (s: string) => {
-      stdout += s;
-      // The reward is the last number printed: keep the tail.
-      if (stdout.length > stdoutTail * 2) stdout = stdout.slice(-stdoutTail);
+export const localLauncher: Launcher = {
+  name: 'local',
+  async run(spec) {
+    const files = typeof spec.output === 'string' ? null : spec.output;
+    const group = files !== null || spec.captureStdout === true;
+    const stdout: Sink = spec.captureStdout
+      ? { tail: stdoutTail }
+      : files
+        ? { file: files.stdout }
+        : spec.output === 'stdout-to-stderr'
+          ? 'stderr'
+          : 'inherit';
+    const result = await run({
+      command: spec.command,
+      args: spec.args,
+      env: spec.env,
+      cwd: spec.cwd,
+      stdin: group ? 'ignore' : 'inherit',
+      stdout,
+      stderr: files ? { file: files.stderr } : 'inherit',
+      group,
+      timeoutMs: spec.timeoutMs,
+      signal: spec.signal,
+      killGraceMs,
     });
-
-    const stop = (why: string): void => {
-      if (reason !== null) return;
-      reason = why;
-      signal(child.pid, group, 'SIGTERM');
-      killTimer = setTimeout(() => signal(child.pid, group, 'SIGKILL'), killGraceMs);
-    };
-    const timer = spec.timeoutMs === null ? undefined : setTimeout(() => stop('timeout'), spec.timeoutMs);
-    const onAbort = (): void => stop(abortReason(spec.signal));
-    spec.signal.addEventListener('abort', onAbort, { once: true });
-    if (spec.signal.aborted) onAbort();
-
-    const finish = (result: ProcessResult): void => {
-      clearTimeout(timer);
-      clearTimeout(killTimer);
-      spec.signal.removeEventListener('abort', onAbort);
-      closeFiles();
-      resolve(result);
-    };
-    child.once('error', (err: NodeJS.ErrnoException) => {
-      const hint = err.code === 'ENOENT' ? ' (is it installed and on PATH?)' : '';
-      finish({ exitCode: null, reason: `cannot start ${spec.command}: ${err.code ?? err.message}${hint}`, stdout });
-    });
-    // Once the leader exits, whatever it left in its group goes too (and with it any pipe held open).
-    child.once('exit', () => {
-      if (group) signal(child.pid, group, 'SIGKILL');
-    });
-    child.once('close', (code, sig) =>
-      finish({ exitCode: code, reason: reason ?? (sig ? `killed by ${sig}` : null), stdout }),
-    );
-  });
-}
-
-function signal(pid: number | undefined, group: boolean, sig: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    process.kill(group ? -pid : pid, sig);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** Why a run of harnesses was stopped: the reason its controller gave (`abort('…')`), else Ctrl-C's `interrupted`. */
-export function abortReason(signal: AbortSignal): string {
-  return typeof signal.reason === 'string' ? signal.reason : 'interrupted';
-}
+    return { exitCode: result.exitCode, reason: result.reason, stdout: result.stdout };
+  },
+};

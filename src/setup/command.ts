@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { AlightError, ExitCode } from '../errors.js';
+import { run } from '../process/launch.js';
 import type { SetupListener } from './events.js';
 
 /**
@@ -9,7 +8,6 @@ import type { SetupListener } from './events.js';
  * command's last lines and `hint`.
  */
 export async function runInstall(cmd: string, args: string[], listener: SetupListener, hint = ''): Promise<void> {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   let file = '';
   const onLine = (line: string): void => {
@@ -24,15 +22,9 @@ export async function runInstall(cmd: string, args: string[], listener: SetupLis
     tail.push(line);
     if (tail.length > 12) tail.shift();
   };
-  createInterface({ input: child.stdout }).on('line', onLine);
-  createInterface({ input: child.stderr }).on('line', onLine);
-  const code = await new Promise<number | null>((resolve) => {
-    child.on('error', (err) => {
-      tail.push(err.message);
-      resolve(null);
-    });
-    child.on('close', (c) => resolve(c));
-  });
+  const r = await run({ command: cmd, args, stdout: { lines: onLine }, stderr: { lines: onLine } });
+  if (r.reason) tail.push(r.reason);
+  const code = r.exitCode;
   if (code !== 0) {
     throw new AlightError(
       `${cmd} ${args.join(' ')} failed (${code ?? 'could not start'}):\n${tail.join('\n')}${hint ? `\n${hint}` : ''}`,

@@ -1,10 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import { packageRoot } from '../package-root.js';
+import { probe } from '../process/launch.js';
 import { runInstall } from './command.js';
 import type { SetupListener } from './events.js';
 import { withLock } from './lock.js';
@@ -37,14 +37,20 @@ export function versions(python: string | null, names: string[]): Package[] {
   const script =
     `import importlib.metadata as m, json\nout = {}\nfor n in ${JSON.stringify(names)}:\n` +
     '  try: out[n] = m.version(n)\n  except Exception: out[n] = None\nprint(json.dumps(out))';
-  const found = JSON.parse(execFileSync(python, ['-c', script], { encoding: 'utf8' })) as Record<string, string | null>;
+  const res = probe(python, ['-c', script]);
+  if (res.exitCode !== 0)
+    throw new AlightError(
+      `${python} could not list its packages: ${res.startError ?? res.stderr.trim()}`,
+      ExitCode.failure,
+    );
+  const found = JSON.parse(res.stdout) as Record<string, string | null>;
   return names.map((name) => ({ name, version: found[name] }));
 }
 
 /** The python3 that virtualenvs are made from: python3 on PATH, 3.10 or newer (torch's floor). */
 export function basePython(): string {
-  const res = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
-  if (res.status !== 0)
+  const res = probe('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])']);
+  if (res.exitCode !== 0)
     throw new AlightError(
       'alight needs Python 3.10 or newer as python3 on PATH (https://www.python.org, or your package manager)',
       ExitCode.failure,
@@ -72,7 +78,7 @@ export async function ensureVenv(venv: string, listener: SetupListener): Promise
         ExitCode.failure,
       );
     }
-    const venvModule = () => spawnSync(base, ['-c', 'import venv, ensurepip'], { stdio: 'ignore' }).status === 0;
+    const venvModule = () => probe(base, ['-c', 'import venv, ensurepip']).exitCode === 0;
     await ensureSystemPackages([{ pkg: 'python3-venv', present: venvModule }], 'a Python virtualenv', listener);
     listener({ type: 'step', message: `making a virtualenv in ${venv}` });
     await runInstall(base, ['-m', 'venv', venv], listener, OFFLINE_HINT);
@@ -91,8 +97,8 @@ export async function ensureVenv(venv: string, listener: SetupListener): Promise
  * Whether `python`'s pip can print raw download progress (pip 24.1 and later; an offline folder may hold an older one).
  */
 function rawProgress(python: string): boolean {
-  const res = spawnSync(python, ['-m', 'pip', '--version'], { encoding: 'utf8' });
-  const [major, minor] = (/^pip (\d+)\.(\d+)/.exec(res.stdout ?? '') ?? []).slice(1).map(Number);
+  const res = probe(python, ['-m', 'pip', '--version']);
+  const [major, minor] = (/^pip (\d+)\.(\d+)/.exec(res.stdout) ?? []).slice(1).map(Number);
   return major > 24 || (major === 24 && minor >= 1);
 }
 

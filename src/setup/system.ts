@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
+import { probe } from '../process/launch.js';
 import { runInstall } from './command.js';
 import type { SetupListener } from './events.js';
 
@@ -37,7 +37,7 @@ export function which(command: string): string | null {
 function aptPrefix(): string[] | null {
   const apt = ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get'];
   if (process.getuid?.() === 0) return apt;
-  return spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0 ? ['sudo', '-n', ...apt] : null;
+  return probe('sudo', ['-n', 'true']).exitCode === 0 ? ['sudo', '-n', ...apt] : null;
 }
 
 /**

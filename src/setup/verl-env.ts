@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { probe } from '../process/launch.js';
 import type { SetupListener } from './events.js';
 import { ensureRequirements, envPython, type Package, pip, versions } from './python-env.js';
 
@@ -26,16 +26,14 @@ export function verlPython(): string | null {
 
 /** GPUs nvidia-smi lists here (0 without a driver). */
 export function cudaGpus(): number {
-  const res = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' });
-  return res.status === 0 ? res.stdout.split('\n').filter((l) => l.startsWith('GPU ')).length : 0;
+  const res = probe('nvidia-smi', ['-L']);
+  return res.exitCode === 0 ? res.stdout.split('\n').filter((l) => l.startsWith('GPU ')).length : 0;
 }
 
 /** The memory of this machine's first GPU in GB (80 when nvidia-smi cannot say: an A100/H100 80 GB). */
 export function gpuMemoryGb(): number {
-  const res = spawnSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], {
-    encoding: 'utf8',
-  });
-  const mib = res.status === 0 ? Number(res.stdout.trim().split('\n')[0]) : NaN;
+  const res = probe('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits']);
+  const mib = res.exitCode === 0 ? Number(res.stdout.trim().split('\n')[0]) : NaN;
   return Number.isFinite(mib) && mib > 0 ? mib / 1024 : 80;
 }
 

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { AlightError, ExitCode } from '../errors.js';
+import { type Running, start } from '../process/launch.js';
 import { PYTHON_DIR } from '../setup/python-env.js';
 
 export interface WorkerOptions {
@@ -45,7 +45,7 @@ export class Worker {
   readonly exit: Promise<string>;
 
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly child: Running,
     private readonly logFile: string,
   ) {
     this.exit = new Promise((resolve) => {
@@ -60,27 +60,25 @@ export class Worker {
         }
         resolve(how);
       };
-      child.on('exit', (code, signal) => ended(signal ? `killed by ${signal}` : `exited with code ${code}`));
-      // A failed spawn (no such python) emits this and never `exit`.
-      child.on('error', (err) => ended(`could not start (${err.message})`));
+      // A failed start (no such python) ends it too, with `cannot start …`.
+      void child.finished.then((r) => ended(r.reason ?? `exited with code ${r.exitCode}`));
     });
     createInterface({ input: child.stdout! }).on('line', (line) => this.onLine(line));
   }
 
   static start(options: WorkerOptions): Worker {
-    const log = openSync(options.logFile, 'a');
-    try {
-      const child = spawn(options.python, ['-u', '-m', 'alight_worker'], {
-        cwd: PYTHON_DIR,
-        env: { ...process.env, ...options.env, PYTHONPATH: PYTHON_DIR },
-        stdio: ['pipe', 'pipe', log],
-        detached: true,
-      });
-      child.stdin!.on('error', () => {}); // a dead worker is reported by its exit, not by a write error
-      return new Worker(child, options.logFile);
-    } finally {
-      closeSync(log);
-    }
+    const child = start({
+      command: options.python,
+      args: ['-u', '-m', 'alight_worker'],
+      cwd: PYTHON_DIR,
+      env: { ...process.env, ...options.env, PYTHONPATH: PYTHON_DIR },
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: { file: options.logFile },
+      group: true,
+    });
+    child.stdin!.on('error', () => {}); // a dead worker is reported by its exit, not by a write error
+    return new Worker(child, options.logFile);
   }
 
   /** How the worker ended (`killed by SIGKILL`, `exited with code 1`); null while it runs. */
@@ -144,11 +142,7 @@ export class Worker {
   }
 
   kill(signal: NodeJS.Signals): void {
-    try {
-      process.kill(-this.child.pid!, signal);
-    } catch {
-      // already gone
-    }
+    this.child.kill(signal);
   }
 
   private onLine(line: string): void {

@@ -5,6 +5,7 @@ import { loadConfig, withOverrides } from '../../src/config/load.js';
 import { configSchema } from '../../src/config/schema.js';
 import { canTransition, isTerminal, transitions } from '../../src/rollouts/state.js';
 import { harnessEnv } from '../../src/runner/env.js';
+import { localLauncher } from '../../src/runner/process.js';
 import { parseReward, runRewardCommand } from '../../src/runner/reward.js';
 import { readTasks } from '../../src/runner/tasks.js';
 import { substitute } from '../../src/runner/template.js';
@@ -111,10 +112,18 @@ describe('reward command', () => {
   const env = { PATH: process.env.PATH };
   it('is not kept alive by a background child holding its stdout, and reads the number after long output', async () => {
     const started = Date.now();
-    const held = await runRewardCommand('sleep 30 & echo 0.5', env, 'inherit', 10_000, new AbortController().signal);
+    const held = await runRewardCommand(
+      localLauncher,
+      'sleep 30 & echo 0.5',
+      env,
+      'inherit',
+      10_000,
+      new AbortController().signal,
+    );
     expect(held).toEqual({ value: 0.5, problem: null });
     expect(Date.now() - started).toBeLessThan(5000);
     const long = await runRewardCommand(
+      localLauncher,
       'head -c 3000000 /dev/zero | tr "\\0" x; echo; echo "reward: 0.25"',
       env,
       'inherit',
@@ -122,7 +131,14 @@ describe('reward command', () => {
       new AbortController().signal,
     );
     expect(long.value).toBe(0.25);
-    const none = await runRewardCommand('echo no number; exit 4', env, 'inherit', 10_000, new AbortController().signal);
+    const none = await runRewardCommand(
+      localLauncher,
+      'echo no number; exit 4',
+      env,
+      'inherit',
+      10_000,
+      new AbortController().signal,
+    );
     expect(none).toEqual({ value: null, problem: 'the reward command printed no number (exited with code 4)' });
   });
 });
