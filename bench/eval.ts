@@ -1,6 +1,6 @@
 /**
  * The local grader's throughput and overhead: 100 fixture instances (a real git repository with a pytest suite, gold
- * predictions) graded with --workers 1 and 2, sandboxed (bubblewrap, the default) and not; the overhead is the
+ * predictions) graded with --concurrency 1 and 2, sandboxed (bubblewrap, the default) and not; the overhead is the
  * grader's time per instance over the raw test command run alone in a prepared workspace (the same command, the same
  * files), measured in the same run.
  *

@@ -49,7 +49,7 @@ export type GradeFlags = GraderFlags & {
   predictions: string;
   tasks: string;
   out?: string;
-  workers: number;
+  concurrency: number;
   timeout: number;
   allowTestEdits?: boolean;
   json?: boolean;
@@ -112,7 +112,7 @@ export async function gradeCommand(flags: GradeFlags) {
     timeoutMs: flags.timeout * 1000,
     allowTestEdits: Boolean(flags.allowTestEdits),
     out,
-    workers: flags.workers,
+    workers: flags.concurrency,
     sandbox: official ? undefined : await sandboxFor(flags, grader.container, [out]),
     allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
     official: official ? { runId: basename(out) } : undefined,
@@ -151,14 +151,15 @@ export type SwebenchFlags = GraderFlags & {
   tasks?: string;
   fromDb?: boolean;
   instances?: string;
-  k: number;
-  workers: number;
+  /** Attempts per instance (pass@k's k): `-n, --rollouts`, as record and train spell it. */
+  n: number;
+  concurrency: number;
   upstream?: string;
   serve?: string;
   serveVllm?: string;
   timeout: number;
   gradeTimeout: number;
-  runId?: string;
+  run?: string;
   out?: string;
   allowTestEdits?: boolean;
   db?: string;
@@ -194,7 +195,7 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
     const config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
     return withUpstream(config, flags, (c, upstreamApiKey) =>
       withInterrupt(async (signal) => {
-        const run = flags.runId ?? defaultRunName('eval');
+        const run = flags.run ?? defaultRunName('eval');
         const result = await evalSwebench({
           store,
           config: c,
@@ -202,8 +203,8 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
           command: cmd,
           args,
           tasks,
-          k: flags.k,
-          workers: flags.workers,
+          k: flags.n,
+          workers: flags.concurrency,
           ...grader,
           official,
           runtime: flags.runtime,
@@ -219,7 +220,7 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
           onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
         });
         if (flags.json) printJson(result.summary);
-        else process.stdout.write(`${renderEval(result, flags.k)}\n`);
+        else process.stdout.write(`${renderEval(result, flags.n)}\n`);
         return result;
       }),
     );

@@ -67,6 +67,40 @@ export async function showSamples(
   opts: { json?: boolean; tokenizer?: string; config?: string },
 ): Promise<void> {
   const detokenize = await detokenizerFor(opts);
+  const { meta, tensors } = readBatch(path);
+  const rows = batchRows(meta, tensors, detokenize);
+  if (opts.json) return printJson({ meta, rows });
+  const texts = rows
+    .filter((r) => r.text !== undefined)
+    .map(
+      (r) =>
+        `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n` +
+        `  sampled: ${JSON.stringify(clip(r.sampled_text!))}`,
+    )
+    .join('');
+  process.stdout.write(
+    `${path}: advantage ${meta.advantage}, loss norm ${meta.loss_norm}\n` +
+      `${JSON.stringify(meta.metrics)}\n\n${table(
+        ['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
+        rows.map((r) => [
+          r.row,
+          r.rollout,
+          r.reward,
+          r.tokens,
+          r.prompt,
+          r.loss_tokens,
+          r.advantage.toFixed(4),
+          r.weight.toExponential(3),
+        ]),
+      )}\n${texts}${texts && '\n'}`,
+  );
+}
+
+type BatchMeta = z.infer<typeof metaSchema>;
+type BatchTensors = Record<string, ArrayLike<number>> & { row_offsets: BigInt64Array };
+
+/** A batch file's tensors and alight's metadata; an unreadable file or one alight did not write is an input error. */
+function readBatch(path: string): { meta: BatchMeta; tensors: BatchTensors } {
   let file: ReturnType<typeof readSafetensors>;
   try {
     file = readSafetensors(path);
@@ -76,14 +110,18 @@ export async function showSamples(
   const meta = metaSchema.safeParse(JSON.parse(file.metadata.alight ?? 'null'));
   if (!meta.success)
     throw new AlightError(`${path} is not an alight batch (no valid __metadata__.alight)`, ExitCode.input);
-  const t = file.tensors as unknown as Record<string, ArrayLike<number>> & { row_offsets: BigInt64Array };
-  const rows = Array.from({ length: t.prompt_lengths.length }, (_, b) => {
+  return { meta: meta.data, tensors: file.tensors as unknown as BatchTensors };
+}
+
+/** One summary per row: its rollout, lengths, loss tokens, advantage and weight (at its first loss token), text. */
+function batchRows(meta: BatchMeta, t: BatchTensors, detokenize: Detokenize | undefined) {
+  return Array.from({ length: t.prompt_lengths.length }, (_, b) => {
     const from = Number(t.row_offsets[b]);
     const to = Number(t.row_offsets[b + 1]);
     let loss = 0;
     for (let i = from; i < to; i++) loss += t.loss_mask[i];
     const first = Array.from({ length: to - from }, (_, k) => from + k).find((i) => t.loss_mask[i] === 1);
-    const rollout = meta.data.rollouts[t.rollout_index[b]];
+    const rollout = meta.rollouts[t.rollout_index[b]];
     const ids = detokenize ? Array.from(t.input_ids as ArrayLike<number>).slice(from, to) : [];
     return {
       row: b,
@@ -100,31 +138,6 @@ export async function showSamples(
       }),
     };
   });
-  if (opts.json) return printJson({ meta: meta.data, rows });
-  const texts = rows
-    .filter((r) => r.text !== undefined)
-    .map(
-      (r) =>
-        `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n` +
-        `  sampled: ${JSON.stringify(clip(r.sampled_text!))}`,
-    )
-    .join('');
-  process.stdout.write(
-    `${path}: advantage ${meta.data.advantage}, loss norm ${meta.data.loss_norm}\n` +
-      `${JSON.stringify(meta.data.metrics)}\n\n${table(
-        ['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
-        rows.map((r) => [
-          r.row,
-          r.rollout,
-          r.reward,
-          r.tokens,
-          r.prompt,
-          r.loss_tokens,
-          r.advantage.toFixed(4),
-          r.weight.toExponential(3),
-        ]),
-      )}\n${texts}${texts && '\n'}`,
-  );
 }
 
 /** The end of a long text, where a row's latest turns are. */

@@ -14,6 +14,7 @@ export interface ServeVllmFlags {
   gpuMemoryUtilization?: number;
   maxModelLen?: number;
   db?: string;
+  config?: string;
   json?: boolean;
 }
 
@@ -22,7 +23,7 @@ export interface ServeVllmFlags {
  * (for upstream.apiKeyEnv), never to the terminal or the log.
  */
 export async function serveVllmCommand(model: string, flags: ServeVllmFlags) {
-  const folder = dirname(resolve(resolveDb(flags.db, loadConfig().config)));
+  const folder = dirname(resolve(resolveDb(flags.db, loadConfig(flags.config).config)));
   return withInterrupt(async (signal) => {
     const served = await startVllm({
       model,

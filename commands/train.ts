@@ -1,13 +1,14 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
 import type { Config, TrainConfig } from '../src/config/schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { readTasks } from '../src/runner/tasks.js';
+import { probe } from '../src/process/launch.js';
+import { readTasks, type Task } from '../src/runner/tasks.js';
 import { PYTHON_DIR } from '../src/setup/python-env.js';
 import { gpuMemoryGb, verlPython } from '../src/setup/verl-env.js';
+import type { Store } from '../src/store/store.js';
 import { backendFor } from '../src/train/backend-choice.js';
 import type { TrainListener } from '../src/train/events.js';
 import { type TrainResult, train } from '../src/train/loop.js';
@@ -65,67 +66,113 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
   if (flags.resume && flags.run && flags.resume !== flags.run)
     throw new AlightError('--resume names the run; drop --run', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
-    const { run: _run, resume, timeout, port, db: _db, config: _config, json, dryRun, device, ...trainFlags } = flags;
-    // A resumed run keeps its own settings (model, tasks, seed: the same data order); flags given now still win.
-    const stored = resume
-      ? (JSON.parse(store.getRun(resume)?.config ?? '{}') as { train?: TrainConfig }).train
-      : undefined;
-    const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
-    const given: Config = withOverrides(base, {
-      train: { ...trainFlags, backend: backendFor(trainFlags), vllmDevice: device, timeoutS: timeout },
-      gateway: { port },
-    });
-    // Stored with the run, paths must not depend on where a later --resume is run from.
-    const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
-    // A hub id (owner/name, not here as a folder) stays as it is: verl loads it.
-    const model =
-      given.train.model && !existsSync(given.train.model) && /^[^./~][^/]*\/[^/]+$/.test(given.train.model)
-        ? given.train.model
-        : absolute(given.train.model);
-    const config: Config = {
-      ...given,
-      train: { ...given.train, model, tasks: absolute(given.train.tasks), valTasks: absolute(given.train.valTasks) },
-    };
-    if (dryRun) return dryRunOf(config.train, Boolean(json));
-    if (config.train.tasks && config.train.fromDb)
-      throw new AlightError('pass --tasks or --from-db, not both', ExitCode.usage);
-    if (!config.train.tasks && !config.train.fromDb) {
-      throw new AlightError(
-        'no tasks: pass --tasks <file.jsonl>, or --from-db for the ' +
-          'tasks alight data kept, or set train.tasks in alight.config.yaml',
-        ExitCode.usage,
-      );
-    }
-    const tasks = config.train.fromDb ? keptAsTasks(store) : readTasks(config.train.tasks!);
-    const live = !json && process.stdout.isTTY ? (await import('../src/ui/train-view.js')).liveTrainView() : null;
-    const listener: TrainListener = live ?? plainTrainProgress((line) => process.stderr.write(`alight: ${line}\n`));
-    let result: TrainResult;
-    try {
-      result = await withInterrupt((signal) =>
-        train({
-          store,
-          config,
-          run: resume ?? flags.run ?? defaultRunName('train'),
-          command: cmd,
-          args,
-          resume: Boolean(resume),
-          tasks,
-          valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
-          adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
-          signal,
-          onEvent: listener,
-        }),
-      );
-    } finally {
-      await live?.stop();
-    }
-    if (json) printJson(result);
+    const config = resolvedConfig(store, fileConfig, flags);
+    refuseTorchIgnored(config.train, flags);
+    if (flags.dryRun) return dryRunOf(config.train, Boolean(flags.json));
+    const tasks = trainingTasks(store, config.train);
+    const result = await trainWithView(flags, (onEvent, signal) =>
+      train({
+        store,
+        config,
+        run: flags.resume ?? flags.run ?? defaultRunName('train'),
+        command: cmd,
+        args,
+        resume: Boolean(flags.resume),
+        tasks,
+        valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
+        adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
+        signal,
+        onEvent,
+      }),
+    );
+    if (flags.json) printJson(result);
     else
       process.stdout.write(
         `run ${result.run}: ${result.steps.length} steps; metrics: alight runs show ${result.run}\n`,
       );
     return result;
   });
+}
+
+/**
+ * The config file under the flags. A resumed run keeps its own settings (model, tasks, seed: the same data order);
+ * flags given now still win. Paths are made absolute: stored with the run, they must not depend on where a later
+ * --resume is run from.
+ */
+function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
+  const {
+    run: _run,
+    resume,
+    timeout,
+    port,
+    db: _db,
+    config: _config,
+    json: _json,
+    dryRun: _dry,
+    device,
+    ...trainFlags
+  } = flags;
+  const stored = resume
+    ? (JSON.parse(store.getRun(resume)?.config ?? '{}') as { train?: TrainConfig }).train
+    : undefined;
+  const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
+  const given: Config = withOverrides(base, {
+    train: { ...trainFlags, backend: backendFor(trainFlags), vllmDevice: device, timeoutS: timeout },
+    gateway: { port },
+  });
+  const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
+  // A hub id (owner/name, not here as a folder) stays as it is: verl loads it.
+  const model =
+    given.train.model && !existsSync(given.train.model) && /^[^./~][^/]*\/[^/]+$/.test(given.train.model)
+      ? given.train.model
+      : absolute(given.train.model);
+  return {
+    ...given,
+    train: { ...given.train, model, tasks: absolute(given.train.tasks), valTasks: absolute(given.train.valTasks) },
+  };
+}
+
+/** Flags only verl reads (or, for vLLM's memory share, verl and --serve-vllm), refused on torch rather than ignored. */
+function refuseTorchIgnored(train: TrainConfig, flags: TrainFlags): void {
+  if (train.backend === 'verl') return;
+  const ignored = [
+    flags.verl?.length && '--verl',
+    flags.oldLogprobs && '--old-logprobs',
+    flags.gpuMemoryUtilization !== undefined && !train.serveVllm && '--gpu-memory-utilization',
+  ].filter((f): f is string => Boolean(f));
+  if (ignored.length)
+    throw new AlightError(
+      `${ignored.join(', ')}: read by the verl backend only (--gpu-memory-utilization: or with --serve-vllm); ` +
+        'this run trains on torch: pass --backend verl, or leave them out',
+      ExitCode.usage,
+    );
+}
+
+/** The tasks to train on: a file, or the ones `alight data` kept; exactly one of the two. */
+function trainingTasks(store: Store, train: TrainConfig): Task[] {
+  if (train.tasks && train.fromDb) throw new AlightError('pass --tasks or --from-db, not both', ExitCode.usage);
+  if (!train.tasks && !train.fromDb) {
+    throw new AlightError(
+      'no tasks: pass --tasks <file.jsonl>, or --from-db for the ' +
+        'tasks alight data kept, or set train.tasks in alight.config.yaml',
+      ExitCode.usage,
+    );
+  }
+  return train.fromDb ? keptAsTasks(store) : readTasks(train.tasks!);
+}
+
+/** Runs `work` with the live view on a terminal (plain progress lines otherwise, or with --json), Ctrl-C aborting it. */
+async function trainWithView(
+  flags: TrainFlags,
+  work: (onEvent: TrainListener, signal: AbortSignal) => Promise<TrainResult>,
+): Promise<TrainResult> {
+  const live = !flags.json && process.stdout.isTTY ? (await import('../src/ui/train-view.js')).liveTrainView() : null;
+  const listener: TrainListener = live ?? plainTrainProgress((line) => process.stderr.write(`alight: ${line}\n`));
+  try {
+    return await withInterrupt((signal) => work(listener, signal));
+  } finally {
+    await live?.stop();
+  }
 }
 
 interface DryRun {
@@ -148,14 +195,10 @@ function dryRunOf(train: TrainConfig, json: boolean): DryRun {
   const python = plan && verlPython();
   let composed: string | null = null;
   if (plan && python) {
-    const res = spawnSync(python, ['-m', 'alight_worker.verl_config', ...plan.overrides], {
-      cwd: PYTHON_DIR,
-      encoding: 'utf8',
-      maxBuffer: 64 << 20,
-    });
-    if (res.status !== 0)
+    const res = probe(python, ['-m', 'alight_worker.verl_config', ...plan.overrides], { cwd: PYTHON_DIR });
+    if (res.exitCode !== 0)
       throw new AlightError(
-        `verl refused the config:\n${res.stderr.trim().split('\n').slice(-6).join('\n')}`,
+        `verl refused the config:\n${(res.startError ?? res.stderr).trim().split('\n').slice(-6).join('\n')}`,
         ExitCode.usage,
       );
     composed = res.stdout;

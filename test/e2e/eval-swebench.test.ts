@@ -35,13 +35,13 @@ describe('alight eval swebench', () => {
           fx.repos,
           '--serve',
           'gemma3-270m',
-          '--run-id',
+          '--run',
           'ev',
           '--db',
           db,
           '--out',
           out,
-          '--workers',
+          '--concurrency',
           '2',
           '--json',
           ...extra,
@@ -89,7 +89,7 @@ describe('alight eval swebench', () => {
     expect(rollouts.find((r) => r.task_id === 'acme__calc-4')!.error).toMatch(/exited with code 2/);
   }, 240_000);
 
-  it('Ctrl-C keeps every finished attempt (graded and saved); the same --run-id does only the rest', async () => {
+  it('Ctrl-C keeps every finished attempt (graded and saved); the same --run does only the rest', async () => {
     const root = tempDir();
     const fx = makeSweRepo(root);
     const tasks = join(root, 'tasks.jsonl');
@@ -113,13 +113,13 @@ describe('alight eval swebench', () => {
       fx.repos,
       '--serve',
       'gemma3-270m',
-      '--run-id',
+      '--run',
       'ctrlc',
       '--db',
       db,
       '--out',
       out,
-      '--workers',
+      '--concurrency',
       '1',
       '--json',
       '--',
@@ -142,7 +142,7 @@ describe('alight eval swebench', () => {
     }
     child.kill('SIGINT');
     expect(await exited, stderr).toBe(130);
-    expect(stderr).toMatch(/interrupted: finished attempts are saved; run again with --run-id ctrlc/);
+    expect(stderr).toMatch(/interrupted: finished attempts are saved; run again with --run ctrlc/);
     expect(readdirSync(join(out, 'attempts'))).toEqual(['acme__calc-1.0.json']);
     expect(JSON.parse(readFileSync(join(out, 'attempts', 'acme__calc-1.0.json'), 'utf8')).report.status).toBe(
       'resolved',

