@@ -66,171 +66,228 @@ export interface EvalResult {
  * through the recording gateway (mode val); the workspace's diff is the prediction; the local grader grades it in
  * another fresh workspace (never the agent's). Each finished attempt is saved as it is graded, so a run interrupted
  * (Ctrl-C) and started again with the same run id redoes only what was not finished. Writes predictions.jsonl,
- * per-attempt reports and summary.json.
+ * per-attempt reports and summary.json (see AttemptFiles).
  */
 export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
-  const { store, run } = o;
   checkIds(
     o.tasks.map((t) => t.grade.instance_id),
     'tasks',
   );
-  const savedDir = join(o.out, 'attempts');
-  mkdirSync(savedDir, { recursive: true });
-  const savedPath = (id: string, attempt: number) => join(savedDir, `${id}.${attempt}.json`);
-  store.ensureRun(run, 'val', { eval: { k: o.k, repos: o.reposDir ?? null, runtime: o.runtime ?? null } });
-  const workspaces = join(o.out, 'workspaces');
+  const files = attemptFiles(o.out);
+  mkdirSync(files.attempts, { recursive: true });
+  o.store.ensureRun(o.run, 'val', { eval: { k: o.k, repos: o.reposDir ?? null, runtime: o.runtime ?? null } });
   const pending = o.tasks
     .flatMap((t) => Array.from({ length: o.k }, (_, attempt) => ({ t, attempt })))
-    .filter(({ t, attempt }) => !existsSync(savedPath(t.grade.instance_id, attempt)));
-  // The agent's diff, taken as its harness ends; its workspace (or container) goes at once.
-  const patches = new Map<string, string>();
-  const jobs = pending.map(({ t, attempt }) => {
-    const key = `${t.grade.instance_id}.${attempt}`;
-    const dir = join(workspaces, key);
-    const ws = o.runtime
-      ? containerWorkspace(
-          o.runtime,
-          t.grade.image!,
-          `alight-agent-${run}-${key}`.replace(/[^A-Za-z0-9_.-]/g, '_'),
-          dir,
-        )
-      : hostWorkspace(o.reposDir!, t.grade.repo, t.grade.base_commit, dir);
-    return {
-      attempt,
-      key,
-      task: { id: t.grade.instance_id, data: withoutAnswers(t.row) },
-      args: o.args,
-      groupId: `${run}/${t.grade.instance_id}`,
-      cwd: ws.cwd,
-      env: ws.env,
-      prepare: ws.prepare,
-      finish: async () => {
-        try {
-          patches.set(key, await ws.diff());
-        } catch {
-          /* never prepared, or the agent broke it: no prediction */
-        }
-        await ws.dispose();
-      },
-    };
-  });
-  if (jobs.length) {
-    const gateway = await startGateway({
-      store,
-      gateway: o.config.gateway,
-      upstream: o.config.upstream,
-      adminKey: o.adminKey,
-      upstreamApiKey: o.upstreamApiKey,
-      onCall: (call) => o.onEvent({ type: 'call', ...call }),
-    });
-    o.onEvent({ type: 'started', run, gatewayUrl: gateway.url, total: jobs.length, logDir: join(o.out, 'logs') });
-    mkdirSync(join(o.out, 'logs'), { recursive: true });
-    let ids: string[];
-    try {
-      ids = await runRollouts(
-        {
-          store,
-          gateway,
-          run,
-          mode: 'val',
-          command: o.command,
-          timeoutMs: o.timeoutMs,
-          concurrency: o.workers,
-          logDir: join(o.out, 'logs'),
-          withhold: withheldVars(o.config.upstream),
-          signal: o.signal,
-          onEvent: o.onEvent,
-        },
-        jobs,
-      );
-    } finally {
-      await gateway.close();
-    }
-    const rollouts = new Map(store.rolloutSummaries({ ids }).map((r) => [r.id, r]));
-    // An interrupted attempt is not saved: the next run with this run id does it again.
-    const finished = jobs
-      .map((job, i) => ({ job, rollout: rollouts.get(ids[i])! }))
-      .filter(({ rollout }) => !(o.signal.aborted && rollout.error === abortReason(o.signal)));
-    for (let attempt = 0; attempt < o.k; attempt++) {
-      const these = finished
-        .filter(({ job }) => job.attempt === attempt)
-        .map(({ job, rollout }) => ({
-          job,
-          rollout,
-          prediction: {
-            instance_id: job.task.id,
-            model_name_or_path: run,
-            model_patch: patches.get(job.key) ?? null,
-          } as Prediction,
-        }));
-      if (these.length === 0) continue;
-      // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff: not
-      // graded.
-      const ran = these.filter((a) => a.rollout.state === 'succeeded');
-      const batch = new Set(ran.map((a) => a.job.task.id));
-      const stoppedBefore = o.signal.aborted;
-      const graded = ran.length
-        ? await gradePredictions(
-            o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade),
-            ran.map((a) => a.prediction),
-            {
-              reposDir: o.reposDir,
-              timeoutMs: o.gradeTimeoutMs,
-              allowTestEdits: o.allowTestEdits,
-              out: join(o.out, `attempt-${attempt}`),
-              workers: o.workers,
-              sandbox: o.sandbox,
-              allowFrameworkAccess: o.allowFrameworkAccess,
-              container: o.container,
-              official: o.official ? { runId: `${run}-${attempt}` } : undefined,
-            },
-          )
-        : { reports: [] };
-      // Ctrl-C during grading kills the tests too: those verdicts are not kept, the next run grades again. (Stopped
-      // before, the harnesses that had finished are graded in peace and kept.)
-      if (o.signal.aborted && !stoppedBefore) break;
-      for (const a of these) {
-        const report: InstanceReport =
-          a.rollout.state === 'succeeded'
-            ? graded.reports.find((r) => r.instance_id === a.job.task.id)!
-            : ungraded(a.job.task.id, a.prediction.model_patch, `the harness ${a.rollout.error ?? 'failed'}`);
-        const seconds =
-          a.rollout.started_at && a.rollout.ended_at ? (a.rollout.ended_at - a.rollout.started_at) / 1000 : null;
-        writeFileSync(
-          savedPath(a.job.task.id, attempt),
-          JSON.stringify({
-            instance_id: a.job.task.id,
-            attempt,
-            rollout_id: a.rollout.id,
-            prediction: a.prediction,
-            report,
-            seconds,
-          }),
-        );
-      }
-    }
-    rmSync(workspaces, { recursive: true, force: true });
+    .filter(({ t, attempt }) => !existsSync(files.saved(t.grade.instance_id, attempt)));
+  if (pending.length) {
+    await gradeAndSave(o, files, await runAgents(o, files, pending));
+    rmSync(files.workspaces, { recursive: true, force: true });
   }
   if (o.signal.aborted)
     throw new AlightError(
-      `interrupted: finished attempts are saved; run again with --run-id ${run} to do the rest`,
+      `interrupted: finished attempts are saved; run again with --run ${o.run} to do the rest`,
       ExitCode.interrupted,
     );
+  return collect(o, files);
+}
 
-  const saved = o.tasks
-    .flatMap((t) => Array.from({ length: o.k }, (_, attempt) => savedPath(t.grade.instance_id, attempt)))
-    .map(
-      (path) =>
-        JSON.parse(readFileSync(path, 'utf8')) as {
-          instance_id: string;
-          attempt: number;
-          rollout_id: string;
-          prediction: Prediction;
-          report: InstanceReport;
-          seconds: number | null;
-        },
+/**
+ * Where a run keeps its attempts' artefacts, all under its out folder: the saved attempts are what a run started again
+ * with the same id resumes from.
+ */
+interface AttemptFiles {
+  /** The saved attempts' folder. */
+  attempts: string;
+  /** An attempt saved as it was graded (its rollout, prediction, report and time). */
+  saved(id: string, attempt: number): string;
+  /** The agents' workspaces, each removed as its harness ends. */
+  workspaces: string;
+  /** The harnesses' output. */
+  logs: string;
+  /** The grader's reports and test output for the attempts numbered `attempt`. */
+  grading(attempt: number): string;
+  /** The first attempts' predictions (SWE-bench's format) and their run summary. */
+  predictions: string;
+  summary: string;
+}
+
+function attemptFiles(out: string): AttemptFiles {
+  const attempts = join(out, 'attempts');
+  return {
+    attempts,
+    saved: (id, attempt) => join(attempts, `${id}.${attempt}.json`),
+    workspaces: join(out, 'workspaces'),
+    logs: join(out, 'logs'),
+    grading: (attempt) => join(out, `attempt-${attempt}`),
+    predictions: join(out, 'predictions.jsonl'),
+    summary: join(out, 'summary.json'),
+  };
+}
+
+/** A finished attempt as saved in its file. */
+interface SavedAttempt {
+  instance_id: string;
+  attempt: number;
+  rollout_id: string;
+  prediction: Prediction;
+  report: InstanceReport;
+  seconds: number | null;
+}
+
+/** An attempt whose harness ended (succeeded or failed by itself): its rollout and the prediction taken from it. */
+interface Ran {
+  id: string;
+  attempt: number;
+  rollout: RolloutSummary;
+  prediction: Prediction;
+}
+
+/**
+ * The attempts' harnesses through a recording gateway. An interrupted attempt is left out: it is not saved, and the
+ * next run with this run id does it again.
+ */
+async function runAgents(o: EvalOptions, files: AttemptFiles, pending: Pending[]): Promise<Ran[]> {
+  // The agent's diff, taken as its harness ends; its workspace (or container) goes at once.
+  const patches = new Map<string, string>();
+  const jobs = pending.map((p) => agentJob(o, files, p, patches));
+  const gateway = await startGateway({
+    store: o.store,
+    gateway: o.config.gateway,
+    upstream: o.config.upstream,
+    adminKey: o.adminKey,
+    upstreamApiKey: o.upstreamApiKey,
+    onCall: (call) => o.onEvent({ type: 'call', ...call }),
+  });
+  o.onEvent({ type: 'started', run: o.run, gatewayUrl: gateway.url, total: jobs.length, logDir: files.logs });
+  mkdirSync(files.logs, { recursive: true });
+  let ids: string[];
+  try {
+    ids = await runRollouts(
+      {
+        store: o.store,
+        gateway,
+        run: o.run,
+        mode: 'val',
+        command: o.command,
+        timeoutMs: o.timeoutMs,
+        concurrency: o.workers,
+        logDir: files.logs,
+        withhold: withheldVars(o.config.upstream),
+        signal: o.signal,
+        onEvent: o.onEvent,
+      },
+      jobs,
     );
-  const rollouts = new Map(store.rolloutSummaries({ ids: saved.map((s) => s.rollout_id) }).map((r) => [r.id, r]));
+  } finally {
+    await gateway.close();
+  }
+  const rollouts = new Map(o.store.rolloutSummaries({ ids }).map((r) => [r.id, r]));
+  return jobs
+    .map((job, i) => ({
+      id: job.task.id,
+      attempt: job.attempt,
+      rollout: rollouts.get(ids[i])!,
+      prediction: { instance_id: job.task.id, model_name_or_path: o.run, model_patch: patches.get(job.key) ?? null },
+    }))
+    .filter(({ rollout }) => !(o.signal.aborted && rollout.error === abortReason(o.signal)));
+}
+
+type Pending = { t: EvalTask; attempt: number };
+
+/** An attempt's harness, in a workspace of its own: a folder from --repos, or a container of the instance's image. */
+function agentJob(o: EvalOptions, files: AttemptFiles, { t, attempt }: Pending, patches: Map<string, string>) {
+  const key = `${t.grade.instance_id}.${attempt}`;
+  const dir = join(files.workspaces, key);
+  const ws = o.runtime
+    ? containerWorkspace(
+        o.runtime,
+        t.grade.image!,
+        `alight-agent-${o.run}-${key}`.replace(/[^A-Za-z0-9_.-]/g, '_'),
+        dir,
+      )
+    : hostWorkspace(o.reposDir!, t.grade.repo, t.grade.base_commit, dir);
+  return {
+    attempt,
+    key,
+    task: { id: t.grade.instance_id, data: withoutAnswers(t.row) },
+    args: o.args,
+    groupId: `${o.run}/${t.grade.instance_id}`,
+    cwd: ws.cwd,
+    env: ws.env,
+    prepare: ws.prepare,
+    finish: async () => {
+      try {
+        patches.set(key, await ws.diff());
+      } catch {
+        /* never prepared, or the agent broke it: no prediction */
+      }
+      await ws.dispose();
+    },
+  };
+}
+
+/**
+ * Grades the first attempts together, then the second, …, saving each attempt as it is graded. Ctrl-C during grading
+ * kills the tests too: those verdicts are not kept, nor are later attempts graded; the next run grades them. (Stopped
+ * before, the harnesses that had finished are graded in peace and kept.)
+ */
+async function gradeAndSave(o: EvalOptions, files: AttemptFiles, ran: Ran[]): Promise<void> {
+  for (let attempt = 0; attempt < o.k; attempt++) {
+    const these = ran.filter((a) => a.attempt === attempt);
+    if (these.length === 0) continue;
+    const stoppedBefore = o.signal.aborted;
+    const reports = await gradeAttempts(o, files, attempt, these);
+    if (o.signal.aborted && !stoppedBefore) break;
+    for (const a of these) {
+      // A harness that failed (crashed, timed out, could not start) is an error with its reason, whatever its diff.
+      const report =
+        a.rollout.state === 'succeeded'
+          ? reports.find((r) => r.instance_id === a.id)!
+          : ungraded(a.id, a.prediction.model_patch, `the harness ${a.rollout.error ?? 'failed'}`);
+      const seconds =
+        a.rollout.started_at && a.rollout.ended_at ? (a.rollout.ended_at - a.rollout.started_at) / 1000 : null;
+      const saved: SavedAttempt = {
+        instance_id: a.id,
+        attempt,
+        rollout_id: a.rollout.id,
+        prediction: a.prediction,
+        report,
+        seconds,
+      };
+      writeFileSync(files.saved(a.id, attempt), JSON.stringify(saved));
+    }
+  }
+}
+
+/** The reports of the attempts numbered `attempt` whose harness succeeded (the others are not graded). */
+async function gradeAttempts(o: EvalOptions, files: AttemptFiles, attempt: number, these: Ran[]) {
+  const ran = these.filter((a) => a.rollout.state === 'succeeded');
+  if (ran.length === 0) return [];
+  const batch = new Set(ran.map((a) => a.id));
+  const graded = await gradePredictions(
+    o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade),
+    ran.map((a) => a.prediction),
+    {
+      reposDir: o.reposDir,
+      timeoutMs: o.gradeTimeoutMs,
+      allowTestEdits: o.allowTestEdits,
+      out: files.grading(attempt),
+      workers: o.workers,
+      sandbox: o.sandbox,
+      allowFrameworkAccess: o.allowFrameworkAccess,
+      container: o.container,
+      official: o.official ? { runId: `${o.run}-${attempt}` } : undefined,
+    },
+  );
+  return graded.reports;
+}
+
+/** Every attempt as saved (by this run or an earlier one with its id); the first attempts' predictions and summary. */
+function collect(o: EvalOptions, files: AttemptFiles): EvalResult {
+  const saved = o.tasks
+    .flatMap((t) => Array.from({ length: o.k }, (_, attempt) => files.saved(t.grade.instance_id, attempt)))
+    .map((path) => JSON.parse(readFileSync(path, 'utf8')) as SavedAttempt);
+  const rollouts = new Map(o.store.rolloutSummaries({ ids: saved.map((s) => s.rollout_id) }).map((r) => [r.id, r]));
   const attempts: AttemptResult[] = saved.map((s) => ({
     instance_id: s.instance_id,
     attempt: s.attempt,
@@ -239,14 +296,14 @@ export async function evalSwebench(o: EvalOptions): Promise<EvalResult> {
     seconds: s.seconds,
   }));
   const first = saved.filter((s) => s.attempt === 0);
-  writeFileSync(join(o.out, 'predictions.jsonl'), `${first.map((s) => JSON.stringify(s.prediction)).join('\n')}\n`);
+  writeFileSync(files.predictions, `${first.map((s) => JSON.stringify(s.prediction)).join('\n')}\n`);
   const summary = summarise(
     o.tasks.map((t) => t.grade.instance_id),
     first.map((s) => s.instance_id),
     first.map((s) => s.report),
   );
-  writeFileSync(join(o.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  return { run, out: o.out, summary, attempts };
+  writeFileSync(files.summary, `${JSON.stringify(summary, null, 2)}\n`);
+  return { run: o.run, out: o.out, summary, attempts };
 }
 
 /**

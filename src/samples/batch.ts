@@ -75,8 +75,12 @@ export interface Batch {
 }
 
 /**
- * Rows of a step → the packed batch (docs/design.md#batch-file): rewards settled, advantages within groups, then drops
- * and cuts (never before advantages, so that no baseline moves), then loss weights over what remains.
+ * Rows of a step → the packed batch (docs/design.md#batch-file). Before advantages, a rollout without a reward leaves
+ * the batch (`missingReward: drop`) or counts as 0; the caller has already left out failed rollouts (a training step
+ * with `failedRollouts: zero` keeps them, at reward 0) and those whose calls merged into no rows, so none of these is
+ * in any group's baseline. Then advantages within groups; only then the other drops and cuts (zero-variance groups,
+ * rows with too long a prompt, tokens past the response cut, rows for `rowMultiple`), so that none of them moves a
+ * baseline; then loss weights over what remains.
  */
 export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptions): Batch {
   const settled = settleRewards(
@@ -87,35 +91,14 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
   const groups = kept.map((r) => r.groupId ?? `rollout:${r.rolloutId}`);
   const advantages = groupAdvantages(settled.rewards, groups, options.advantage);
   const flat = options.dropZeroVariance ? zeroVarianceGroups(groups, settled.rewards) : new Set<string>();
-
-  let droppedRows = 0;
-  let truncated = 0;
-  let droppedFlat = 0;
-  const final: { rollout: RolloutRows; reward: number; advantage: number; rows: Row[] }[] = [];
-  kept.forEach((rollout, i) => {
-    if (flat.has(groups[i])) {
-      droppedFlat++;
-      return;
-    }
-    const rows = rollout.rows
-      .filter((row) => {
-        const tooLong = options.maxPromptTokens !== undefined && row.promptLength > options.maxPromptTokens;
-        if (tooLong) droppedRows++;
-        return !tooLong;
-      })
-      .map((row) => {
-        const end = row.promptLength + options.maxResponseTokens;
-        if (row.tokens.length <= end) return row;
-        truncated++;
-        return {
-          ...row,
-          tokens: row.tokens.slice(0, end),
-          mask: row.mask.slice(0, end),
-          logprobs: row.logprobs.slice(0, end),
-        };
-      });
-    if (rows.length) final.push({ rollout, reward: settled.rewards[i], advantage: advantages[i], rows });
-  });
+  const scored = kept.map((rollout, i) => ({
+    rollout,
+    reward: settled.rewards[i],
+    advantage: advantages[i],
+    rows: rollout.rows,
+  }));
+  const trimmed = trimRollouts(scored, groups, flat, options);
+  const { final } = trimmed;
   const beforeAlignment = final.length;
   const droppedAligned = alignRows(final, options.rowMultiple ?? 1);
 
@@ -123,6 +106,85 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
     f.rows.map((row) => ({ rollout: r, lossTokens: row.mask.reduce((a, m) => a + m, 0) })),
   );
   const weights = lossWeights(shapes, final.length, options.lossNorm, options.maxResponseTokens);
+  const { tensors, rows, tokens } = pack(final, weights);
+  return {
+    tensors,
+    meta: {
+      version: 1,
+      rollouts: final.map((f) => ({
+        rollout_id: f.rollout.rolloutId,
+        group_id: f.rollout.groupId,
+        reward: f.reward,
+        rows: f.rows.length,
+      })),
+      advantage: options.advantage,
+      loss_norm: options.lossNorm,
+      pad_token_id: options.padTokenId ?? 0,
+      metrics: {
+        rollouts: final.length,
+        rows,
+        tokens,
+        loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
+        dropped_missing_reward: rollouts.length - kept.length,
+        dropped_zero_variance: trimmed.droppedFlat,
+        dropped_long_prompt_rows: trimmed.droppedRows,
+        dropped_rollouts_without_rows: kept.length - trimmed.droppedFlat - beforeAlignment,
+        truncated_rows: trimmed.truncated,
+        dropped_alignment_rows: droppedAligned,
+        reward_mean: mean(final.map((f) => f.reward)),
+        advantage_mean: mean(final.map((f) => f.advantage)),
+      },
+    },
+  };
+}
+
+/** A rollout in the batch: its settled reward, its advantage and the rows it keeps. */
+type Scored = { rollout: RolloutRows; reward: number; advantage: number; rows: Row[] };
+
+/**
+ * The rollouts of zero-variance groups (`flat`) left out, each row whose first prompt is too long dropped and each
+ * response past `maxResponseTokens` cut; a rollout left with no rows leaves the batch. Counts each kind.
+ */
+function trimRollouts(scored: Scored[], groups: readonly string[], flat: Set<string>, options: BatchOptions) {
+  let droppedRows = 0;
+  let truncated = 0;
+  let droppedFlat = 0;
+  const final: Scored[] = [];
+  scored.forEach((s, i) => {
+    if (flat.has(groups[i])) {
+      droppedFlat++;
+      return;
+    }
+    const rows = s.rows
+      .filter((row) => {
+        const tooLong = options.maxPromptTokens !== undefined && row.promptLength > options.maxPromptTokens;
+        if (tooLong) droppedRows++;
+        return !tooLong;
+      })
+      .map((row) => {
+        const cut = cutResponse(row, options.maxResponseTokens);
+        if (cut !== row) truncated++;
+        return cut;
+      });
+    if (rows.length) final.push({ ...s, rows });
+  });
+  return { final, droppedFlat, droppedRows, truncated };
+}
+
+/** The row with at most `maxResponseTokens` tokens after its first prompt (the row itself when it has no more). */
+function cutResponse(row: Row, maxResponseTokens: number): Row {
+  const end = row.promptLength + maxResponseTokens;
+  if (row.tokens.length <= end) return row;
+  return {
+    ...row,
+    tokens: row.tokens.slice(0, end),
+    mask: row.mask.slice(0, end),
+    logprobs: row.logprobs.slice(0, end),
+  };
+}
+
+/** The rows packed end to end, each loss token carrying its rollout's advantage and its row's loss weight. */
+function pack(final: Scored[], weights: ArrayLike<number>): { tensors: BatchTensors; rows: number; tokens: number } {
   const rows = final.flatMap((f) => f.rows);
   const tokens = rows.reduce((a, r) => a + r.tokens.length, 0);
   const t: BatchTensors = {
@@ -159,36 +221,7 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
     }
   });
   t.row_offsets[rows.length] = BigInt(at);
-
-  return {
-    tensors: t,
-    meta: {
-      version: 1,
-      rollouts: final.map((f) => ({
-        rollout_id: f.rollout.rolloutId,
-        group_id: f.rollout.groupId,
-        reward: f.reward,
-        rows: f.rows.length,
-      })),
-      advantage: options.advantage,
-      loss_norm: options.lossNorm,
-      pad_token_id: options.padTokenId ?? 0,
-      metrics: {
-        rollouts: final.length,
-        rows: rows.length,
-        tokens,
-        loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
-        dropped_missing_reward: rollouts.length - kept.length,
-        dropped_zero_variance: droppedFlat,
-        dropped_long_prompt_rows: droppedRows,
-        dropped_rollouts_without_rows: kept.length - droppedFlat - beforeAlignment,
-        truncated_rows: truncated,
-        dropped_alignment_rows: droppedAligned,
-        reward_mean: mean(final.map((f) => f.reward)),
-        advantage_mean: mean(final.map((f) => f.advantage)),
-      },
-    },
-  };
+  return { tensors: t, rows: rows.length, tokens };
 }
 
 /**

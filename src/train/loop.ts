@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Config } from '../config/schema.js';
+import type { Config, TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
-import { type Gateway, startGateway } from '../gateway/server.js';
+import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
 import type { Task } from '../runner/tasks.js';
 import { asLines } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
@@ -13,7 +13,7 @@ import type { GroupPool } from './async-groups.js';
 import type { StepMetrics, TrainListener } from './events.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
 import { groupPool, runStep, type StepContext } from './step.js';
-import { verlPlan } from './verl-config.js';
+import { type VerlPlan, verlPlan } from './verl-config.js';
 
 export interface TrainOptions {
   store: Store;
@@ -45,60 +45,21 @@ export interface TrainResult {
  */
 export async function train(options: TrainOptions): Promise<TrainResult> {
   const { store, config, run, signal, onEvent } = options;
-  // verl: the cluster and model are checked before anything starts; rows come in multiples of the data-parallel size.
-  const plan = config.train.backend === 'verl' ? verlPlan(config.train, gpuMemoryGb()) : null;
-  const c = plan ? { ...config.train, rowMultiple: config.train.rowMultiple ?? plan.worldSize } : config.train;
-  if (plan && c.rowMultiple! % plan.worldSize !== 0) {
-    throw new AlightError(
-      `train.rowMultiple (${c.rowMultiple}) must be a multiple of the ${plan.worldSize} GPUs: each gets whole rows`,
-      ExitCode.usage,
-    );
-  }
-  if (!c.model)
-    throw new AlightError(
-      'no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml',
-      ExitCode.usage,
-    );
-  if (c.serveVllm && c.backend === 'verl')
-    throw new AlightError(
-      '--serve-vllm is for the torch backend: verl serves the policy with vLLM already',
-      ExitCode.usage,
-    );
-  if (c.vllmDevice && !c.serveVllm)
-    throw new AlightError('--device chooses the vLLM of --serve-vllm: pass both, or neither', ExitCode.usage);
-  if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize) {
-    throw new AlightError(
-      `train.asyncGroups (${c.asyncGroups}) must be at least ` +
-        `train.batchSize (${c.batchSize}): a step trains on batchSize groups`,
-      ExitCode.usage,
-    );
-  }
-  const existing = store.getRun(run);
-  if (existing && !options.resume)
-    throw new AlightError(`run ${run} exists: pass --resume ${run} to continue it, or another --run`, ExitCode.usage);
-  if (!existing && options.resume)
-    throw new AlightError(`no run ${run} to resume in ${store.path} (alight runs list)`, ExitCode.usage);
-  store.ensureRun(run, 'train', { train: c });
-  store.setRunConfig(run, { train: c }); // a resume may change settings (more steps): the next resume starts from these
+  const { c, plan } = checkedTrainConfig(config.train);
+  openRun(store, run, options.resume, c);
   const runDir = resolve(store.path, '..', 'runs', run);
   mkdirSync(runDir, { recursive: true });
   const workerLog = join(runDir, 'worker.log');
   const log = (message: string): void => onEvent({ type: 'log', message });
   const python = c.backend === 'verl' ? await ensureVerlEnv(asLines(log)) : await ensurePythonEnv(asLines(log));
-
-  // Ctrl-C stops whichever worker is current, even while it is still loading the model.
-  const workers: Worker[] = [];
-  const stopWorker = (): void => workers.at(-1)?.kill('SIGTERM');
-  signal.addEventListener('abort', stopWorker, { once: true });
+  const workers = new WorkerSupervisor({ python, logFile: workerLog, c, signal, overrides: plan?.overrides });
   let gateway: Gateway | null = null;
-  let pool: { pool: GroupPool; abort: AbortController } | null = null;
   let serving: Serving = workerServing;
-  let restarts = 0;
   try {
-    let worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
+    const first = await workers.start();
     if (c.serveVllm) {
       serving = await vllmServing({
-        worker: worker.worker,
+        worker: first.worker,
         runDir,
         device: c.vllmDevice,
         gpuMemoryUtilization: c.gpuMemoryUtilization,
@@ -106,85 +67,10 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         signal,
       });
     }
-    gateway = await startGateway({
-      store,
-      adminKey: options.adminKey,
-      gateway: config.gateway,
-      upstreamApiKey: serving.apiKey,
-      upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
-      // Async harnesses keep calling through an update: their calls wait for it instead of being refused.
-      holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
-      onCall: (call) => onEvent({ type: 'call', ...call }),
-    });
-    let step = await restore(store, run, worker, gateway, serving, c.workerTimeoutS);
-    onEvent({ type: 'train-started', run, firstStep: step, steps: c.steps, gatewayUrl: gateway.url, workerLog });
-    while (step < c.steps) {
-      if (signal.aborted)
-        throw new AlightError(`interrupted; continue with: alight train --resume ${run} …`, ExitCode.interrupted);
-      // A dying worker ends the step at once: its harnesses are stopped rather than left to fail one by one.
-      const stepAbort = new AbortController();
-      const abortStep = (): void => stepAbort.abort();
-      signal.addEventListener('abort', abortStep, { once: true });
-      void worker.worker.exit.then(() => stepAbort.abort(workerEnded));
-      const ctx: StepContext = {
-        store,
-        gateway,
-        serving,
-        worker: worker.worker,
-        config: c,
-        run,
-        runDir,
-        command: options.command,
-        args: options.args,
-        tasks: options.tasks,
-        valTasks: options.valTasks,
-        attempt: attemptTag(restarts),
-        withhold: ['ALIGHT_ADMIN_KEY'],
-        signal: stepAbort.signal,
-        onEvent,
-      };
-      // Async groups outlive a step: they stop with the run or with the worker that serves them.
-      if (c.asyncGroups > 0 && !pool) {
-        const poolAbort = new AbortController();
-        signal.addEventListener('abort', () => poolAbort.abort(), { once: true });
-        void worker.worker.exit.then(() => poolAbort.abort(workerEnded));
-        pool = { pool: groupPool(ctx, step, poolAbort.signal), abort: poolAbort };
-      }
-      try {
-        const { metrics, checkpoint } = await runStep({ ...ctx, pool: pool?.pool }, step);
-        store.putTrainStep(run, step, metrics, checkpoint);
-        onEvent({ type: 'step-end', step, metrics, checkpoint });
-        step++;
-      } catch (err) {
-        if (signal.aborted)
-          throw new AlightError(
-            `interrupted during step ${step}; continue with: alight train --resume ${run} …`,
-            ExitCode.interrupted,
-          );
-        const ended = worker.worker.ended;
-        if (ended === null) throw err;
-        const why = `the Python worker ${ended} during step ${step} (log: ${workerLog})`;
-        if (restarts++ >= c.restarts)
-          throw new AlightError(
-            `${why}; continue from the last checkpoint with: alight train --resume ${run} -- <harness>`,
-            ExitCode.failure,
-          );
-        onEvent({ type: 'worker-restart', reason: why, fromStep: step });
-        if (pool) await stopPool(pool, workerEnded);
-        pool = null;
-        gateway.resume();
-        worker = await startWorker(python, workerLog, options, workers, plan?.overrides);
-        step = await restore(store, run, worker, gateway, serving, c.workerTimeoutS);
-      } finally {
-        signal.removeEventListener('abort', abortStep);
-      }
-    }
-    return {
-      run,
-      runDir,
-      workerLog,
-      steps: store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics })),
-    };
+    gateway = await startGateway(gatewayOptions(options, c, serving));
+    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, workers });
+    const steps = store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics }));
+    return { run, runDir, workerLog, steps };
   } catch (err) {
     if (signal.aborted && !(err instanceof AlightError && err.exitCode === ExitCode.interrupted)) {
       throw new AlightError(
@@ -194,29 +80,257 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     }
     throw err;
   } finally {
-    signal.removeEventListener('abort', stopWorker);
-    if (pool) await stopPool(pool, 'not trained: the run ended first');
+    workers.unwatch();
+    await workers.stopPool('not trained: the run ended first');
     await gateway?.close();
-    for (const w of workers) await w.stop();
+    await workers.stopAll();
     await serving.stop();
   }
 }
 
+/** The gateway in front of the policy being trained, which `serving` serves. */
+function gatewayOptions(
+  { store, adminKey, config, onEvent }: TrainOptions,
+  c: TrainConfig,
+  serving: Serving,
+): GatewayOptions {
+  return {
+    store,
+    adminKey,
+    gateway: config.gateway,
+    upstreamApiKey: serving.apiKey,
+    upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
+    // Async harnesses keep calling through an update: their calls wait for it instead of being refused.
+    holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
+    onCall: (call) => onEvent({ type: 'call', ...call }),
+  };
+}
+
+/**
+ * The run's train settings, checked before anything starts. verl: the cluster and model are checked too, and rows come
+ * in multiples of the data-parallel size.
+ */
+function checkedTrainConfig(train: TrainConfig): { c: TrainConfig; plan: VerlPlan | null } {
+  const plan = train.backend === 'verl' ? verlPlan(train, gpuMemoryGb()) : null;
+  const c = plan ? { ...train, rowMultiple: train.rowMultiple ?? plan.worldSize } : train;
+  const refuse = (message: string): never => {
+    throw new AlightError(message, ExitCode.usage);
+  };
+  if (plan && c.rowMultiple! % plan.worldSize !== 0)
+    refuse(
+      `train.rowMultiple (${c.rowMultiple}) must be a multiple of the ${plan.worldSize} GPUs: each gets whole rows`,
+    );
+  if (!c.model) refuse('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml');
+  if (c.serveVllm && c.backend === 'verl')
+    refuse('--serve-vllm is for the torch backend: verl serves the policy with vLLM already');
+  if (c.vllmDevice && !c.serveVllm) refuse('--device chooses the vLLM of --serve-vllm: pass both, or neither');
+  if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize)
+    refuse(
+      `train.asyncGroups (${c.asyncGroups}) must be at least ` +
+        `train.batchSize (${c.batchSize}): a step trains on batchSize groups`,
+    );
+  return { c, plan };
+}
+
+/** The run in the store: new, or (`resume`) an existing one, with the settings it continues with. */
+function openRun(store: Store, run: string, resume: boolean, c: TrainConfig): void {
+  const existing = store.getRun(run);
+  if (existing && !resume)
+    throw new AlightError(`run ${run} exists: pass --resume ${run} to continue it, or another --run`, ExitCode.usage);
+  if (!existing && resume)
+    throw new AlightError(`no run ${run} to resume in ${store.path} (alight runs list)`, ExitCode.usage);
+  store.ensureRun(run, 'train', { train: c });
+  store.setRunConfig(run, { train: c }); // a resume may change settings (more steps): the next resume starts from these
+}
+
+/** What the steps share: the run's options, its checked settings, and what serves and trains the policy. */
+interface Session extends TrainOptions {
+  c: TrainConfig;
+  runDir: string;
+  workerLog: string;
+  gateway: Gateway;
+  serving: Serving;
+  workers: WorkerSupervisor;
+}
+
+/** From the last checkpoint to the last step; a step the worker died in is redone by a new worker. */
+async function trainSteps(s: Session): Promise<void> {
+  const { c, run } = s;
+  let step = await restore(s);
+  s.onEvent({
+    type: 'train-started',
+    run,
+    firstStep: step,
+    steps: c.steps,
+    gatewayUrl: s.gateway.url,
+    workerLog: s.workerLog,
+  });
+  while (step < c.steps) {
+    if (s.signal.aborted)
+      throw new AlightError(`interrupted; continue with: alight train --resume ${run} …`, ExitCode.interrupted);
+    try {
+      await trainStep(s, step);
+      step++;
+    } catch (err) {
+      step = await recover(s, err, step);
+    }
+  }
+}
+
+/**
+ * One step with the current worker. Its death ends the step at once: the harnesses are stopped rather than left to fail
+ * one by one.
+ */
+async function trainStep(s: Session, step: number): Promise<void> {
+  const { worker } = s.workers.current;
+  const stepAbort = abortedByRunOrWorker(s.signal, worker);
+  try {
+    const ctx: StepContext = {
+      store: s.store,
+      gateway: s.gateway,
+      serving: s.serving,
+      worker,
+      config: s.c,
+      run: s.run,
+      runDir: s.runDir,
+      command: s.command,
+      args: s.args,
+      tasks: s.tasks,
+      valTasks: s.valTasks,
+      attempt: attemptTag(s.workers.restarts),
+      withhold: ['ALIGHT_ADMIN_KEY'],
+      signal: stepAbort.signal,
+      onEvent: s.onEvent,
+    };
+    const { metrics, checkpoint } = await runStep({ ...ctx, pool: s.workers.poolFor(ctx, step) }, step);
+    s.store.putTrainStep(s.run, step, metrics, checkpoint);
+    s.onEvent({ type: 'step-end', step, metrics, checkpoint });
+  } finally {
+    stepAbort.release();
+  }
+}
+
+/**
+ * After a failed step: Ctrl-C, or an error while the worker lives, ends the run; a dead worker is replaced (at most
+ * `restarts` times) and the run goes on from the last checkpoint, whose next step this returns.
+ */
+async function recover(s: Session, err: unknown, step: number): Promise<number> {
+  if (s.signal.aborted)
+    throw new AlightError(
+      `interrupted during step ${step}; continue with: alight train --resume ${s.run} …`,
+      ExitCode.interrupted,
+    );
+  const ended = s.workers.current.worker.ended;
+  if (ended === null) throw err;
+  const why = `the Python worker ${ended} during step ${step} (log: ${s.workerLog})`;
+  if (s.workers.restarts++ >= s.c.restarts)
+    throw new AlightError(
+      `${why}; continue from the last checkpoint with: alight train --resume ${s.run} -- <harness>`,
+      ExitCode.failure,
+    );
+  s.onEvent({ type: 'worker-restart', reason: why, fromStep: step });
+  await s.workers.stopPool(workerEnded);
+  s.gateway.resume();
+  await s.workers.start();
+  return restore(s);
+}
+
+/** A signal that aborts when the run's does (Ctrl-C) or, with `workerEnded` as the reason, when `worker` exits. */
+function abortedByRunOrWorker(
+  run: AbortSignal,
+  worker: Worker,
+): { signal: AbortSignal; abort(why: string): void; release(): void } {
+  const controller = new AbortController();
+  const abort = (): void => controller.abort();
+  run.addEventListener('abort', abort, { once: true });
+  void worker.exit.then(() => controller.abort(workerEnded));
+  return {
+    signal: controller.signal,
+    abort: (why) => controller.abort(why),
+    release: () => run.removeEventListener('abort', abort),
+  };
+}
+
+type StartedWorker = { worker: Worker; endpoints: { url: string; model: string }[] };
+
+/**
+ * The run's Python workers: the current one, the async group pool it serves, and every one started (all stopped when
+ * the run ends). Ctrl-C stops whichever worker is current, even while it is still loading the model.
+ */
+class WorkerSupervisor {
+  /** Restarts after a worker died, so far. */
+  restarts = 0;
+  private readonly started: Worker[] = [];
+  private latest: StartedWorker | null = null;
+  private pool: { pool: GroupPool; stop: ReturnType<typeof abortedByRunOrWorker> } | null = null;
+  private readonly stopCurrent = (): void => this.started.at(-1)?.kill('SIGTERM');
+
+  constructor(private readonly o: WorkerStart) {
+    o.signal.addEventListener('abort', this.stopCurrent, { once: true });
+  }
+
+  get current(): StartedWorker {
+    return this.latest!;
+  }
+
+  /** A new current worker, initialised. */
+  async start(): Promise<StartedWorker> {
+    this.latest = await startWorker(this.o, this.started);
+    return this.latest;
+  }
+
+  /**
+   * Async groups (asyncGroups > 0) outlive a step: made at the first step that needs them, they stop with the run or
+   * with the worker that serves them.
+   */
+  poolFor(ctx: StepContext, step: number): GroupPool | undefined {
+    if (this.o.c.asyncGroups > 0 && !this.pool) {
+      const stop = abortedByRunOrWorker(this.o.signal, this.current.worker);
+      this.pool = { pool: groupPool(ctx, step, stop.signal), stop };
+    }
+    return this.pool?.pool;
+  }
+
+  /**
+   * Stops the async harnesses still running (the run ended, or their worker died) and waits for them; `why` becomes
+   * their rollouts' error.
+   */
+  async stopPool(why: string): Promise<void> {
+    if (!this.pool) return;
+    const { pool, stop } = this.pool;
+    this.pool = null;
+    stop.abort(why);
+    await pool.settle();
+  }
+
+  /** Ctrl-C no longer stops a worker: the run is ending. */
+  unwatch(): void {
+    this.o.signal.removeEventListener('abort', this.stopCurrent);
+  }
+
+  async stopAll(): Promise<void> {
+    for (const w of this.started) await w.stop();
+  }
+}
+
+/** What starting a worker takes: its Python, its log, the run's settings (verl's overrides) and its Ctrl-C. */
+interface WorkerStart {
+  python: string;
+  logFile: string;
+  c: TrainConfig;
+  signal: AbortSignal;
+  overrides?: string[];
+}
+
 /**
  * The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl, given its
- * overrides).
+ * overrides). It joins `started` before it loads the model, so that Ctrl-C can stop it meanwhile.
  */
-async function startWorker(
-  python: string,
-  logFile: string,
-  options: TrainOptions,
-  started: Worker[],
-  verlOverrides?: string[],
-): Promise<{ worker: Worker; endpoints: { url: string; model: string }[] }> {
-  const c = options.config.train;
-  const worker = Worker.start({ python, logFile });
+async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWorker> {
+  const { c } = o;
+  const worker = Worker.start({ python: o.python, logFile: o.logFile });
   started.push(worker);
-  if (options.signal.aborted) worker.kill('SIGTERM');
+  if (o.signal.aborted) worker.kill('SIGTERM');
   const common = {
     backend: c.backend,
     model: c.model,
@@ -234,7 +348,7 @@ async function startWorker(
           nodes: c.nodes,
           ray_address: c.rayAddress ?? null,
           old_logprobs: c.oldLogprobs,
-          overrides: verlOverrides,
+          overrides: o.overrides,
         }
       : {
           ...common,
@@ -253,38 +367,23 @@ async function startWorker(
 }
 
 /**
- * Routes the gateway to a (new) worker's engines, loads the run's last checkpoint into it (if any) and serves it,
+ * Routes the gateway to the current worker's engines, loads the run's last checkpoint into it (if any) and serves it,
  * forgets the steps after it, and returns the next step.
  */
-async function restore(
-  store: Store,
-  run: string,
-  started: { worker: Worker; endpoints: { url: string; model: string }[] },
-  gateway: Gateway,
-  serving: Serving,
-  timeoutS: number,
-): Promise<number> {
-  const { worker } = started;
-  gateway.endpoints.replaceAll(serving.endpoints(started.endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
+async function restore({ store, run, workers, gateway, serving, c }: Session): Promise<number> {
+  const { worker, endpoints } = workers.current;
+  const timeoutMs = c.workerTimeoutS * 1000;
+  gateway.endpoints.replaceAll(serving.endpoints(endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
   const saved = store
     .trainSteps(run)
     .filter((s) => s.checkpoint !== null)
     .at(-1);
   store.truncateTrainSteps(run, saved?.step ?? -1);
-  const version = saved ? (await worker.call('load', { path: saved.checkpoint! }, timeoutS * 1000)).version : 0;
-  if (saved) await serving.publish(worker, version, timeoutS * 1000);
-  else await serving.reset?.(worker, timeoutS * 1000);
+  const version = saved ? (await worker.call('load', { path: saved.checkpoint! }, timeoutMs)).version : 0;
+  if (saved) await serving.publish(worker, version, timeoutMs);
+  else await serving.reset?.(worker, timeoutMs);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   return saved ? saved.step + 1 : 0;
-}
-
-/**
- * Stops the async harnesses still running (the run ended, or their worker died) and waits for them; `why` becomes their
- * rollouts' error.
- */
-async function stopPool(p: { pool: GroupPool; abort: AbortController }, why: string): Promise<void> {
-  p.abort.abort(why);
-  await p.pool.settle();
 }
 
 /** The error of the rollouts a dying worker takes with it (they are redone by the step's next attempt). */

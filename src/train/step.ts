@@ -46,19 +46,12 @@ export async function runStep(
   ctx: StepContext,
   step: number,
 ): Promise<{ metrics: StepMetrics; checkpoint: string | null }> {
-  const { config: c, store, gateway, worker } = ctx;
+  const { config: c, gateway, worker } = ctx;
   const timer = phaseTimer(ctx, step);
 
   timer.start('rollouts');
   const fresh = ctx.pool ? await freshGroups(ctx, ctx.pool, step) : null;
-  const ids = fresh
-    ? fresh.ids
-    : await runRollouts(
-        rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
-        tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) =>
-          groupJobs(ctx.args, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`),
-        ),
-      );
+  const ids = fresh ? fresh.ids : await stepRollouts(ctx, step);
   if (ctx.signal.aborted) throw new Error('interrupted');
   // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way
   // finish.
@@ -68,16 +61,10 @@ export async function runStep(
   await gateway.drain(30_000);
 
   timer.start('batch');
-  const { rollouts, rewards, built } = prepareBatch(
-    store,
-    ids,
-    c,
-    join(ctx.runDir, 'batches', `step-${step}.safetensors`),
-    step,
-  );
+  const prepared = prepareBatch(ctx.store, ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
 
   timer.start('update');
-  const update = await worker.call('train_step', { batch_path: built.out, step }, c.workerTimeoutS * 1000);
+  const update = await worker.call('train_step', { batch_path: prepared.built.out, step }, c.workerTimeoutS * 1000);
 
   timer.start('sync');
   const version = step + 1;
@@ -86,56 +73,84 @@ export async function runStep(
   gateway.resume();
   ctx.pool?.fill();
 
-  let valReward: number | null = null;
-  if (ctx.valTasks && c.valEvery > 0 && (step + 1) % c.valEvery === 0) {
-    timer.start('validation');
-    const valIds = await runRollouts(
-      rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
-      ctx.valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)),
-    );
-    valReward = mean(store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
-  }
-
-  let checkpoint: string | null = null;
-  if ((c.saveEvery > 0 && (step + 1) % c.saveEvery === 0) || step + 1 === c.steps) {
-    timer.start('save');
-    checkpoint = (
-      await worker.call('save', { path: join(ctx.runDir, 'checkpoints', `step-${step}`) }, c.workerTimeoutS * 1000)
-    ).path;
-  }
+  const valReward = ctx.valTasks && due(c.valEvery, step) ? await validate(ctx, ctx.valTasks, step, timer) : null;
+  const checkpoint = due(c.saveEvery, step) || step + 1 === c.steps ? await save(ctx, step, timer) : null;
   const timings = timer.end();
-  const m = built.metrics;
   return {
     checkpoint,
     metrics: {
       version,
-      reward_mean: mean(rewards),
-      reward_std: sampleStd(rewards),
-      pass_rate: mean(rewards.map((r) => (r >= 1 ? 1 : 0))),
-      val_reward: valReward,
-      rollouts: rollouts.length,
-      rollouts_failed: rollouts.filter((r) => r.state !== 'succeeded').length,
-      rows: m.rows,
-      tokens: m.tokens,
-      loss_tokens: m.loss_tokens,
-      merge_breaks: built.merge.breaks,
-      skipped_error_calls: built.merge.skipped_error_calls,
-      dropped_missing_reward: m.dropped_missing_reward,
-      dropped_zero_variance: m.dropped_zero_variance,
-      dropped_long_prompt_rows: m.dropped_long_prompt_rows,
-      dropped_alignment_rows: m.dropped_alignment_rows,
-      truncated_rows: m.truncated_rows,
-      ...(fresh
-        ? {
-            in_flight_rollouts: inFlight,
-            dropped_stale_groups: fresh.dropped,
-            staleness_mean: fresh.stalenessMean,
-            staleness_max: fresh.stalenessMax,
-          }
-        : {}),
+      ...batchMetrics(prepared, valReward),
+      ...(fresh ? asyncMetrics(fresh, inFlight) : {}),
       ...update.metrics,
       ...timings,
     },
+  };
+}
+
+/** Whether a step's every-`every` work (validation, a checkpoint) is due after it; 0: never. */
+function due(every: number, step: number): boolean {
+  return every > 0 && (step + 1) % every === 0;
+}
+
+/** The step's B tasks × n rollouts, all run to the end (no async pool). */
+function stepRollouts(ctx: StepContext, step: number): Promise<string[]> {
+  const c = ctx.config;
+  return runRollouts(
+    rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
+    tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) =>
+      groupJobs(ctx.args, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`),
+    ),
+  );
+}
+
+/** One rollout of each validation task with the new weights: their mean reward (null: no tasks). */
+async function validate(ctx: StepContext, valTasks: Task[], step: number, timer: PhaseTimer): Promise<number | null> {
+  timer.start('validation');
+  const valIds = await runRollouts(
+    rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
+    valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)),
+  );
+  return mean(ctx.store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
+}
+
+/** The worker's checkpoint of the step: its path. */
+async function save(ctx: StepContext, step: number, timer: PhaseTimer): Promise<string> {
+  timer.start('save');
+  const path = join(ctx.runDir, 'checkpoints', `step-${step}`);
+  return (await ctx.worker.call('save', { path }, ctx.config.workerTimeoutS * 1000)).path;
+}
+
+/** The step's rewards and its batch's counts, as metrics. */
+function batchMetrics({ rollouts, rewards, built }: ReturnType<typeof prepareBatch>, valReward: number | null) {
+  const m = built.metrics;
+  return {
+    reward_mean: mean(rewards),
+    reward_std: sampleStd(rewards),
+    pass_rate: mean(rewards.map((r) => (r >= 1 ? 1 : 0))),
+    val_reward: valReward,
+    rollouts: rollouts.length,
+    rollouts_failed: rollouts.filter((r) => r.state !== 'succeeded').length,
+    rows: m.rows,
+    tokens: m.tokens,
+    loss_tokens: m.loss_tokens,
+    merge_breaks: built.merge.breaks,
+    skipped_error_calls: built.merge.skipped_error_calls,
+    dropped_missing_reward: m.dropped_missing_reward,
+    dropped_zero_variance: m.dropped_zero_variance,
+    dropped_long_prompt_rows: m.dropped_long_prompt_rows,
+    dropped_alignment_rows: m.dropped_alignment_rows,
+    truncated_rows: m.truncated_rows,
+  };
+}
+
+/** What async rollouts add: the harnesses still running at the drain, and the groups' staleness. */
+function asyncMetrics(fresh: Awaited<ReturnType<typeof freshGroups>>, inFlight: number) {
+  return {
+    in_flight_rollouts: inFlight,
+    dropped_stale_groups: fresh.dropped,
+    staleness_mean: fresh.stalenessMean,
+    staleness_max: fresh.stalenessMax,
   };
 }
 
@@ -237,6 +252,8 @@ function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string
 function trainable(rollouts: RolloutSummary[], failed: TrainConfig['failedRollouts']): RolloutSummary[] {
   return rollouts.flatMap((r) => (r.state === 'succeeded' ? [r] : failed === 'zero' ? [{ ...r, reward: 0 }] : []));
 }
+
+type PhaseTimer = ReturnType<typeof phaseTimer>;
 
 /** Seconds per phase (`<phase>_s`), announced as each begins. */
 function phaseTimer(ctx: StepContext, step: number) {

@@ -54,6 +54,24 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
   const p = verlPresets[preset];
   const tensorParallel = c.tensorParallel ?? Math.min(p.tensorParallel, c.gpus);
   const worldSize = c.gpus * c.nodes;
+  checkCluster(c, tensorParallel);
+  const util = c.gpuMemoryUtilization ?? p.gpuMemoryUtilization;
+  const params = c.model ? modelParameters(c.model) : null;
+  const problem = params === null ? null : memoryProblem(params, { worldSize, tensorParallel, util, gpuMemoryGb });
+  if (problem) {
+    throw new AlightError(
+      `the model (~${(params! / 1e9).toFixed(1)}B parameters) does not fit ` +
+        `preset ${preset} on ${gpuMemoryGb} GB GPUs: ${problem}; add GPUs ` +
+        '(--gpus, --nodes), raise --tensor-parallel, or offload ' +
+        '(--verl actor_rollout_ref.actor.fsdp_config.param_offload=true)',
+      ExitCode.usage,
+    );
+  }
+  return { preset, tensorParallel, worldSize, overrides: overridesFor(c, p, tensorParallel, util) };
+}
+
+/** Refuses several nodes without a Ray cluster, and a tensor-parallel size that does not divide a node's GPUs. */
+function checkCluster(c: TrainConfig, tensorParallel: number): void {
   if (c.nodes > 1 && !c.rayAddress) {
     throw new AlightError(
       `--nodes ${c.nodes} needs a Ray cluster: run \`ray start --head\` on the first node and ` +
@@ -67,33 +85,41 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
       ExitCode.usage,
     );
   }
-  const util = c.gpuMemoryUtilization ?? p.gpuMemoryUtilization;
-  const params = c.model ? modelParameters(c.model) : null;
-  if (params !== null) {
-    // The actor's sharded state stays on the GPUs beside vLLM's share; vLLM's weights must leave room for a KV cache.
-    const actorGb = (16 * params) / worldSize / 1e9;
-    const servingGb = (2 * params) / tensorParallel / 1e9;
-    const problem =
-      actorGb > (0.95 - util) * gpuMemoryGb
-        ? `the actor's state needs ~${actorGb.toFixed(0)} GB a GPU over ${worldSize} GPU(s), ` +
-          `more than the ~${((0.95 - util) * gpuMemoryGb).toFixed(0)} GB vLLM leaves`
-        : servingGb > 0.8 * util * gpuMemoryGb
-          ? `vLLM's weights need ~${servingGb.toFixed(0)} GB a GPU at tensor parallel ` +
-            `${tensorParallel}, most of its ~${(util * gpuMemoryGb).toFixed(0)} GB share`
-          : null;
-    if (problem) {
-      throw new AlightError(
-        `the model (~${(params / 1e9).toFixed(1)}B parameters) does not fit ` +
-          `preset ${preset} on ${gpuMemoryGb} GB GPUs: ${problem}; add GPUs ` +
-          '(--gpus, --nodes), raise --tensor-parallel, or offload ' +
-          '(--verl actor_rollout_ref.actor.fsdp_config.param_offload=true)',
-        ExitCode.usage,
-      );
-    }
-  }
+}
+
+/**
+ * Why a model of `params` parameters does not fit the GPUs, or null. The actor's sharded state stays on the GPUs beside
+ * vLLM's share; vLLM's weights must leave room for a KV cache.
+ */
+function memoryProblem(
+  params: number,
+  g: { worldSize: number; tensorParallel: number; util: number; gpuMemoryGb: number },
+): string | null {
+  const actorGb = (16 * params) / g.worldSize / 1e9;
+  const servingGb = (2 * params) / g.tensorParallel / 1e9;
+  if (actorGb > (0.95 - g.util) * g.gpuMemoryGb)
+    return (
+      `the actor's state needs ~${actorGb.toFixed(0)} GB a GPU over ${g.worldSize} GPU(s), ` +
+      `more than the ~${((0.95 - g.util) * g.gpuMemoryGb).toFixed(0)} GB vLLM leaves`
+    );
+  if (servingGb > 0.8 * g.util * g.gpuMemoryGb)
+    return (
+      `vLLM's weights need ~${servingGb.toFixed(0)} GB a GPU at tensor parallel ` +
+      `${g.tensorParallel}, most of its ~${(g.util * g.gpuMemoryGb).toFixed(0)} GB share`
+    );
+  return null;
+}
+
+/** The Hydra overrides, `train.verl` last. */
+function overridesFor(
+  c: TrainConfig,
+  p: (typeof verlPresets)[VerlPreset],
+  tensorParallel: number,
+  util: number,
+): string[] {
   const micro = p.microBatch;
   const tokenBudget = (c.maxPromptTokens ?? 8192) + c.maxResponseTokens;
-  const overrides = [
+  return [
     `actor_rollout_ref.model.path=${c.model}`,
     'actor_rollout_ref.model.use_remove_padding=true',
     `trainer.n_gpus_per_node=${c.gpus}`,
@@ -141,5 +167,4 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
     'algorithm.rollout_correction.rollout_is=null',
     ...c.verl,
   ];
-  return { preset, tensorParallel, worldSize, overrides };
 }
