@@ -2,11 +2,11 @@ import { withOverrides } from '../src/config/load.js';
 import type { Config, UpstreamKind } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { record } from '../src/runner/record.js';
-import type { RunSummary } from '../src/runner/summary.js';
+import type { RecordSummary } from '../src/runner/summary.js';
 import { readTasks, type Task } from '../src/runner/tasks.js';
 import type { Store } from '../src/store/store.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
-import { renderRunSummary } from '../src/ui/summary.js';
+import { renderRecordSummary } from '../src/ui/summary.js';
 import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
 
 export interface RecordFlags {
@@ -27,7 +27,7 @@ export interface RecordFlags {
   serveVllm?: string;
 }
 
-export async function recordCommand(cmd: string, args: string[], flags: RecordFlags): Promise<RunSummary> {
+export async function recordCommand(cmd: string, args: string[], flags: RecordFlags): Promise<RecordSummary> {
   if ((flags.serve || flags.serveVllm) && flags.upstream)
     throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
@@ -52,13 +52,13 @@ async function recordWith(
   flags: RecordFlags,
   upstreamApiKey: string | undefined,
   signal: AbortSignal,
-): Promise<RunSummary> {
+): Promise<RecordSummary> {
   // With the terminal handed to a single harness, a live view would garble its output.
   const live =
     tasks && !flags.json && process.stdout.isTTY ? (await import('../src/ui/record-view.js')).liveProgress() : null;
   const plain = live ? null : plainProgress((line) => process.stderr.write(`alight: ${line}\n`), tasks ? 5000 : 60_000);
   const listener = live ?? plain!;
-  let summary: RunSummary;
+  let summary: RecordSummary;
   try {
     summary = await record({
       store,
@@ -78,7 +78,7 @@ async function recordWith(
     await live?.stop();
   }
   if (flags.json) printJson(summary);
-  else process.stdout.write(`${renderRunSummary(summary)}\n`);
+  else process.stdout.write(`${renderRecordSummary(summary)}\n`);
   if (summary.interrupted)
     throw new AlightError(
       `run ${summary.run} interrupted; finished rollouts and calls are stored`,

@@ -1,11 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { AlightError, ExitCode } from '../src/errors.js';
-import type { RunSummary, TrainStepRow } from '../src/store/store.js';
+import type { RunListing, TrainStepRow } from '../src/store/store.js';
 import { plotSvg } from '../src/ui/plot.js';
 import { table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
 
-export async function listRuns(opts: { db?: string; json?: boolean }): Promise<RunSummary[]> {
+export async function listRuns(opts: { db?: string; json?: boolean }): Promise<RunListing[]> {
   return withStore(opts, (store) => {
     const runs = store.listRuns();
     if (opts.json) printJson(runs);

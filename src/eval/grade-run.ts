@@ -12,7 +12,7 @@ import {
 import { gradeWithSwebench } from './swebench-grader.js';
 
 /** The run summary in the official harness's shape (schema_version 2): counts and the ids behind each. */
-export interface RunSummary {
+export interface GradeSummary {
   total_instances: number;
   submitted_instances: number;
   completed_instances: number;
@@ -51,7 +51,7 @@ export async function gradePredictions(
   tasks: GradeTask[],
   predictions: Prediction[],
   o: GradeRunOptions,
-): Promise<{ summary: RunSummary; reports: InstanceReport[] }> {
+): Promise<{ summary: GradeSummary; reports: InstanceReport[] }> {
   const byId = new Map(tasks.map((t) => [t.instance_id, t]));
   const save = (report: InstanceReport): InstanceReport => {
     // Written here, by the grader (never from inside a grade), and atomically: a reader sees the old report or the new.
@@ -128,7 +128,7 @@ export function checkIds(ids: string[], what: string): void {
 }
 
 /** The official run summary of graded instances (tasks without a prediction are incomplete). */
-export function summarise(taskIds: string[], predicted: string[], reports: InstanceReport[]): RunSummary {
+export function summarise(taskIds: string[], predicted: string[], reports: InstanceReport[]): GradeSummary {
   const ids = (status: InstanceReport['status']) =>
     reports
       .filter((r) => r.status === status)

@@ -6,11 +6,11 @@ import { startGateway } from '../gateway/server.js';
 import { withheldVars } from '../runner/env.js';
 import type { RunListener } from '../runner/events.js';
 import { abortReason } from '../runner/process.js';
-import { runRollouts } from '../runner/rollouts.js';
+import { runRollouts } from '../runner/run-rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { containerWorkspace, hostWorkspace } from './agent-workspace.js';
 import type { Runtime } from './container.js';
-import { checkIds, gradePredictions, type RunSummary, summarise } from './grade-run.js';
+import { checkIds, gradePredictions, type GradeSummary, summarise } from './grade-run.js';
 import type { Prediction } from './grader.js';
 import { type GradeOptions, type GradeTask, type InstanceReport, ungraded } from './grader.js';
 
@@ -57,7 +57,7 @@ export interface AttemptResult {
 export interface EvalResult {
   run: string;
   out: string;
-  summary: RunSummary;
+  summary: GradeSummary;
   attempts: AttemptResult[];
 }
 

@@ -5,8 +5,8 @@ import { startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
 import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
-import { groupJobs, type RolloutJob, runRollouts } from './rollouts.js';
-import { type RunSummary, summariseRun } from './summary.js';
+import { groupJobs, type RolloutJob, runRollouts } from './run-rollouts.js';
+import { type RecordSummary, summariseRun } from './summary.js';
 import type { Task } from './tasks.js';
 
 export interface RecordOptions {
@@ -26,7 +26,7 @@ export interface RecordOptions {
 }
 
 /** `alight record`: a gateway, the harness once or per task × n, every call stored; returns the run's summary. */
-export async function record(options: RecordOptions): Promise<RunSummary> {
+export async function record(options: RecordOptions): Promise<RecordSummary> {
   const { store, config, run, signal, onEvent } = options;
   const started = performance.now();
   const jobs: RolloutJob[] = options.tasks

@@ -10,7 +10,7 @@ export interface TaskSummary {
   calls: number;
 }
 
-export interface RunSummary {
+export interface RecordSummary {
   run: string;
   db: string;
   rollouts: number;
@@ -31,7 +31,7 @@ function rewards(rows: RolloutSummary[]): number[] {
   return rows.map((r) => r.reward).filter((v): v is number => v !== null);
 }
 
-export function summariseRun(store: Store, run: string, elapsedS: number, interrupted: boolean): RunSummary {
+export function summariseRun(store: Store, run: string, elapsedS: number, interrupted: boolean): RecordSummary {
   const rows = store.rolloutSummaries({ run });
   const byTask = new Map<string | null, RolloutSummary[]>();
   for (const r of rows) {

@@ -19,7 +19,7 @@ export interface TrainStepRow {
   checkpoint: string | null;
   created_at: number;
 }
-export interface RunSummary extends RunRow {
+export interface RunListing extends RunRow {
   rollouts: number;
   succeeded: number;
   failed: number;
@@ -120,7 +120,7 @@ export class Store {
     return this.db.prepare('SELECT * FROM runs WHERE name = ?').get(name) as RunRow | undefined;
   }
 
-  listRuns(): RunSummary[] {
+  listRuns(): RunListing[] {
     return this.db
       .prepare(
         `
@@ -134,7 +134,7 @@ export class Store {
           WHERE r.run = u.name) AS mean_reward
       FROM runs u ORDER BY u.created_at`,
       )
-      .all() as RunSummary[];
+      .all() as RunListing[];
   }
 
   putTask(run: string, id: string, data: unknown): void {

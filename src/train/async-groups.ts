@@ -1,4 +1,4 @@
-import { type RolloutJob, type RolloutsOptions, runRollouts } from '../runner/rollouts.js';
+import { type RolloutJob, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
 import type { Task } from '../runner/tasks.js';
 import { tasksForStep } from './schedule.js';
 

@@ -4,7 +4,7 @@ import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
-import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/rollouts.js';
+import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
 import { Slots } from '../runner/slots.js';
 import type { Task } from '../runner/tasks.js';
 import { buildStepBatch } from '../samples/run-samples.js';

@@ -1,4 +1,4 @@
-import type { RunSummary } from '../runner/summary.js';
+import type { RecordSummary } from '../runner/summary.js';
 import { formatCount } from './progress.js';
 
 /** Recorded text (written by a model or a harness) made safe for a terminal: control characters shown escaped. */
@@ -23,7 +23,7 @@ export function table(header: string[], rows: (string | number)[][]): string {
 
 const fmt = (v: number | null): string => (v === null ? '–' : v.toFixed(3));
 
-export function renderRunSummary(s: RunSummary): string {
+export function renderRecordSummary(s: RecordSummary): string {
   const lines = [
     `run ${s.run}${s.interrupted ? ' (interrupted)' : ''}: ${s.rollouts} rollouts, ` +
       `${s.succeeded} succeeded, ${s.failed} failed, ` +

@@ -2,7 +2,7 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { advance, initialProgress, statusLine } from '../../src/ui/progress.js';
 import { RecordView } from '../../src/ui/record-view.js';
-import { renderRunSummary } from '../../src/ui/summary.js';
+import { renderRecordSummary } from '../../src/ui/summary.js';
 
 describe('progress', () => {
   it('folds run events into counts, and the live view shows them', () => {
@@ -55,7 +55,7 @@ describe('progress', () => {
   });
 
   it('renders the end-of-run summary with a table per task', () => {
-    const text = renderRunSummary({
+    const text = renderRecordSummary({
       run: 'r',
       db: 'x.db',
       rollouts: 2,
