@@ -1,5 +1,7 @@
-"""`python -m alight_worker`: newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/design.md#worker-protocol). Methods: init,
-train_step, sync_weights, save, load, shutdown. The process ends when stdin closes, so it never outlives its parent."""
+"""`python -m alight_worker`: newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/design.md#worker-protocol).
+Methods: init, train_step, sync_weights, save, load, shutdown. The process ends when stdin closes, so it never outlives
+its parent."""
+
 import json
 import math
 import os
@@ -23,7 +25,8 @@ def finite(value):
 
 def exit_with_parent(state):
     """stdin's end is seen only between calls: a worker busy in an update would outlive a killed alight and hold its
-    memory (or GPU). When the parent is gone, the process is re-parented: stop the backend's processes (Ray's) and leave."""
+    memory (or GPU). When the parent is gone, the process is re-parented: stop the backend's processes (Ray's) and
+    leave."""
     parent = os.getppid()
 
     def watch():
@@ -76,8 +79,17 @@ def serve_rpc(state, reply):
             if method == "shutdown":
                 return
         except Exception as err:  # every failure goes back to the orchestrator, which decides
-            reply({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": f"{type(err).__name__}: {err}",
-                                                                 "data": traceback.format_exc()}})
+            reply(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {
+                        "code": -32000,
+                        "message": f"{type(err).__name__}: {err}",
+                        "data": traceback.format_exc(),
+                    },
+                }
+            )
 
 
 def dispatch(state, method, params):
@@ -85,14 +97,18 @@ def dispatch(state, method, params):
         backend_name = params.get("backend", "torch")
         if backend_name == "verl":
             from .verl_backend import VerlBackend
+
             state["backend"] = VerlBackend(params)
             return {"endpoints": state["backend"].endpoints, "version": state["backend"].version}
         if backend_name != "torch":
             raise ValueError(f"unknown backend {backend_name!r} (this worker has: torch, verl)")
         from .server import start_server
         from .torch_backend import TorchBackend
+
         state["backend"] = TorchBackend(params)
-        state["server"], url = start_server(state["backend"], params.get("host", "127.0.0.1"), int(params.get("port", 0)))
+        state["server"], url = start_server(
+            state["backend"], params.get("host", "127.0.0.1"), int(params.get("port", 0))
+        )
         return {"endpoints": [{"url": url, "model": state["backend"].name}], "version": state["backend"].version}
     if method == "shutdown":
         stop(state)

@@ -1,6 +1,7 @@
 """The update's maths: per-token logprobs of a packed batch under the policy, and the PPO-clip / GRPO objective
 Σ loss_weight · ℓ_token with the batch's advantages and weights as given (no renormalisation: alight's orchestrator
 already chose the normalisation, docs/design.md#advantages-and-loss-weights)."""
+
 import torch
 
 
@@ -8,9 +9,17 @@ def unpack(batch, rows):
     """Right-padded [len(rows), L] tensors of the given rows of a packed batch (a dict of torch tensors)."""
     offsets = batch["row_offsets"].tolist()
     width = max(offsets[b + 1] - offsets[b] for b in rows)
-    out = {name: torch.zeros((len(rows), width), dtype=dtype)
-           for name, dtype in [("input_ids", torch.long), ("loss_mask", torch.float32), ("rollout_logprobs", torch.float32),
-                               ("advantages", torch.float32), ("loss_weights", torch.float32), ("attention_mask", torch.long)]}
+    out = {
+        name: torch.zeros((len(rows), width), dtype=dtype)
+        for name, dtype in [
+            ("input_ids", torch.long),
+            ("loss_mask", torch.float32),
+            ("rollout_logprobs", torch.float32),
+            ("advantages", torch.float32),
+            ("loss_weights", torch.float32),
+            ("attention_mask", torch.long),
+        ]
+    }
     for i, b in enumerate(rows):
         start, end = offsets[b], offsets[b + 1]
         n = end - start
@@ -46,8 +55,8 @@ def k3(log_ratio, mask):
 
 
 def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coef=0.0, old_logp=None, is_cap=2.0):
-    """Σ w · ℓ over loss tokens with ℓ = max(−A·r, −A·clip(r, 1−ε_low, 1+ε_high)) (+ kl_coef · k3 KL to the
-    reference), r = exp(logp − rollout logp). With `old_logp` (the policy at the update's start: token-level
+    """Σ w · ℓ over loss tokens with ℓ = max(−A·r, −A·clip(r, 1−ε_low, 1+ε_high)) (+ kl_coef · k3 KL to
+    the reference), r = exp(logp − rollout logp). With `old_logp` (the policy at the update's start: token-level
     truncated importance sampling), r = exp(logp − old logp) and each token's ℓ is weighted by
     min(exp(old logp − rollout logp), is_cap), which corrects for the rollout policy being older or different (async
     groups, engine numerics). Returns the loss and sums for the step's metrics."""
@@ -59,8 +68,10 @@ def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coe
     unclipped = -adv * ratio
     clipped = -adv * torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
     per_token = torch.maximum(unclipped, clipped)
-    sums = {"clipped_tokens": float(((clipped > unclipped) * mask).sum()),
-            "kl_rollout_sum": float(k3(torch.clamp((logp.detach() - rows["rollout_logprobs"]) * mask, -20.0, 20.0), mask))}
+    sums = {
+        "clipped_tokens": float(((clipped > unclipped) * mask).sum()),
+        "kl_rollout_sum": float(k3(torch.clamp((logp.detach() - rows["rollout_logprobs"]) * mask, -20.0, 20.0), mask)),
+    }
     if old_logp is not None:
         is_weight, capped = truncated_is_weights(old_logp.detach(), rows["rollout_logprobs"], mask, is_cap)
         per_token = per_token * is_weight

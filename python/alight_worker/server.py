@@ -1,6 +1,7 @@
 """An OpenAI-compatible HTTP server over a backend's `generate`, in vLLM's format where alight depends on it:
 `return_token_ids` → `prompt_token_ids` and `token_ids`, logprobs in the OpenAI shapes, streaming as SSE, and the
 served weights' version in the `x-alight-model-version` header."""
+
 import json
 import threading
 import time
@@ -34,7 +35,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/v1/models":
-            return self.send_json(200, {"object": "list", "data": [{"id": self.backend.name, "object": "model", "owned_by": "alight"}]})
+            return self.send_json(
+                200, {"object": "list", "data": [{"id": self.backend.name, "object": "model", "owned_by": "alight"}]}
+            )
         if self.path == "/health":
             return self.send_json(200, {"ok": True, "version": self.backend.version})
         self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError"}})
@@ -51,25 +54,41 @@ class Handler(BaseHTTPRequestHandler):
             if self.path == "/v1/chat/completions":
                 if not isinstance(body.get("messages"), list) or not body["messages"]:
                     raise BadRequest("messages must be a non-empty list")
-                messages = [{"role": m.get("role"), "content": m.get("content") if isinstance(m.get("content"), str) else
-                             "".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict))} for m in body["messages"]]
+                messages = [
+                    {
+                        "role": m.get("role"),
+                        "content": m.get("content")
+                        if isinstance(m.get("content"), str)
+                        else "".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict)),
+                    }
+                    for m in body["messages"]
+                ]
                 prompt = self.backend.chat_prompt(messages)
                 return self.complete(body, prompt, chat=True)
             if self.path == "/v1/completions":
                 raw = body.get("prompt")
-                prompt = raw if isinstance(raw, list) and all(isinstance(t, int) for t in raw) else self.backend.text_prompt(str(raw))
+                prompt = (
+                    raw
+                    if isinstance(raw, list) and all(isinstance(t, int) for t in raw)
+                    else self.backend.text_prompt(str(raw))
+                )
                 return self.complete(body, prompt, chat=False)
             self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError"}})
         except (BadRequest, ValueError) as err:
             self.send_json(400, {"error": {"message": str(err), "type": "BadRequestError", "code": 400}})
         except Exception as err:  # an answer, not a dropped connection: the gateway records it
             traceback.print_exc()
-            self.send_json(500, {"error": {"message": f"{type(err).__name__}: {err}", "type": "InternalServerError", "code": 500}})
+            self.send_json(
+                500, {"error": {"message": f"{type(err).__name__}: {err}", "type": "InternalServerError", "code": 500}}
+            )
 
     def complete(self, body, prompt, chat):
         model = body.get("model")
         if model not in (None, self.backend.name):
-            return self.send_json(404, {"error": {"message": f"The model `{model}` does not exist.", "type": "NotFoundError", "code": 404}})
+            return self.send_json(
+                404,
+                {"error": {"message": f"The model `{model}` does not exist.", "type": "NotFoundError", "code": 404}},
+            )
         if int(body.get("n") or 1) != 1:
             raise BadRequest("n > 1 is not supported")
         max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 256)
@@ -83,22 +102,38 @@ class Handler(BaseHTTPRequestHandler):
         head = {"id": rid, "created": int(time.time()), "model": self.backend.name}
         self.backend.check_length(len(prompt), max_tokens)  # a 400 now, not an error inside a stream
         if body.get("stream"):
-            return self.stream(head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body)
+            return self.stream(
+                head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body
+            )
         ids, logprobs, finish, version = self.backend.generate(prompt, max_tokens, temperature, top_p, seed)
         text = self.backend.decode(ids)
         choice = {"index": 0, "finish_reason": finish}
         if chat:
             choice["message"] = {"role": "assistant", "content": text}
-            choice["logprobs"] = {"content": [self.chat_logprob(t, lp) for t, lp in zip(ids, logprobs)]} if want_logprobs else None
+            choice["logprobs"] = (
+                {"content": [self.chat_logprob(t, lp) for t, lp in zip(ids, logprobs)]} if want_logprobs else None
+            )
         else:
             choice["text"] = text
-            choice["logprobs"] = {"tokens": [self.backend.decode([t]) for t in ids], "token_logprobs": logprobs} if want_logprobs else None
+            choice["logprobs"] = (
+                {"tokens": [self.backend.decode([t]) for t in ids], "token_logprobs": logprobs}
+                if want_logprobs
+                else None
+            )
             if want_ids:
                 choice["prompt_token_ids"] = prompt
         if want_ids:
             choice["token_ids"] = ids
-        answer = {**head, "object": kind, "choices": [choice],
-                  "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)}}
+        answer = {
+            **head,
+            "object": kind,
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": len(ids),
+                "total_tokens": len(prompt) + len(ids),
+            },
+        }
         if chat and want_ids:
             answer["prompt_token_ids"] = prompt
         self.send_json(200, answer, version)
@@ -121,8 +156,15 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
             self.wfile.flush()
 
-        first = {**head, "object": kind, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
-                 if chat else [{"index": 0, "text": "", "finish_reason": None, **({"prompt_token_ids": prompt} if want_ids else {})}]}
+        first = {
+            **head,
+            "object": kind,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
+            if chat
+            else [
+                {"index": 0, "text": "", "finish_reason": None, **({"prompt_token_ids": prompt} if want_ids else {})}
+            ],
+        }
         if chat and want_ids:
             first["prompt_token_ids"] = prompt
         send(first)
@@ -136,7 +178,9 @@ class Handler(BaseHTTPRequestHandler):
                 choice["logprobs"] = {"content": [self.chat_logprob(token, logprob)]} if want_logprobs else None
             else:
                 choice["text"] = delta
-                choice["logprobs"] = {"tokens": [self.backend.decode([token])], "token_logprobs": [logprob]} if want_logprobs else None
+                choice["logprobs"] = (
+                    {"tokens": [self.backend.decode([token])], "token_logprobs": [logprob]} if want_logprobs else None
+                )
             if want_ids:
                 choice["token_ids"] = [token]
             send({**head, "object": kind, "choices": [choice]})
@@ -150,11 +194,25 @@ class Handler(BaseHTTPRequestHandler):
             send({"error": {"message": f"{type(err).__name__}: {err}", "type": "InternalServerError", "code": 500}})
             return
         rest = text.rest()
-        last = {"index": 0, "finish_reason": finish, **({"delta": {"content": rest} if rest else {}} if chat else {"text": rest})}
+        last = {
+            "index": 0,
+            "finish_reason": finish,
+            **({"delta": {"content": rest} if rest else {}} if chat else {"text": rest}),
+        }
         send({**head, "object": kind, "choices": [last]})
         if (body.get("stream_options") or {}).get("include_usage"):
-            send({**head, "object": kind, "choices": [],
-                  "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(ids), "total_tokens": len(prompt) + len(ids)}})
+            send(
+                {
+                    **head,
+                    "object": kind,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": len(prompt),
+                        "completion_tokens": len(ids),
+                        "total_tokens": len(prompt) + len(ids),
+                    },
+                }
+            )
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 

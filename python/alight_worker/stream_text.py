@@ -17,13 +17,14 @@ class StreamText:
     def push(self, token):
         """The text this token adds ("" while it waits)."""
         self.ids.append(token)
-        told = self.decode(self.ids[self.prefix:self.read])
-        now = self.decode(self.ids[self.prefix:])
+        told = self.decode(self.ids[self.prefix : self.read])
+        now = self.decode(self.ids[self.prefix :])
         if len(now) <= len(told) or now.endswith("\ufffd"):
             return ""
         self.prefix, self.read = self.read, len(self.ids)
-        return now[len(told):]
+        return now[len(told) :]
 
     def rest(self):
-        """What is still held back once the answer ends (an incomplete character is sent as U+FFFD, as the whole decodes)."""
-        return self.decode(self.ids[self.prefix:])[len(self.decode(self.ids[self.prefix:self.read])):]
+        """What is still held back once the answer ends (an incomplete character is sent as U+FFFD, as the whole
+        decodes)."""
+        return self.decode(self.ids[self.prefix :])[len(self.decode(self.ids[self.prefix : self.read])) :]

@@ -2,6 +2,7 @@
 
 Serving and training share the model under one lock, so a weight update never runs under a generation; the
 orchestrator pauses rollouts for the update anyway. The served version is what `sync_weights` last set."""
+
 import copy
 import hashlib
 import os
@@ -22,6 +23,7 @@ def log(message):
 class TorchBackend:
     def __init__(self, params):
         from transformers import AutoModelForCausalLM, AutoTokenizer
+
         self.params = params
         seed = int(params.get("seed", 0))
         torch.manual_seed(seed)
@@ -36,23 +38,34 @@ class TorchBackend:
         self.reference = None
         if float(params.get("kl_coef", 0)) > 0:
             self.reference = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(self.device).eval()
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=float(params.get("lr", 1e-5)),
-                                           weight_decay=float(params.get("weight_decay", 0.0)), betas=(0.9, 0.999))
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(),
+            lr=float(params.get("lr", 1e-5)),
+            weight_decay=float(params.get("weight_decay", 0.0)),
+            betas=(0.9, 0.999),
+        )
         self.lock = threading.Lock()
         self.version = 0
         self.seed = seed
         self.asked, self.asked_version = {}, 0  # prompt digest → requests so far at this version, for `sample_seed`
         self.max_context = int(getattr(self.model.config, "max_position_embeddings", 4096))
         eos = self.model.generation_config.eos_token_id
-        self.stop_ids = {i for i in [self.tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])] if i is not None}
+        self.stop_ids = {
+            i for i in [self.tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])] if i is not None
+        }
         # Tokens the model's generation config says never to sample (e.g. padding), as transformers' generate does.
         self.suppress = torch.tensor(list(self.model.generation_config.suppress_tokens or []), dtype=torch.long)
-        log(f"pid {os.getpid()}: loaded {path} ({sum(p.numel() for p in self.model.parameters()):,} parameters) on {self.device}")
+        log(
+            f"pid {os.getpid()}: loaded {path} ({sum(p.numel() for p in self.model.parameters()):,} parameters) "
+            f"on {self.device}"
+        )
 
     # --- serving ---------------------------------------------------------------------------------------------------
     def chat_prompt(self, messages):
         # return_dict=False: transformers 5 returns a BatchEncoding by default.
-        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False))
+        return list(
+            self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
+        )
 
     def text_prompt(self, text):
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -64,12 +77,16 @@ class TorchBackend:
 
     def check_length(self, prompt_tokens, max_tokens):
         if prompt_tokens + max_tokens > self.max_context:
-            raise ValueError(f"This model's maximum context length is {self.max_context} tokens. However, you requested "
-                             f"{prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, {max_tokens} in the completion).")
+            raise ValueError(
+                f"This model's maximum context length is {self.max_context} tokens. However, you requested "
+                f"{prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
+                f"{max_tokens} in the completion)."
+            )
 
     def generate(self, prompt, max_tokens, temperature=1.0, top_p=1.0, seed=None, on_token=None):
         """Samples up to max_tokens ids after `prompt`. The logprob of each is the model's own (temperature 1, no
-        truncation), as vLLM reports by default and as the update recomputes it. Returns (ids, logprobs, finish, version)."""
+        truncation), as vLLM reports by default and as the update recomputes it. Returns (ids, logprobs, finish,
+        version)."""
         self.check_length(len(prompt), max_tokens)
         ids, logprobs, finish = [], [], "length"
         with self.lock, torch.no_grad():
@@ -125,12 +142,21 @@ class TorchBackend:
         token_is = self.params.get("is_correction", "none") == "token"
         is_cap = float(self.params.get("is_cap", 2.0))
         loss_tokens = float(batch["loss_mask"].sum())
-        totals = {"loss": 0.0, "clipped_tokens": 0.0, "kl_rollout_sum": 0.0, "kl_ref_sum": 0.0, "entropy_sum": 0.0,
-                  "is_weight_sum": 0.0, "is_capped_tokens": 0.0}
+        totals = {
+            "loss": 0.0,
+            "clipped_tokens": 0.0,
+            "kl_rollout_sum": 0.0,
+            "kl_ref_sum": 0.0,
+            "entropy_sum": 0.0,
+            "is_weight_sum": 0.0,
+            "is_capped_tokens": 0.0,
+        }
         grad_norm = 0.0
         with self.lock:
-            parts = [{k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
-                     for start in range(0, rows, micro)]
+            parts = [
+                {k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
+                for start in range(0, rows, micro)
+            ]
             # What stays fixed through the epochs, once per micro-batch before any weight changes: the reference's
             # log-probs (KL) and, for truncated IS, the policy's as the update starts.
             fixed = [{"ref": None, "old": None} for _ in parts]
@@ -152,13 +178,24 @@ class TorchBackend:
                     for key, value in sums.items():
                         totals[key] += value
                     totals["entropy_sum"] += float((entropy.detach() * part["loss_mask"]).sum())
-                grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(self.params.get("max_grad_norm", 1.0))))
+                grad_norm = float(
+                    torch.nn.utils.clip_grad_norm_(
+                        self.model.parameters(), float(self.params.get("max_grad_norm", 1.0))
+                    )
+                )
                 self.optimizer.step()
             self.model.eval()
         n = max(loss_tokens * epochs, 1.0)
-        metrics = {"loss": totals["loss"] / epochs, "grad_norm": grad_norm, "entropy": totals["entropy_sum"] / n,
-                   "clip_fraction": totals["clipped_tokens"] / n, "kl_rollout": totals["kl_rollout_sum"] / n,
-                   "rows": rows, "loss_tokens": int(loss_tokens), "update_s": time.perf_counter() - started}
+        metrics = {
+            "loss": totals["loss"] / epochs,
+            "grad_norm": grad_norm,
+            "entropy": totals["entropy_sum"] / n,
+            "clip_fraction": totals["clipped_tokens"] / n,
+            "kl_rollout": totals["kl_rollout_sum"] / n,
+            "rows": rows,
+            "loss_tokens": int(loss_tokens),
+            "update_s": time.perf_counter() - started,
+        }
         if self.reference is not None:
             metrics["kl_ref"] = totals["kl_ref_sum"] / n
         if token_is:
@@ -180,8 +217,10 @@ class TorchBackend:
                 return self.save_for_serving(path)
             self.model.save_pretrained(path, safe_serialization=True)
             self.tokenizer.save_pretrained(path)
-            torch.save({"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state()},
-                       os.path.join(path, "trainer_state.pt"))
+            torch.save(
+                {"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state()},
+                os.path.join(path, "trainer_state.pt"),
+            )
         return {"path": path}
 
     def save_for_serving(self, path):
@@ -189,6 +228,7 @@ class TorchBackend:
         vLLM's in-place reload does not reload a tied output layer (it keeps the old one and unties it from the new
         embeddings), so the served folder gives lm_head its own copy and says so in its config."""
         from safetensors.torch import save_file
+
         state = {k: v.detach().clone().contiguous() for k, v in self.model.state_dict().items()}
         save_file(state, os.path.join(path, "model.safetensors"), metadata={"format": "pt"})
         config = copy.deepcopy(self.model.config)
@@ -200,6 +240,7 @@ class TorchBackend:
 
     def load(self, path):
         from transformers import AutoModelForCausalLM
+
         with self.lock:
             loaded = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
             self.model.load_state_dict(loaded.state_dict())

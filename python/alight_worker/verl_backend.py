@@ -7,6 +7,7 @@ trainer does; its data loading and its `fit` loop are not used.
 Sync: the servers sleep (their memory freed) for the update; `sync_weights` pushes the new weights into them through
 verl's checkpoint engine and wakes them. A Ray worker that dies takes this process down with it (exit 3), so the
 orchestrator's restart policy brings up a fresh backend from the last checkpoint."""
+
 import json
 import os
 import sys
@@ -32,12 +33,17 @@ def check_resources(params):
     model = params["model"]
     looks_local = model.startswith(("/", ".", "~")) or model.count("/") != 1  # a hub id is owner/name
     if looks_local and not os.path.isdir(os.path.expanduser(model)):
-        raise FileNotFoundError(f"the model {model} does not exist (a Hugging Face model folder, or a hub id such as Qwen/Qwen2.5-0.5B-Instruct)")
+        raise FileNotFoundError(
+            f"the model {model} does not exist "
+            "(a Hugging Face model folder, or a hub id such as Qwen/Qwen2.5-0.5B-Instruct)"
+        )
     if params.get("ray_address"):
         return  # the cluster's GPUs, not this machine's: Ray places the workers
     if not torch.cuda.is_available():
-        raise RuntimeError(f"the verl backend trains on CUDA GPUs and torch {torch.__version__} sees none here: "
-                           "run it on a GPU machine (alight doctor --backend verl says what is missing), or use --backend torch")
+        raise RuntimeError(
+            f"the verl backend trains on CUDA GPUs and torch {torch.__version__} sees none here: "
+            "run it on a GPU machine (alight doctor --backend verl says what is missing), or use --backend torch"
+        )
     have, want = torch.cuda.device_count(), int(params["gpus"])
     if have < want:
         raise RuntimeError(f"--gpus {want}, but this machine has {have} CUDA GPU(s)")
@@ -45,7 +51,10 @@ def check_resources(params):
 
 def ray_died(err):
     import ray
-    return isinstance(err, (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError))
+
+    return isinstance(
+        err, (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError)
+    )
 
 
 def flatten_metrics(metrics):
@@ -68,6 +77,7 @@ class VerlBackend:
     def __init__(self, params):
         import ray
         from omegaconf import OmegaConf
+
         from .verl_config import compose
 
         check_resources(params)
@@ -76,10 +86,15 @@ class VerlBackend:
         OmegaConf.resolve(self.config)
         started = time.perf_counter()
         # alight_worker travels to every Ray worker (and node): the loss set on the actor imports it there.
-        ray.init(address=params.get("ray_address") or None, include_dashboard=False,
-                 runtime_env={"py_modules": [os.path.join(PYTHON_DIR, "alight_worker")],
-                              "worker_process_setup_hook": "alight_worker.verl_loss.register",
-                              "env_vars": {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"}})
+        ray.init(
+            address=params.get("ray_address") or None,
+            include_dashboard=False,
+            runtime_env={
+                "py_modules": [os.path.join(PYTHON_DIR, "alight_worker")],
+                "worker_process_setup_hook": "alight_worker.verl_loss.register",
+                "env_vars": {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"},
+            },
+        )
         try:
             self.trainer = build_trainer(self.config)
             self.trainer.init_workers()
@@ -93,7 +108,10 @@ class VerlBackend:
         self.version = 0
         self.endpoints = [{"url": f"http://{a}/v1", "model": served_model(a)} for a in addresses]
         self.name = self.endpoints[0]["model"]
-        log(f"pid {os.getpid()}: {len(addresses)} vLLM server(s) at {', '.join(addresses)} in {time.perf_counter() - started:.0f} s")
+        log(
+            f"pid {os.getpid()}: {len(addresses)} vLLM server(s) at {', '.join(addresses)} "
+            f"in {time.perf_counter() - started:.0f} s"
+        )
 
     def call(self, what, fn):
         """A call into the workers; a dead Ray worker ends this process (exit 3) for the orchestrator to restart it."""
@@ -119,15 +137,21 @@ class VerlBackend:
         data.meta_info["global_token_num"] = data.batch["attention_mask"].sum(-1).tolist()
         rows = len(data)
         metrics = {"rows": rows, "loss_tokens": int(data.batch["response_mask"].sum())}
-        self.call("sleep", self.trainer.checkpoint_manager.sleep_replicas)  # colocated: the servers' memory to the update
+        self.call(
+            "sleep", self.trainer.checkpoint_manager.sleep_replicas
+        )  # colocated: the servers' memory to the update
         # The PPO ratio's denominator: the policy as the update starts (recomputed), unless told to trust the engine's.
         if p.get("old_logprobs", "recompute") == "rollout":
             data.batch["old_log_probs"] = data.batch["rollout_log_probs"].clone()
         else:
             data = data.union(self.call("old log-probs", lambda: self.trainer._compute_old_log_prob(data))[0])
         if p.get("is_correction", "none") == "token":
-            weights, capped = truncated_is_weights(data.batch["old_log_probs"], data.batch["rollout_log_probs"],
-                                                   data.batch["response_mask"].float(), float(p.get("is_cap", 2.0)))
+            weights, capped = truncated_is_weights(
+                data.batch["old_log_probs"],
+                data.batch["rollout_log_probs"],
+                data.batch["response_mask"].float(),
+                float(p.get("is_cap", 2.0)),
+            )
             data.batch["alight_weights"] = data.batch["alight_weights"] * weights
             mask = data.batch["response_mask"].float()
             metrics["is_weight_mean"] = float((weights * mask).sum() / mask.sum().clamp(min=1))
@@ -136,13 +160,26 @@ class VerlBackend:
             data = data.union(self.call("reference log-probs", lambda: self.trainer._compute_ref_log_prob(data)))
         batch = left_right_2_no_padding(data.to_tensordict())
         # One optimizer step per epoch over the whole batch: the weights already sum the step's objective.
-        tu.assign_non_tensor(batch, calculate_entropy=False, distillation_use_topk=False, distillation_only=False, global_batch_size=rows,
-                             mini_batch_size=rows, epochs=int(actor.ppo_epochs), seed=int(p.get("seed", 0)), dataloader_kwargs={"shuffle": False},
-                             compute_loss=True)
+        tu.assign_non_tensor(
+            batch,
+            calculate_entropy=False,
+            distillation_use_topk=False,
+            distillation_only=False,
+            global_batch_size=rows,
+            mini_batch_size=rows,
+            epochs=int(actor.ppo_epochs),
+            seed=int(p.get("seed", 0)),
+            dataloader_kwargs={"shuffle": False},
+            compute_loss=True,
+        )
         output = self.call("the update", lambda: self.trainer.actor_rollout_wg.update_actor(batch))
         metrics.update(flatten_metrics(tu.get(output, "metrics")))
         # The names the torch worker reports, for the same dashboard and plots.
-        for ours, theirs in [("loss", "actor_pg_loss"), ("grad_norm", "actor_grad_norm"), ("clip_fraction", "actor_pg_clipfrac")]:
+        for ours, theirs in [
+            ("loss", "actor_pg_loss"),
+            ("grad_norm", "actor_grad_norm"),
+            ("clip_fraction", "actor_pg_clipfrac"),
+        ]:
             if theirs in metrics:
                 metrics[ours] = metrics[theirs]
         metrics["update_s"] = time.perf_counter() - started
@@ -172,6 +209,7 @@ class VerlBackend:
 
     def shutdown(self):
         import ray
+
         if ray.is_initialized():
             ray.shutdown(wait_for_processes=True)  # raylet and GCS gone before this process is
 
@@ -189,13 +227,20 @@ def build_trainer(config):
     runner = BaseTaskRunner()
     _, group_cls = runner.add_actor_rollout_worker(config)
     model = omega_conf_to_dataclass(config.actor_rollout_ref.model)
-    return AlightTrainer(config=config, tokenizer=model.tokenizer, processor=model.processor, role_worker_mapping=runner.role_worker_mapping,
-                         resource_pool_manager=runner.init_resource_pool_mgr(config), ray_worker_group_cls=group_cls)
+    return AlightTrainer(
+        config=config,
+        tokenizer=model.tokenizer,
+        processor=model.processor,
+        role_worker_mapping=runner.role_worker_mapping,
+        resource_pool_manager=runner.init_resource_pool_mgr(config),
+        ray_worker_group_cls=group_cls,
+    )
 
 
 def actor_config(config):
     """The ActorConfig the actor's loss is called with, as the worker builds it."""
     from verl.utils.config import omega_conf_to_dataclass
+
     actor = omega_conf_to_dataclass(config.actor_rollout_ref.actor)
     actor.model_config = omega_conf_to_dataclass(config.actor_rollout_ref.model)
     return actor
@@ -203,6 +248,7 @@ def actor_config(config):
 
 def loss_fn():
     from .verl_loss import alight_loss
+
     return alight_loss
 
 

@@ -1,6 +1,7 @@
 """verl's trainer config (its own Hydra `ppo_trainer.yaml`) composed with the overrides alight maps its settings onto
 (src/train/verl-config.ts). `python -m alight_worker.verl_config KEY=VALUE ...` prints the composed config as YAML:
 what `alight train --backend verl --dry-run` shows."""
+
 import os
 import sys
 

@@ -1,15 +1,19 @@
-"""alight's objective inside verl's actor: Σ_tokens w · ℓ with the orchestrator's per-token weights w (docs/design.md#advantages-and-loss-weights),
-ℓ the PPO-clip token loss (+ kl_coef · k3 KL to the reference, weighted the same way, as the torch worker does).
+"""alight's objective inside verl's actor: Σ_tokens w · ℓ with the orchestrator's per-token weights w
+(docs/design.md#advantages-and-loss-weights), ℓ the PPO-clip token loss (+ kl_coef · k3 KL to the reference, weighted
+the same way, as the torch worker does).
 
 `alight` is registered as a verl policy loss (`actor.policy_loss.loss_mode=alight`); `alight_loss` is the actor's whole
 loss (set on the workers with `set_loss_fn`): verl's own `ppo_loss` would aggregate the KL term without the weights.
 Importing this module in a Ray worker registers the policy loss there too (the registry is per process)."""
+
 import torch
 from verl.trainer.ppo.core_algos import get_policy_loss_fn, kl_penalty, register_policy_loss
 
 
 @register_policy_loss("alight")
-def alight_policy_loss(old_log_prob, log_prob, advantages, response_mask, loss_agg_mode="token-sum", config=None, rollout_is_weights=None):
+def alight_policy_loss(
+    old_log_prob, log_prob, advantages, response_mask, loss_agg_mode="token-sum", config=None, rollout_is_weights=None
+):
     """PPO-clip (ε_low, ε_high from the actor config) summed with the per-token weights `rollout_is_weights` (alight
     passes its loss weights there, importance weights already folded in). FSDP averages gradients over the data-parallel
     ranks, so the local sum is multiplied by dp_size: the update follows the gradient of the global Σ w·ℓ."""
@@ -23,14 +27,17 @@ def alight_policy_loss(old_log_prob, log_prob, advantages, response_mask, loss_a
     dp_size = (getattr(config, "global_batch_info", None) or {}).get("dp_size", 1) or 1
     loss = (per_token * weights * mask).sum() * dp_size
     tokens = mask.sum().clamp(min=1)
-    metrics = {"actor/pg_clipfrac": float(((clipped > unclipped).float() * mask).sum() / tokens),
-               "actor/ppo_kl": float(((-log_ratio).detach() * mask).sum() / tokens)}
+    metrics = {
+        "actor/pg_clipfrac": float(((clipped > unclipped).float() * mask).sum() / tokens),
+        "actor/ppo_kl": float(((-log_ratio).detach() * mask).sum() / tokens),
+    }
     return loss, metrics
 
 
 def alight_loss(config, model_output, data, dp_group=None):
     """The actor's loss on one micro-batch (verl calls it with its ActorConfig, the model's output and the micro-batch):
-    the registered `alight` policy loss, plus kl_loss_coef · Σ w · k3(π ‖ π_ref) when a reference is in the batch."""
+    the registered `alight` policy loss, plus kl_loss_coef · Σ w · k3(π ‖ π_ref) when a reference is in the
+    batch."""
     from verl.utils.metric import AggregationType, Metric
     from verl.workers.utils.padding import no_padding_2_padding
 
@@ -38,12 +45,20 @@ def alight_loss(config, model_output, data, dp_group=None):
     config.global_batch_info["dp_size"] = data["dp_size"]
     config.global_batch_info["batch_num_tokens"] = data["batch_num_tokens"]
     config.global_batch_info["global_batch_size"] = data["global_batch_size"]
-    fields = ["response_mask", "old_log_probs", "advantages", "alight_weights"] + (["ref_log_prob"] if "ref_log_prob" in data else [])
+    fields = ["response_mask", "old_log_probs", "advantages", "alight_weights"] + (
+        ["ref_log_prob"] if "ref_log_prob" in data else []
+    )
     padded = data.select(*fields).to_padded_tensor()
     mask = padded["response_mask"].to(bool)
-    loss, pg_metrics = get_policy_loss_fn("alight")(old_log_prob=padded["old_log_probs"], log_prob=log_prob, advantages=padded["advantages"],
-                                                   response_mask=mask, loss_agg_mode="token-sum", config=config,
-                                                   rollout_is_weights=padded["alight_weights"])
+    loss, pg_metrics = get_policy_loss_fn("alight")(
+        old_log_prob=padded["old_log_probs"],
+        log_prob=log_prob,
+        advantages=padded["advantages"],
+        response_mask=mask,
+        loss_agg_mode="token-sum",
+        config=config,
+        rollout_is_weights=padded["alight_weights"],
+    )
     metrics = dict(Metric.from_dict(pg_metrics, aggregation=AggregationType.MEAN))
     metrics["actor/pg_loss"] = Metric(value=loss.detach(), aggregation=AggregationType.SUM)
     if "ref_log_prob" in padded and config.kl_loss_coef > 0:

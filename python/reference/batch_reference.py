@@ -1,11 +1,14 @@
-"""A plain-Python reference for alight's training batch, written from the README's rules alone ("From traces to a batch").
+r"""A plain-Python reference for alight's training batch, written from the README's rules alone ("From traces to a
+batch").
 
 Reads `alight traces export` JSONL, merges each succeeded rollout's calls into rows (longest-prefix open row),
 computes advantages within groups and loss weights, and prints the batch tensors as JSON lists. Deliberately naive
 (lists, like Agent Lightning's adapter): it is the yardstick the TypeScript pipeline is checked against.
 
-    python batch_reference.py traces.jsonl --advantage grpo --loss-norm per-rollout-mean --missing-reward zero --budget 32768
+    python batch_reference.py traces.jsonl --advantage grpo --loss-norm per-rollout-mean --missing-reward zero \
+        --budget 32768
 """
+
 import argparse
 import json
 import math
@@ -25,7 +28,7 @@ def merge(calls):
         if best is None:
             best = {"tokens": [], "mask": [], "logprobs": [], "prompt_length": len(prompt)}
             rows.append(best)
-        for token in prompt[len(best["tokens"]):]:
+        for token in prompt[len(best["tokens"]) :]:
             best["tokens"].append(token)
             best["mask"].append(0)
             best["logprobs"].append(0.0)
@@ -91,7 +94,19 @@ def build(traces, estimator, norm, missing, budget):
     kept = [(i, rows) for i, rows in kept if rows]
     rows = [(k, row) for k, (_, rs) in enumerate(kept) for row in rs]
     w = weights(rows, len(kept), norm, budget)
-    out = {name: [] for name in ["input_ids", "row_offsets", "prompt_lengths", "loss_mask", "rollout_logprobs", "advantages", "loss_weights", "rollout_index"]}
+    out = {
+        name: []
+        for name in [
+            "input_ids",
+            "row_offsets",
+            "prompt_lengths",
+            "loss_mask",
+            "rollout_logprobs",
+            "advantages",
+            "loss_weights",
+            "rollout_index",
+        ]
+    }
     for b, (k, row) in enumerate(rows):
         out["row_offsets"].append(len(out["input_ids"]))
         out["prompt_lengths"].append(row["prompt_length"])
@@ -110,35 +125,69 @@ def traces_from_db(path, run, limit):
     """The run's rollouts straight from alight's SQLite file, prompts rebuilt from their stored references as lists."""
     import array
     import sqlite3
+
     db = sqlite3.connect(path)
-    ids = lambda blob: array.array("i", blob).tolist() if blob is not None else None
-    fls = lambda blob: array.array("f", blob).tolist() if blob is not None else None
+
+    def ids(blob):
+        return array.array("i", blob).tolist() if blob is not None else None
+
+    def fls(blob):
+        return array.array("f", blob).tolist() if blob is not None else None
+
     traces = []
     for rollout_id, group_id, state in db.execute(
-            "SELECT id, group_id, state FROM rollouts WHERE run = ? ORDER BY created_at, id LIMIT ?", (run, limit)):
-        reward = db.execute("SELECT value FROM rewards WHERE rollout_id = ? ORDER BY id DESC LIMIT 1", (rollout_id,)).fetchone()
+        "SELECT id, group_id, state FROM rollouts WHERE run = ? ORDER BY created_at, id LIMIT ?", (run, limit)
+    ):
+        reward = db.execute(
+            "SELECT value FROM rewards WHERE rollout_id = ? ORDER BY id DESC LIMIT 1", (rollout_id,)
+        ).fetchone()
         contexts, calls = {}, []
         for cid, seq, status, ref, prefix, suffix, completion, logprobs in db.execute(
-                "SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs "
-                "FROM calls WHERE rollout_id = ? ORDER BY id", (rollout_id,)):
+            "SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs "
+            "FROM calls WHERE rollout_id = ? ORDER BY id",
+            (rollout_id,),
+        ):
             prompt = ids(suffix)
             if prompt is not None and ref is not None:
                 prompt = contexts[ref][:prefix] + prompt
             completion = ids(completion)
             if prompt is not None and completion is not None:
                 contexts[cid] = prompt + completion
-            calls.append({"seq": seq, "status": status, "prompt_token_ids": prompt, "completion_token_ids": completion,
-                          "completion_logprobs": fls(logprobs)})
-        traces.append({"rollout_id": rollout_id, "group_id": group_id, "state": state,
-                       "reward": reward[0] if reward else None, "calls": calls})
+            calls.append(
+                {
+                    "seq": seq,
+                    "status": status,
+                    "prompt_token_ids": prompt,
+                    "completion_token_ids": completion,
+                    "completion_logprobs": fls(logprobs),
+                }
+            )
+        traces.append(
+            {
+                "rollout_id": rollout_id,
+                "group_id": group_id,
+                "state": state,
+                "reward": reward[0] if reward else None,
+                "calls": calls,
+            }
+        )
     return traces
 
 
 def write_safetensors(path, batch):
     import array
     import struct
-    kinds = {"input_ids": ("i", "I32"), "row_offsets": ("q", "I64"), "prompt_lengths": ("i", "I32"), "loss_mask": ("B", "U8"),
-             "rollout_logprobs": ("f", "F32"), "advantages": ("f", "F32"), "loss_weights": ("f", "F32"), "rollout_index": ("i", "I32")}
+
+    kinds = {
+        "input_ids": ("i", "I32"),
+        "row_offsets": ("q", "I64"),
+        "prompt_lengths": ("i", "I32"),
+        "loss_mask": ("B", "U8"),
+        "rollout_logprobs": ("f", "F32"),
+        "advantages": ("f", "F32"),
+        "loss_weights": ("f", "F32"),
+        "rollout_index": ("i", "I32"),
+    }
     blobs, header, offset = [], {}, 0
     for name, (code, dtype) in kinds.items():
         data = array.array(code, batch[name]).tobytes()
@@ -168,6 +217,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     import resource
     import time
+
     started = time.perf_counter()
     if args.db:
         traces = traces_from_db(args.db, args.run, args.limit)
@@ -178,7 +228,14 @@ if __name__ == "__main__":
     if args.out:
         write_safetensors(args.out, batch)
     if args.timing:
-        print(json.dumps({"seconds": time.perf_counter() - started, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                          "tokens": len(batch["input_ids"])}))
+        print(
+            json.dumps(
+                {
+                    "seconds": time.perf_counter() - started,
+                    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                    "tokens": len(batch["input_ids"]),
+                }
+            )
+        )
     else:
         print(json.dumps(batch))

@@ -1,5 +1,6 @@
 """`alight data import` on Parquet written the way real exports are: by pyarrow, ZSTD-compressed, several row groups,
 FAIL_TO_PASS as list<string> columns, created_at as a timestamp, plus a column alight does not interpret."""
+
 import json
 from datetime import datetime, timezone
 
@@ -15,17 +16,21 @@ def diff(path):
 
 def test_pyarrow_zstd_list_columns_and_row_groups(tmp_path):
     n = 2500
-    table = pa.table({
-        "instance_id": [f"acme__lib-{i}" for i in range(n)],
-        "repo": ["acme/lib"] * n,
-        "base_commit": ["a" * 40] * n,
-        "patch": [diff(f"src/m{i}.py") for i in range(n)],
-        "problem_statement": [f"Issue number {i}: the parser rejects input {i * 7} although the grammar allows it." for i in range(n)],
-        "FAIL_TO_PASS": pa.array([[f"tests/test_m.py::test_{i}"] for i in range(n)], type=pa.list_(pa.string())),
-        "PASS_TO_PASS": pa.array([[] for _ in range(n)], type=pa.list_(pa.string())),
-        "created_at": pa.array([datetime(2024, 1, 1, tzinfo=timezone.utc)] * n, type=pa.timestamp("ms", tz="UTC")),
-        "eval_type": ["pass_and_fail"] * n,
-    })
+    table = pa.table(
+        {
+            "instance_id": [f"acme__lib-{i}" for i in range(n)],
+            "repo": ["acme/lib"] * n,
+            "base_commit": ["a" * 40] * n,
+            "patch": [diff(f"src/m{i}.py") for i in range(n)],
+            "problem_statement": [
+                f"Issue number {i}: the parser rejects input {i * 7} although the grammar allows it." for i in range(n)
+            ],
+            "FAIL_TO_PASS": pa.array([[f"tests/test_m.py::test_{i}"] for i in range(n)], type=pa.list_(pa.string())),
+            "PASS_TO_PASS": pa.array([[] for _ in range(n)], type=pa.list_(pa.string())),
+            "created_at": pa.array([datetime(2024, 1, 1, tzinfo=timezone.utc)] * n, type=pa.timestamp("ms", tz="UTC")),
+            "eval_type": ["pass_and_fail"] * n,
+        }
+    )
     path = tmp_path / "export.parquet"
     pq.write_table(table, path, compression="zstd", row_group_size=1000)
     assert pq.ParquetFile(path).num_row_groups == 3

@@ -1,4 +1,5 @@
 """Streamed text equals the whole answer's decoding, for the tokenizer shapes that make streaming hard."""
+
 import random
 
 import pytest
@@ -6,7 +7,9 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from alight_worker.stream_text import StreamText
 
-CORPUS = ["Grüße aus Köln: naïve café, 東京 と 大阪 🚀🎉 — def f(x):\n    return x * 2  # ünïcödé"] * 20
+CORPUS = [
+    "Grüße aus Köln: naïve café, 東京 と 大阪 🚀🎉 — def f(x):\n    return x * 2  # ünïcödé",
+] * 20
 
 
 def byte_level():
@@ -14,24 +17,37 @@ def byte_level():
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<eos>"]))
+    tok.train_from_iterator(
+        CORPUS,
+        trainers.BpeTrainer(
+            vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<eos>"]
+        ),
+    )
     return tok
 
 
 def sentencepiece_like():
-    """Llama / Gemma style: ▁ marks a word's leading space, which a token alone decodes without; bytes fall back to <0xNN>."""
+    """Llama / Gemma style: ▁ marks a word's leading space, which a token alone decodes without; bytes fall back to
+    <0xNN>."""
     tok = Tokenizer(models.BPE(byte_fallback=True, unk_token=None))
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    tok.decoder = decoders.Sequence(
+        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+    )
     bytes_ = [f"<0x{b:02X}>" for b in range(256)]
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=400, special_tokens=["<eos>", *bytes_], limit_alphabet=40))
+    tok.train_from_iterator(
+        CORPUS, trainers.BpeTrainer(vocab_size=400, special_tokens=["<eos>", *bytes_], limit_alphabet=40)
+    )
     return tok
 
 
 @pytest.mark.parametrize("make", [byte_level, sentencepiece_like])
 def test_the_pieces_add_up_to_the_whole_and_no_piece_holds_a_broken_character(make):
     tok = make()
-    decode = lambda ids: tok.decode(ids, skip_special_tokens=True)
+
+    def decode(ids):
+        return tok.decode(ids, skip_special_tokens=True)
+
     eos = tok.token_to_id("<eos>")
     rng = random.Random(0)
     texts = [CORPUS[0], "naïve 🚀", " leading space", "東京"]
@@ -49,7 +65,10 @@ def test_the_pieces_add_up_to_the_whole_and_no_piece_holds_a_broken_character(ma
 def test_a_token_costs_a_short_window_not_the_answer_so_far():
     tok = byte_level()
     lengths = []
-    decode = lambda ids: (lengths.append(len(ids)), tok.decode(ids))[1]
+
+    def decode(ids):
+        return (lengths.append(len(ids)), tok.decode(ids))[1]
+
     stream = StreamText(decode)
     for t in tok.encode(CORPUS[0] * 4).ids:
         stream.push(t)
@@ -66,11 +85,19 @@ def test_the_backends_decode_streams_exactly_where_transformers_would_clean_up_s
 
     from alight_worker.torch_backend import TorchBackend
 
-    fast = PreTrainedTokenizerFast(tokenizer_object=byte_level(), clean_up_tokenization_spaces=True,
-                                   clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output=True)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=byte_level(),
+        clean_up_tokenization_spaces=True,
+        clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output=True,
+    )
     backend = SimpleNamespace(tokenizer=fast)
-    decode = lambda ids: TorchBackend.decode(backend, ids)
-    cleaned = lambda ids: fast.decode(ids, skip_special_tokens=True)
+
+    def decode(ids):
+        return TorchBackend.decode(backend, ids)
+
+    def cleaned(ids):
+        return fast.decode(ids, skip_special_tokens=True)
+
     text = "Grüße , naïve café . It is n't so ! 東京 ? ok 's"
     ids = fast.encode(text)
 

@@ -1,5 +1,6 @@
 """The torch worker: its objective, and the worker process over its real protocol (JSON-RPC on stdio, HTTP for
 serving) on a tiny model made here."""
+
 import json
 import os
 import subprocess
@@ -22,11 +23,17 @@ def rows(**tensors):
 
 def test_on_policy_loss_is_minus_the_weighted_advantage_and_its_gradient_is_reinforce():
     logp = torch.tensor([[0.0, -1.0, -2.0, -0.5]], requires_grad=True)
-    r = rows(loss_mask=[0, 1, 1, 1], rollout_logprobs=[0, -1.0, -2.0, -0.5], advantages=[0, 2.0, 2.0, -1.0], loss_weights=[0, 0.5, 0.25, 0.25])
+    r = rows(
+        loss_mask=[0, 1, 1, 1],
+        rollout_logprobs=[0, -1.0, -2.0, -0.5],
+        advantages=[0, 2.0, 2.0, -1.0],
+        loss_weights=[0, 0.5, 0.25, 0.25],
+    )
     loss, sums = ppo_clip_loss(logp, r)
     assert loss.item() == pytest.approx(-(0.5 * 2 + 0.25 * 2 - 0.25 * 1))
     loss.backward()
-    # d/dlogp of −w·A·exp(logp − old) at logp = old is −w·A: the policy gradient, with the batch's weights as given.
+    # d/dlogp of −w·A·exp(logp − old) at logp = old is −w·A: the policy gradient, with the batch's weights as
+    # given.
     assert logp.grad.tolist()[0] == pytest.approx([0, -1.0, -0.5, 0.25])
     assert sums["clipped_tokens"] == 0 and sums["kl_rollout_sum"] == pytest.approx(0)
 
@@ -34,7 +41,9 @@ def test_on_policy_loss_is_minus_the_weighted_advantage_and_its_gradient_is_rein
 def test_ratios_beyond_the_clip_range_stop_the_gradient_and_are_counted():
     old = torch.tensor([[0.0, -1.0, -1.0]])
     logp = torch.tensor([[0.0, -1.0 + np.log(1.5), -1.0 + np.log(0.5)]], requires_grad=True)
-    r = rows(loss_mask=[0, 1, 1], rollout_logprobs=old[0].tolist(), advantages=[0, 1.0, -1.0], loss_weights=[0, 1.0, 1.0])
+    r = rows(
+        loss_mask=[0, 1, 1], rollout_logprobs=old[0].tolist(), advantages=[0, 1.0, -1.0], loss_weights=[0, 1.0, 1.0]
+    )
     loss, sums = ppo_clip_loss(logp, r, clip_low=0.2, clip_high=0.28)
     # A > 0 and r = 1.5 > 1.28: −A·1.28; A < 0 and r = 0.5 < 0.8: +0.8.
     assert loss.item() == pytest.approx(-1.28 + 0.8, abs=1e-6)
@@ -43,7 +52,7 @@ def test_ratios_beyond_the_clip_range_stop_the_gradient_and_are_counted():
     assert sums["clipped_tokens"] == 2
 
 
-def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and_weights_tokens_by_the_capped_ratio_to_the_rollout():
+def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and_weights_tokens_by_the_capped_ratio():
     # Token 1: π_old = 3·π_rollout (capped at 2); token 2: π_old = π_rollout / 2. logp = old: the PPO ratio is 1.
     rollout = [0.0, -2.0, -1.0]
     old = torch.tensor([[0.0, -2.0 + np.log(3.0), -1.0 + np.log(0.5)]])
@@ -53,7 +62,11 @@ def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and
     assert loss.item() == pytest.approx(-(2.0 + 0.5), abs=1e-6)
     loss.backward()
     assert logp.grad.tolist()[0] == pytest.approx([0, -2.0, -0.5], abs=1e-6)
-    assert sums["is_weight_sum"] == pytest.approx(2.5, abs=1e-6) and sums["is_capped_tokens"] == 1 and sums["clipped_tokens"] == 0
+    assert (
+        sums["is_weight_sum"] == pytest.approx(2.5, abs=1e-6)
+        and sums["is_capped_tokens"] == 1
+        and sums["clipped_tokens"] == 0
+    )
     # Without the correction the ratio is taken to the rollout policy: token 1's r = 3 is clipped, no gradient.
     plain, plain_sums = ppo_clip_loss(old.clone().requires_grad_(True), r)
     assert plain_sums["clipped_tokens"] == 1 and "is_weight_sum" not in plain_sums
@@ -61,14 +74,22 @@ def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and
 
 class Worker:
     def __init__(self, model, **init):
-        self.proc = subprocess.Popen([sys.executable, "-m", "alight_worker"], cwd=PYTHON_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "alight_worker"],
+            cwd=PYTHON_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         self.next = 0
         self.url = self.call("init", model=model, **{"lr": 0.01, "seed": 0, **init})["endpoints"][0]["url"]
 
     def call(self, method, **params):
         self.next += 1
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}) + "\n")
+        self.proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}) + "\n"
+        )
         self.proc.stdin.flush()
         reply = json.loads(self.proc.stdout.readline())
         assert reply["id"] == self.next
@@ -77,8 +98,16 @@ class Worker:
         return reply["result"]
 
     def chat(self, content, **extra):
-        body = {"messages": [{"role": "user", "content": content}], "max_tokens": 6, "return_token_ids": True, "logprobs": True, **extra}
-        request = urllib.request.Request(f"{self.url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"})
+        body = {
+            "messages": [{"role": "user", "content": content}],
+            "max_tokens": 6,
+            "return_token_ids": True,
+            "logprobs": True,
+            **extra,
+        }
+        request = urllib.request.Request(
+            f"{self.url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"}
+        )
         with urllib.request.urlopen(request) as res:
             return int(res.headers["x-alight-model-version"]), json.loads(res.read())
 
@@ -86,17 +115,24 @@ class Worker:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     from alight_worker.tiny import make
+
     return make(str(tmp_path_factory.mktemp("tiny") / "model"), seed=0)
 
 
 def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_loads(tiny, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     worker = Worker(tiny)
     try:
         version, answer = worker.chat("Reply with the letter a.", seed=7)
         assert version == 0
         tokenizer = AutoTokenizer.from_pretrained(tiny)
-        prompt = tokenizer.apply_chat_template([{"role": "user", "content": "Reply with the letter a."}], add_generation_prompt=True, tokenize=True, return_dict=False)
+        prompt = tokenizer.apply_chat_template(
+            [{"role": "user", "content": "Reply with the letter a."}],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
+        )
         assert answer["prompt_token_ids"] == list(prompt)
         ids = answer["choices"][0]["token_ids"]
         served = [c["logprob"] for c in answer["choices"][0]["logprobs"]["content"]]
@@ -105,16 +141,21 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         model = AutoModelForCausalLM.from_pretrained(tiny)
         full = torch.tensor([list(prompt) + ids])
         recomputed, _ = token_logprobs(model, full, torch.ones_like(full))
-        assert recomputed[0, len(prompt):].tolist() == pytest.approx(served, abs=1e-4)
+        assert recomputed[0, len(prompt) :].tolist() == pytest.approx(served, abs=1e-4)
         assert worker.chat("Reply with the letter a.", seed=7)[1]["choices"][0]["token_ids"] == ids  # a seed reproduces
 
         tokens = list(prompt) + ids
         mask = [0] * len(prompt) + [1] * len(ids)
-        batch = {"input_ids": np.array(tokens, dtype=np.int32), "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
-                 "prompt_lengths": np.array([len(prompt)], dtype=np.int32), "loss_mask": np.array(mask, dtype=np.uint8),
-                 "rollout_logprobs": np.array([0.0] * len(prompt) + served, dtype=np.float32),
-                 "advantages": np.array([m * 1.0 for m in mask], dtype=np.float32),
-                 "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32), "rollout_index": np.array([0], dtype=np.int32)}
+        batch = {
+            "input_ids": np.array(tokens, dtype=np.int32),
+            "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
+            "prompt_lengths": np.array([len(prompt)], dtype=np.int32),
+            "loss_mask": np.array(mask, dtype=np.uint8),
+            "rollout_logprobs": np.array([0.0] * len(prompt) + served, dtype=np.float32),
+            "advantages": np.array([m * 1.0 for m in mask], dtype=np.float32),
+            "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
+            "rollout_index": np.array([0], dtype=np.int32),
+        }
         save_file(batch, str(tmp_path / "batch.safetensors"))
         metrics = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=0)["metrics"]
         assert metrics["rows"] == 1 and metrics["loss_tokens"] == len(ids) and metrics["grad_norm"] > 0
@@ -124,11 +165,14 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         assert version == 1
         # A positive advantage on those tokens made them likelier.
         now, _ = token_logprobs(worker_model(worker, tmp_path), full, torch.ones_like(full))
-        assert sum(now[0, len(prompt):].tolist()) > sum(served)
+        assert sum(now[0, len(prompt) :].tolist()) > sum(served)
         saved = worker.call("save", path=str(tmp_path / "ckpt"))["path"]
         worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=1)
         assert worker.call("load", path=saved)["version"] == 1
-        assert worker.chat("Reply with the letter a.", seed=7)[1]["choices"][0]["token_ids"] == after["choices"][0]["token_ids"]
+        assert (
+            worker.chat("Reply with the letter a.", seed=7)[1]["choices"][0]["token_ids"]
+            == after["choices"][0]["token_ids"]
+        )
     finally:
         worker.call("shutdown")
         worker.proc.wait(timeout=30)
@@ -137,6 +181,7 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
 def worker_model(worker, tmp_path):
     """The worker's current weights, through its own save."""
     from transformers import AutoModelForCausalLM
+
     path = worker.call("save", path=str(tmp_path / "peek"))["path"]
     return AutoModelForCausalLM.from_pretrained(path)
 
@@ -151,11 +196,16 @@ def test_kl_to_the_initial_policy_and_truncated_is_over_several_epochs(tiny, tmp
         prompt, ids = answer["prompt_token_ids"], answer["choices"][0]["token_ids"]
         served = [c["logprob"] for c in answer["choices"][0]["logprobs"]["content"]]
         tokens, mask = prompt + ids, [0] * len(prompt) + [1] * len(ids)
-        batch = {"input_ids": np.array(tokens, dtype=np.int32), "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
-                 "prompt_lengths": np.array([len(prompt)], dtype=np.int32), "loss_mask": np.array(mask, dtype=np.uint8),
-                 "rollout_logprobs": np.array([0.0] * len(prompt) + served, dtype=np.float32),
-                 "advantages": np.array(mask, dtype=np.float32), "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
-                 "rollout_index": np.array([0], dtype=np.int32)}
+        batch = {
+            "input_ids": np.array(tokens, dtype=np.int32),
+            "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
+            "prompt_lengths": np.array([len(prompt)], dtype=np.int32),
+            "loss_mask": np.array(mask, dtype=np.uint8),
+            "rollout_logprobs": np.array([0.0] * len(prompt) + served, dtype=np.float32),
+            "advantages": np.array(mask, dtype=np.float32),
+            "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
+            "rollout_index": np.array([0], dtype=np.int32),
+        }
         save_file(batch, str(tmp_path / "batch.safetensors"))
         m = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=0)["metrics"]
         assert m["is_weight_mean"] == pytest.approx(1.0, abs=1e-3) and m["is_capped_fraction"] == 0
@@ -169,13 +219,23 @@ def test_kl_to_the_initial_policy_and_truncated_is_over_several_epochs(tiny, tmp
 
 
 def test_a_streamed_answer_is_the_same_answer_as_a_whole(tiny):
-    """SSE chunks, as the gateway records them: their text, ids and logprobs add up to the unstreamed answer's (same seed)."""
+    """SSE chunks, as the gateway records them: their text, ids and logprobs add up to the unstreamed answer's (same
+    seed)."""
     worker = Worker(tiny)
     try:
         _, whole = worker.chat("Say something.", seed=11, max_tokens=40)
-        body = {"messages": [{"role": "user", "content": "Say something."}], "max_tokens": 40, "return_token_ids": True,
-                "logprobs": True, "seed": 11, "stream": True, "stream_options": {"include_usage": True}}
-        request = urllib.request.Request(f"{worker.url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"})
+        body = {
+            "messages": [{"role": "user", "content": "Say something."}],
+            "max_tokens": 40,
+            "return_token_ids": True,
+            "logprobs": True,
+            "seed": 11,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        request = urllib.request.Request(
+            f"{worker.url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"}
+        )
         with urllib.request.urlopen(request) as res:
             events = [line[6:] for line in res.read().decode().split("\n") if line.startswith("data: ")]
         assert events[-1] == "[DONE]"
@@ -188,7 +248,10 @@ def test_a_streamed_answer_is_the_same_answer_as_a_whole(tiny):
         assert len(answer["token_ids"]) > 10
         assert (text, ids) == (answer["message"]["content"], answer["token_ids"])
         assert logprobs == pytest.approx([x["logprob"] for x in answer["logprobs"]["content"]], abs=1e-5)
-        assert chunks[0]["prompt_token_ids"] == whole["prompt_token_ids"] and choices[-1]["finish_reason"] == answer["finish_reason"]
+        assert (
+            chunks[0]["prompt_token_ids"] == whole["prompt_token_ids"]
+            and choices[-1]["finish_reason"] == answer["finish_reason"]
+        )
         assert chunks[-1]["usage"]["completion_tokens"] == len(ids)
     finally:
         worker.call("shutdown")

@@ -1,6 +1,7 @@
 """alight's verl backend against the real verl 0.9.1: the batch as verl's DataProto and its padding-free layout, the
 registered `alight` policy loss and the actor loss, the Hydra config alight maps onto (composed by verl's own config and
 accepted by its dataclasses), and the worker protocol's refusals on a machine without CUDA."""
+
 import json
 import os
 import subprocess
@@ -9,13 +10,13 @@ import time
 
 import pytest
 import torch
-from conftest import REPO, node
 
 from alight_worker.policy_loss import truncated_is_weights
 from alight_worker.verl_batch import to_dataproto
+from conftest import REPO, node
 
 
-def test_the_batch_becomes_a_dataproto_with_left_padded_prompts_right_padded_responses_and_the_loss_mask_as_response_mask(packed):
+def test_the_batch_as_a_dataproto_left_pads_prompts_right_pads_responses_and_its_loss_mask_is_the_response_mask(packed):
     dp = to_dataproto(packed, pad_token_id=0)
     b = dp.batch
     assert b["prompts"].tolist() == [[11, 12, 13], [0, 31, 32]]
@@ -26,14 +27,20 @@ def test_the_batch_becomes_a_dataproto_with_left_padded_prompts_right_padded_res
     # Advantages, weights and rollout logprobs sit on the same response tokens as in the packed batch.
     assert b["alight_weights"][1].tolist() == pytest.approx([0.125, 0.125, 0, 0, 0, 0.125, 0.125])
     assert b["rollout_log_probs"][0, :2].tolist() == pytest.approx([-0.4, -0.5])
-    assert float((b["advantages"] * b["alight_weights"]).sum()) == pytest.approx(float((packed["advantages"] * packed["loss_weights"]).sum()))
+    assert float((b["advantages"] * b["alight_weights"]).sum()) == pytest.approx(
+        float((packed["advantages"] * packed["loss_weights"]).sum())
+    )
     assert list(dp.non_tensor_batch["rollout_index"]) == [0, 1]
 
 
 def test_verls_padding_free_layout_keeps_the_rows_and_slices_the_responses_back(packed):
     from verl.workers.utils.padding import left_right_2_no_padding, no_padding_2_padding
+
     td = left_right_2_no_padding(to_dataproto(packed, pad_token_id=0).to_tensordict())
-    assert [t.tolist() for t in td["input_ids"].unbind()] == [[11, 12, 13, 21, 22], [31, 32, 41, 42, 51, 52, 53, 43, 44]]
+    assert [t.tolist() for t in td["input_ids"].unbind()] == [
+        [11, 12, 13, 21, 22],
+        [31, 32, 41, 42, 51, 52, 53, 43, 44],
+    ]
     # verl's model output at position j is the log-prob of token j + 1: a sequence's own ids come back as the responses.
     shifted = torch.cat([torch.cat([row[1:], row.new_zeros(1)]) for row in td["input_ids"].unbind()]).float()
     assert no_padding_2_padding(shifted, td).tolist() == [[21, 22, 0, 0, 0, 0, 0], [41, 42, 51, 52, 53, 43, 44]]
@@ -51,20 +58,28 @@ def test_truncated_is_weights_are_capped_ratios_to_the_rollout_policy():
 def actor_config(**overrides):
     from omegaconf import OmegaConf
     from verl.utils.config import omega_conf_to_dataclass
-    from alight_worker.verl_config import compose
+
     import alight_worker.verl_loss  # noqa: F401  registers `alight`
-    plan = node(f"""import {{ verlPlan }} from '{REPO}/dist/src/train/verl-config.js';
+    from alight_worker.verl_config import compose
+
+    plan = node(
+        f"""import {{ verlPlan }} from '{REPO}/dist/src/train/verl-config.js';
       import {{ configSchema }} from '{REPO}/dist/src/config/schema.js';
-      const c = configSchema.parse({{ train: {{ backend: 'verl', model: '/models/x', ...JSON.parse(process.argv[1]) }} }}).train;
-      console.log(JSON.stringify(verlPlan(c)));""", json.dumps(overrides))
+      const c = configSchema.parse(
+        {{ train: {{ backend: 'verl', model: '/models/x', ...JSON.parse(process.argv[1]) }} }}).train;
+      console.log(JSON.stringify(verlPlan(c)));""",
+        json.dumps(overrides),
+    )
     config = compose(plan["overrides"])
     OmegaConf.resolve(config)
     return config, omega_conf_to_dataclass(config.actor_rollout_ref.actor)
 
 
-def test_the_registered_alight_loss_is_the_weighted_ppo_clip_sum_and_equals_the_torch_workers_and_verls_vanilla_under_token_sum():
+def test_the_registered_alight_loss_is_the_weighted_ppo_clip_sum_as_the_torch_workers_and_verls_vanilla_at_token_sum():
     from verl.trainer.ppo.core_algos import compute_policy_loss_vanilla, get_policy_loss_fn
+
     from alight_worker.policy_loss import ppo_clip_loss
+
     _, actor = actor_config(clipLow=0.2, clipHigh=0.28)
     torch.manual_seed(0)
     old = -torch.rand(3, 6)
@@ -73,7 +88,9 @@ def test_the_registered_alight_loss_is_the_weighted_ppo_clip_sum_and_equals_the_
     mask = torch.tensor([[1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 0, 0]]).bool()
     logp = (old + 0.3 * torch.randn(3, 6)).requires_grad_(True)
     actor.global_batch_info["dp_size"] = 1
-    loss, metrics = get_policy_loss_fn("alight")(old_log_prob=old, log_prob=logp, advantages=adv, response_mask=mask, config=actor, rollout_is_weights=weights)
+    loss, metrics = get_policy_loss_fn("alight")(
+        old_log_prob=old, log_prob=logp, advantages=adv, response_mask=mask, config=actor, rollout_is_weights=weights
+    )
     # The torch worker's objective on the same tokens: the same number and gradient.
     rows = {"loss_mask": mask.float(), "rollout_logprobs": old, "advantages": adv, "loss_weights": weights}
     logp2 = logp.detach().clone().requires_grad_(True)
@@ -84,11 +101,20 @@ def test_the_registered_alight_loss_is_the_weighted_ppo_clip_sum_and_equals_the_
     # verl's own vanilla loss with the weights as importance weights, summed (token-sum); its dual clip (ratio > 3 on
     # negative advantages) is idle at these ratios.
     assert float(torch.exp(logp.detach() - old).max()) < actor.clip_ratio_c
-    vanilla, _ = compute_policy_loss_vanilla(old, logp.detach(), adv, mask, "token-sum", actor, rollout_is_weights=weights)
+    vanilla, _ = compute_policy_loss_vanilla(
+        old, logp.detach(), adv, mask, "token-sum", actor, rollout_is_weights=weights
+    )
     assert vanilla.item() == pytest.approx(loss.item(), rel=1e-5)
     # FSDP averages gradients over data-parallel ranks: the local sum is scaled by dp_size.
     actor.global_batch_info["dp_size"] = 4
-    scaled, _ = get_policy_loss_fn("alight")(old_log_prob=old, log_prob=logp.detach(), advantages=adv, response_mask=mask, config=actor, rollout_is_weights=weights)
+    scaled, _ = get_policy_loss_fn("alight")(
+        old_log_prob=old,
+        log_prob=logp.detach(),
+        advantages=adv,
+        response_mask=mask,
+        config=actor,
+        rollout_is_weights=weights,
+    )
     assert scaled.item() == pytest.approx(4 * loss.item(), rel=1e-5)
     assert set(metrics) == {"actor/pg_clipfrac", "actor/ppo_kl"}
 
@@ -96,7 +122,9 @@ def test_the_registered_alight_loss_is_the_weighted_ppo_clip_sum_and_equals_the_
 def test_the_actor_loss_on_verls_micro_batch_adds_the_weighted_k3_kl_to_the_reference(packed):
     from verl.utils import tensordict_utils as tu
     from verl.workers.utils.padding import left_right_2_no_padding
+
     from alight_worker.verl_loss import alight_loss
+
     _, actor = actor_config(klCoef=0.1)
     dp = to_dataproto(packed, pad_token_id=0)
     resp = dp.batch["response_mask"].float()
@@ -108,9 +136,9 @@ def test_the_actor_loss_on_verls_micro_batch_adds_the_weighted_k3_kl_to_the_refe
     values = []
     for b, row in enumerate(td["input_ids"].unbind()):
         v = torch.zeros(len(row))
-        n_prompt = len(row) - int(dp.batch["attention_mask"][b, dp.batch["prompts"].shape[1]:].sum())
+        n_prompt = len(row) - int(dp.batch["attention_mask"][b, dp.batch["prompts"].shape[1] :].sum())
         n_resp = len(row) - n_prompt
-        v[n_prompt - 1:n_prompt - 1 + n_resp] = dp.batch["old_log_probs"][b, :n_resp]
+        v[n_prompt - 1 : n_prompt - 1 + n_resp] = dp.batch["old_log_probs"][b, :n_resp]
         values.append(v)
     log_probs = torch.nested.nested_tensor_from_jagged(torch.cat(values), offsets=td["input_ids"].offsets())
     loss, metrics = alight_loss(actor, {"log_probs": log_probs}, td)
@@ -122,17 +150,30 @@ def test_the_actor_loss_on_verls_micro_batch_adds_the_weighted_k3_kl_to_the_refe
     assert "kl_loss" in metrics and "actor/pg_loss" in metrics
 
 
-@pytest.mark.parametrize("scale", [
-    {"gpus": 1}, {"gpus": 8, "klCoef": 0.05}, {"gpus": 8, "nodes": 2, "rayAddress": "10.0.0.1:6379", "tensorParallel": 8},
-])
+@pytest.mark.parametrize(
+    "scale",
+    [
+        {"gpus": 1},
+        {"gpus": 8, "klCoef": 0.05},
+        {"gpus": 8, "nodes": 2, "rayAddress": "10.0.0.1:6379", "tensorParallel": 8},
+    ],
+)
 def test_alights_settings_compose_into_verls_own_config_and_its_dataclasses_and_checks_accept_them(scale):
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
+
     config, actor = actor_config(n=8, batchSize=16, **scale)
     rollout = config.actor_rollout_ref.rollout
     assert (config.trainer.n_gpus_per_node, config.trainer.nnodes) == (scale["gpus"], scale.get("nodes", 1))
-    assert rollout.tensor_model_parallel_size == scale.get("tensorParallel", min(scale["gpus"], 2 if scale["gpus"] > 1 else 1))
-    assert (rollout.name, rollout.mode, rollout.skip_tokenizer_init, rollout.calculate_log_probs) == ("vllm", "async", False, True)
+    assert rollout.tensor_model_parallel_size == scale.get(
+        "tensorParallel", min(scale["gpus"], 2 if scale["gpus"] > 1 else 1)
+    )
+    assert (rollout.name, rollout.mode, rollout.skip_tokenizer_init, rollout.calculate_log_probs) == (
+        "vllm",
+        "async",
+        False,
+        True,
+    )
     assert (actor.policy_loss.loss_mode, actor.loss_agg_mode) == ("alight", "token-sum")
     assert actor.use_kl_loss == (scale.get("klCoef", 0) > 0)
     assert not need_critic(config)
@@ -141,8 +182,15 @@ def test_alights_settings_compose_into_verls_own_config_and_its_dataclasses_and_
 
 
 def worker(python_env):
-    return subprocess.Popen([sys.executable, "-m", "alight_worker"], cwd=REPO / "python", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=python_env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "alight_worker"],
+        cwd=REPO / "python",
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=python_env,
+    )
 
 
 def rpc(proc, method, params=None, id_=1):
@@ -168,19 +216,31 @@ def test_the_worker_refuses_a_missing_model_and_a_machine_without_cuda_with_clea
 def test_a_failing_start_stops_ray_with_it(tmp_path):
     """Ray is started for real and verl's trainer built on a real (tiny) model; the workers then cannot be placed (no
     GPU here, as when vLLM or a worker fails on a GPU machine): the error comes back and every Ray process ends."""
-    subprocess.run([sys.executable, "-m", "alight_worker.tiny", "--out", str(tmp_path)], cwd=REPO / "python", check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "alight_worker.tiny", "--out", str(tmp_path)],
+        cwd=REPO / "python",
+        check=True,
+        capture_output=True,
+    )
     script = f"""
 import sys, ray
-sys.path.insert(0, {str(REPO / 'python')!r})
+sys.path.insert(0, {str(REPO / "python")!r})
 import alight_worker.verl_backend as vb
 vb.check_resources = lambda params: None  # past the CUDA check, as on a GPU machine whose vLLM then fails
 try:
-    vb.VerlBackend({{"model": {str(tmp_path)!r}, "gpus": 1, "overrides": ["actor_rollout_ref.model.path={tmp_path}", "trainer.n_gpus_per_node=1"]}})
+    vb.VerlBackend({{"model": {str(tmp_path)!r}, "gpus": 1,
+                    "overrides": ["actor_rollout_ref.model.path={tmp_path}", "trainer.n_gpus_per_node=1"]}})
 except Exception as err:
     print("failed:", type(err).__name__, str(err)[:200])
 print("ray still up:", ray.is_initialized())
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+    )
     assert "failed:" in out.stdout, out.stderr[-2000:]
     assert "GPU" in out.stdout, out.stdout  # got as far as placing the workers
     assert "ray still up: False" in out.stdout
@@ -188,11 +248,11 @@ print("ray still up:", ray.is_initialized())
 
 
 def test_a_ray_worker_that_dies_takes_the_worker_process_down_with_exit_3_and_ray_with_it():
-    """A real Ray actor that dies in the middle of a call (as a crashed FSDP or vLLM worker would be): the backend logs it, stops
-    Ray and exits 3, which alight's restart policy turns into a fresh worker from the last checkpoint."""
+    """A real Ray actor that dies in the middle of a call (as a crashed FSDP or vLLM worker would be): the backend logs
+    it, stops Ray and exits 3, which alight's restart policy turns into a fresh worker from the last checkpoint."""
     script = f"""
 import os, sys, ray
-sys.path.insert(0, {str(REPO / 'python')!r})
+sys.path.insert(0, {str(REPO / "python")!r})
 from alight_worker.verl_backend import VerlBackend
 ray.init(num_cpus=1, include_dashboard=False)
 
@@ -209,7 +269,13 @@ backend = object.__new__(VerlBackend)  # only its call guard: no GPU here to bui
 backend.call("the update", lambda: ray.get(part.crash.remote()))
 print("not reached")
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+    )
     assert out.returncode == 3, out.stderr[-2000:]
     assert "a Ray worker died during the update" in out.stderr and "not reached" not in out.stdout
     assert ray_processes_left() == []

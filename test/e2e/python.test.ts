@@ -1,4 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/package-root.js';
 import { envPython } from '../../src/setup/python-env.js';
 import { pytestSuite } from '../helpers/pytest-suite.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
@@ -12,3 +14,17 @@ if (spawnSync(python, ['-c', 'import verl'], { stdio: 'ignore' }).status !== 0) 
   });
 }
 pytestSuite(python, 'python/tests', { ALIGHT_SWEBENCH_PYTHON: swebenchPython() });
+
+// The Python side of the house style (ruff.toml: formatted, lines of 120 at most, imports in order, pyflakes clean), with
+// the ruff test/setup/prepare.ts installs into the same virtualenv (`npm run lint:py` runs the same two). Most of what
+// it finds, `ruff format python/` and `ruff check --fix python/` fix.
+describe('python/ style (ruff)', () => {
+  for (const args of [
+    ['check', 'python/'],
+    ['format', '--check', 'python/'],
+  ])
+    it(`ruff ${args.join(' ')} finds nothing`, () => {
+      const res = spawnSync(python, ['-m', 'ruff', ...args], { cwd: packageRoot, encoding: 'utf8' });
+      expect(res.status, `${res.stdout}${res.stderr}`).toBe(0);
+    });
+});

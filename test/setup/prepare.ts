@@ -1,5 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AlightError } from '../../src/errors.js';
-import { ensurePythonEnv } from '../../src/setup/python-env.js';
+import { packageRoot } from '../../src/package-root.js';
+import { probe } from '../../src/process/launch.js';
+import type { SetupListener } from '../../src/setup/events.js';
+import { ensurePythonEnv, pip } from '../../src/setup/python-env.js';
 import { commandNeed, ensureSystemPackages } from '../../src/setup/system.js';
 import { ensureVerlEnv } from '../../src/setup/verl-env.js';
 import { ensureVllm } from '../../src/setup/vllm-env.js';
@@ -38,7 +43,7 @@ async function install(): Promise<void> {
     'the container and grader tests',
     listener,
   );
-  await ensurePythonEnv(listener, ['test']);
+  await ensureRuff(await ensurePythonEnv(listener, ['test']), listener);
   await ensureVllm('cpu', listener);
   // The verl backend's own stack (CUDA wheels, ~5 GB): its CPU-side tests build verl's trainer and Ray for real.
   await ensureVerlEnv(listener);
@@ -46,4 +51,15 @@ async function install(): Promise<void> {
   // Claude Code and Codex, for the Anthropic Messages and Responses tests.
   await ensureHarnesses(listener);
   listener({ type: 'step', message: `test set-up ready (${Math.round((Date.now() - started) / 1000)} s)` });
+}
+
+/**
+ * ruff, the Python formatter and linter (test/e2e/python.test.ts, `npm run lint:py`), into the test virtualenv at the
+ * version ruff.toml requires: a tool for the tests only, not in python/requirements*.txt that users install.
+ */
+async function ensureRuff(python: string, listener: SetupListener): Promise<void> {
+  const version = /^required-version = "==(.+)"$/m.exec(readFileSync(join(packageRoot, 'ruff.toml'), 'utf8'))![1];
+  if (probe(python, ['-m', 'ruff', '--version']).stdout.trim() === `ruff ${version}`) return;
+  listener({ type: 'step', message: `installing ruff ${version} (the Python linter) for the tests` });
+  await pip(python, ['--quiet', `ruff==${version}`], listener);
 }
