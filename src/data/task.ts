@@ -144,13 +144,13 @@ export function detectFormat(row: Record<string, unknown>): Format {
   return 'swe-bench';
 }
 
+/** Where a row comes from: its source, its format (or `auto`), its file and its line there. */
+export type RowAt = { source: string; format: Format | 'auto'; file: string; line: number };
+
 export type Parsed = { ok: true; task: DataTask } | { ok: false; reason: string };
 
 /** Validates one row and normalises it; an invalid row comes back with the reason, never silently dropped. */
-export function parseTask(
-  row: unknown,
-  at: { source: string; format: Format | 'auto'; file: string; line: number },
-): Parsed {
+export function parseTask(row: unknown, at: RowAt): Parsed {
   try {
     return parseRow(row, at);
   } catch (err) {
@@ -162,7 +162,7 @@ export function parseTask(
   }
 }
 
-function parseRow(row: unknown, at: { source: string; format: Format | 'auto'; file: string; line: number }): Parsed {
+function parseRow(row: unknown, at: RowAt): Parsed {
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return { ok: false, reason: 'not a JSON object' };
   const big = ['problem_statement', 'patch', 'test_patch', 'hints_text'].reduce(
     (n, k) => n + String((row as Record<string, unknown>)[k] ?? '').length,
@@ -177,14 +177,21 @@ function parseRow(row: unknown, at: { source: string; format: Format | 'auto'; f
       reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`).join('; '),
     };
   }
-  const r = parsed.data;
   const format = at.format === 'auto' ? detectFormat(row as Record<string, unknown>) : at.format;
+  const task = normalised(parsed.data, format, at);
+  // The same row imported again under the same source gets the same uid: importing a file again changes nothing.
+  const { file: _f, line: _l, ...content } = task;
+  return { ok: true, task: { uid: sha256(JSON.stringify(content)).slice(0, 24), ...task } };
+}
+
+/** A valid row in alight's columns, with the patch's and the statement's statistics. */
+function normalised(r: z.infer<typeof rawTask>, format: Format, at: RowAt): Omit<DataTask, 'uid'> {
   const stats = patchStats(r.patch);
   // Null columns are absent columns: a Parquet export cannot tell them apart, and a row must re-import as it was.
   const extra = Object.fromEntries(
     Object.entries(r).filter(([k, v]) => !known.has(k) && v !== null && v !== undefined),
   );
-  const task: Omit<DataTask, 'uid'> = {
+  return {
     instance_id: r.instance_id,
     source: at.source,
     format,
@@ -220,9 +227,6 @@ function parseRow(row: unknown, at: { source: string; format: Format | 'auto'; f
     file: at.file,
     line: at.line,
   };
-  // The same row imported again under the same source gets the same uid: importing a file again changes nothing.
-  const { file: _f, line: _l, ...content } = task;
-  return { ok: true, task: { uid: sha256(JSON.stringify(content)).slice(0, 24), ...task } };
 }
 
 /** A task in SWE-bench's own columns (F2P/P2P as JSON strings, as on Hugging Face), for other tools to read. */

@@ -67,17 +67,17 @@ async function agentRoute(
   }
   if (req.method === 'POST' && rest === 'reward') {
     const { value, reason } = parseBody(rewardBody, await readJson(req, smallBody));
-    state.context.store.addReward(rollout.id, value, reason ?? null, 'harness');
+    state.store.addReward(rollout.id, value, reason ?? null, 'harness');
     return sendJson(res, 200, { ok: true });
   }
   if (req.method === 'POST' && rest === 'events') {
     const { type, data } = parseBody(eventBody, await readJson(req, smallBody));
-    state.context.store.addEvent(rollout.id, type, data);
+    state.store.addEvent(rollout.id, type, data);
     return sendJson(res, 200, { ok: true });
   }
   // A harness that speaks a protocol the gateway does not serve ends with no calls: the event says what it asked for
   // (the path without its query string, which could carry a secret).
-  state.context.store.addEvent(rollout.id, 'unserved-route', { method: req.method, path: `/${rest.split('?')[0]}` });
+  state.store.addEvent(rollout.id, 'unserved-route', { method: req.method, path: `/${rest.split('?')[0]}` });
   throw new HttpError(404, `no route ${req.method} /r/<token>/${rest}`, 'not_found_error');
 }
 
@@ -104,9 +104,8 @@ async function modelCall(
   res.on('close', () => {
     if (!res.writableFinished) abort.abort(new Error('the harness disconnected before the answer was complete'));
   });
-  const calls = state.context;
   return state.abortable(abort, () =>
-    handleModelCall(calls, rollout, calls.store.calls.nextSeq(rollout.id), protocol, req, res, abort.signal),
+    handleModelCall(state.context, rollout, state.nextCallSeq(rollout.id), protocol, req, res, abort.signal),
   );
 }
 

@@ -2,12 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../errors.js';
 import { HttpError, readJson, sendJson } from '../http.js';
 import { isTerminal } from '../rollouts/state.js';
-import type { CallStatus } from '../store/calls.js';
-import { encodeRequest } from '../store/request-json.js';
+import type { CallRecord, CallStatus } from '../store/calls.js';
+import { type EncodedRequest, encodeRequest } from '../store/request-json.js';
 import type { RolloutRow, Store } from '../store/store.js';
 import type { Endpoints } from './endpoints.js';
 import type { Protocol } from './protocols/index.js';
-import { type Outcome, streamCall, wholeCall } from './relay.js';
+import { type Outcome, type Relayed, streamCall, wholeCall } from './relay.js';
 import type { RolloutMemories } from './rollout-memory.js';
 import type { UpstreamClient } from './upstream.js';
 
@@ -50,12 +50,72 @@ export async function handleModelCall(
   const harness = await readJson(req, ctx.bodyLimit);
   const invalid = spoken.invalid(harness);
   if (invalid) throw new HttpError(400, invalid);
+  const call = upstreamCall(ctx, rollout, seq, spoken, harness, res, signal);
+  const outcome = call.stream ? await streamCall(call) : await wholeCall(call);
+  const x = outcome.extracted;
+  const { protocol } = call;
+  const answer =
+    protocol.translated && x && outcome.status === 'ok' ? protocol.translated.answer(harness, x.response) : null;
+  const latencyMs = performance.now() - started;
+  let reply = outcome.reply;
+  // A harness gone before the answer was stored never got it whole, however the upstream ended.
+  const settled: Settled =
+    signal.aborted && outcome.status === 'ok'
+      ? { status: 'error' as const, error: errorMessage(signal.reason) }
+      : outcome;
+  let id: number | null = null;
+  try {
+    id = ctx.store.calls.add(callRecord(call, outcome, settled, answer, latencyMs), !isTerminal(rollout.state));
+    if (answer && x) ctx.memories.keep(rollout.id, { request: harness, response: answer }, x.response);
+  } catch (err) {
+    reply = unstored(call, err);
+  }
+  ctx.onCall({
+    rolloutId: rollout.id,
+    seq,
+    status: settled.status,
+    error: settled.error,
+    promptTokens: x?.promptTokens ?? null,
+    completionTokens: x?.completionTokens ?? null,
+    latencyMs,
+  });
+  if (signal.aborted) return;
+  reply();
+  if (id !== null && settled.status === 'ok') {
+    watchDelivery(res, () => ctx.store.calls.undelivered(id, undeliveredMessage));
+  }
+}
+
+/** One model call as it is relayed, then recorded. */
+interface ModelCall extends Relayed {
+  rollout: RolloutRow;
+  seq: number;
+  /** The request as the harness sent it. */
+  harness: Record<string, unknown>;
+  /** The request sent upstream, encoded as it is stored. */
+  request: EncodedRequest;
+  stream: boolean;
+}
+
+/** How a call ended, as recorded: an answer the harness left before it was stored is an error. */
+type Settled = Pick<Outcome, 'status' | 'error'>;
+
+/** The request to send upstream: to the rollout's endpoint, in the protocol it serves, with the model it pins. */
+function upstreamCall(
+  ctx: CallContext,
+  rollout: RolloutRow,
+  seq: number,
+  spoken: Protocol,
+  harness: Record<string, unknown>,
+  res: ServerResponse,
+  signal: AbortSignal,
+): ModelCall {
   const endpoint = ctx.endpoints.pick(rollout.id);
   const protocol = endpoint.kind !== 'vllm' && ctx.nativeProtocols && spoken.native ? spoken.native : spoken;
   const up = protocol.upstream(harness, endpoint.kind, ctx.memories.for(rollout.id));
   if (endpoint.model) up.body.model = endpoint.model;
   const request = encodeRequest(up.body);
-  const relayed = {
+  return {
     upstream: ctx.upstream,
     endpoint,
     protocol,
@@ -64,59 +124,43 @@ export async function handleModelCall(
     signal,
     res,
     view: () => protocol.view(harness, up.body, endpoint.kind),
-  };
-  const outcome = up.body.stream === true ? await streamCall(relayed) : await wholeCall(relayed);
-  const x = outcome.extracted;
-  const answer =
-    protocol.translated && x && outcome.status === 'ok' ? protocol.translated.answer(harness, x.response) : null;
-  const latencyMs = performance.now() - started;
-  let reply = outcome.reply;
-  // A harness gone before the answer was stored never got it whole, however the upstream ended.
-  const { status, error } =
-    signal.aborted && outcome.status === 'ok'
-      ? { status: 'error' as const, error: errorMessage(signal.reason) }
-      : outcome;
-  let id: number | null = null;
-  try {
-    id = ctx.store.calls.add(
-      {
-        rolloutId: rollout.id,
-        seq,
-        protocol: protocol.name,
-        stream: up.body.stream === true,
-        request,
-        response: x?.response ?? null,
-        harness: protocol.translated ? { request: encodeRequest(harness), response: answer } : null,
-        promptIds: x?.promptIds ?? null,
-        completionIds: x?.completionIds ?? null,
-        completionLogprobs: x?.completionLogprobs ?? null,
-        promptTokens: x?.promptTokens ?? null,
-        completionTokens: x?.completionTokens ?? null,
-        status,
-        httpStatus: outcome.httpStatus,
-        error,
-        latencyMs,
-        modelVersion: outcome.version ?? endpoint.version,
-        finishReason: x?.finishReason ?? null,
-      },
-      !isTerminal(rollout.state),
-    );
-    if (answer && x) ctx.memories.keep(rollout.id, { request: harness, response: answer }, x.response);
-  } catch (err) {
-    reply = unstored(rollout, seq, protocol, res, err, relayed.view().broken);
-  }
-  ctx.onCall({
-    rolloutId: rollout.id,
+    rollout,
     seq,
-    status,
-    error,
+    harness,
+    request,
+    stream: up.body.stream === true,
+  };
+}
+
+/** The call as the store keeps it. */
+function callRecord(
+  call: ModelCall,
+  outcome: Outcome,
+  settled: Settled,
+  answer: Record<string, unknown> | null,
+  latencyMs: number,
+): CallRecord {
+  const x = outcome.extracted;
+  return {
+    rolloutId: call.rollout.id,
+    seq: call.seq,
+    protocol: call.protocol.name,
+    stream: call.stream,
+    request: call.request,
+    response: x?.response ?? null,
+    harness: call.protocol.translated ? { request: encodeRequest(call.harness), response: answer } : null,
+    promptIds: x?.promptIds ?? null,
+    completionIds: x?.completionIds ?? null,
+    completionLogprobs: x?.completionLogprobs ?? null,
     promptTokens: x?.promptTokens ?? null,
     completionTokens: x?.completionTokens ?? null,
+    status: settled.status,
+    httpStatus: outcome.httpStatus,
+    error: settled.error,
     latencyMs,
-  });
-  if (signal.aborted) return;
-  reply();
-  if (id !== null && status === 'ok') watchDelivery(res, () => ctx.store.calls.undelivered(id, undeliveredMessage));
+    modelVersion: outcome.version ?? call.endpoint.version,
+    finishReason: x?.finishReason ?? null,
+  };
 }
 
 const undeliveredMessage = 'the harness dropped the connection with part of the answer unread';
@@ -149,16 +193,11 @@ export function nextRequestOn(req: IncomingMessage): void {
 }
 
 /** The harness must not believe a call was recorded when it was not. */
-function unstored(
-  rollout: RolloutRow,
-  seq: number,
-  protocol: Protocol,
-  res: ServerResponse,
-  err: unknown,
-  broken: (message: string) => string,
-): Outcome['reply'] {
+function unstored(call: ModelCall, err: unknown): Outcome['reply'] {
+  const { res, protocol } = call;
+  const broken = call.view().broken;
   const message = `the gateway could not store this call: ${errorMessage(err)}`;
-  process.stderr.write(`alight gateway: call ${seq} of ${rollout.id}: ${message}\n`);
+  process.stderr.write(`alight gateway: call ${call.seq} of ${call.rollout.id}: ${message}\n`);
   return () =>
     res.headersSent ? res.end(broken(message)) : sendJson(res, 500, protocol.errorBody(500, message, 'server_error'));
 }

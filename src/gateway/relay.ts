@@ -5,8 +5,8 @@ import { errorMessage } from '../errors.js';
 import { HttpError, sendJson } from '../http.js';
 import type { CallStatus } from '../store/calls.js';
 import type { Endpoint } from './endpoints.js';
-import type { Extracted, HarnessView, Protocol } from './protocols/index.js';
-import { SseSplitter } from './sse.js';
+import type { Extracted, HarnessView, Protocol, StreamAssembler } from './protocols/index.js';
+import { type SseEvent, SseSplitter } from './sse.js';
 import { readWhole, type UpstreamClient, UpstreamStatusError, versionOf } from './upstream.js';
 
 export interface Outcome {
@@ -67,85 +67,115 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
 }
 
 export async function streamCall(c: Relayed): Promise<Outcome> {
-  const { res, signal } = c;
-  const assembler = c.protocol.assembler();
-  let view = c.view();
-  let relayed = false;
-  let sawDone = false;
-  let upstreamError: string | null = null;
-  let version: number | null = null;
+  const stream = new StreamRelay(c);
+  try {
+    await c.upstream.post(c.endpoint, c.path, c.payload, c.signal, stream.relay);
+  } catch (err) {
+    if (!stream.relayed || c.signal.aborted) return failed(c, err, stream.assembler.result());
+    const message = `the upstream failed mid-stream: ${errorMessage(err)}`;
+    return streamBroken(c.res, stream.view, message, stream.assembler.result());
+  }
+  return stream.outcome();
+}
 
-  const relay = async (up: Dispatcher.ResponseData): Promise<void> => {
-    if (up.statusCode >= 400) await readWhole(up); // throws the status for the retry loop
+/** One streamed call: relays each upstream attempt's events to the harness as they come, assembling the answer. */
+class StreamRelay {
+  readonly assembler: StreamAssembler;
+  /** The harness's view of the current attempt. */
+  view: HarnessView;
+  /** Whether bytes reached the harness: before, a failed attempt may be retried; after, the stream is spoiled. */
+  relayed = false;
+  sawDone = false;
+  upstreamError: string | null = null;
+  version: number | null = null;
+
+  constructor(private readonly c: Relayed) {
+    this.assembler = c.protocol.assembler();
+    this.view = c.view();
+  }
+
+  /** Relays one upstream attempt (the retry loop calls it again for a retried one). */
+  readonly relay = async (up: Dispatcher.ResponseData): Promise<void> => {
     const type = String(up.headers['content-type'] ?? '');
-    if (!type.includes('text/event-stream')) {
-      await up.body.dump();
-      throw new HttpError(
-        502,
-        `the upstream answered a streaming request with ${type || 'no content type'}, not an event stream`,
-        'upstream_error',
-      );
-    }
-    version = versionOf(up.headers);
+    if (up.statusCode >= 400 || !type.includes('text/event-stream')) await refuseNonStream(up, type);
+    this.version = versionOf(up.headers);
     const splitter = new SseSplitter();
-    view = c.view();
+    this.view = this.c.view();
+    const { res, signal } = this.c;
     try {
       for await (const bytes of up.body as AsyncIterable<Buffer>) {
         // Everything one read brought goes to the harness in one write: per-event writes cost more than parsing.
-        let out = '';
-        for (const event of splitter.push(bytes)) {
-          if (event.data === '[DONE]') {
-            sawDone = true;
-            continue;
-          }
-          const chunk = event.data ? parseChunk(event.data) : null;
-          if (chunk?.error) upstreamError = errorText(chunk.error);
-          else if (chunk) assembler.push(chunk);
-          out += chunk ? view.event(event.raw, chunk) : event.raw;
-        }
+        const out = this.translate(splitter.push(bytes));
         if (!out) continue;
-        if (!relayed) {
+        if (!this.relayed) {
           res.writeHead(200, sseHeaders);
-          relayed = true;
+          this.relayed = true;
         }
         if (!res.write(out)) await once(res, 'drain', { signal });
       }
     } catch (err) {
-      // Before the first byte reached the harness the retry loop may try again; after it, the stream is spoiled.
-      if (!relayed) throw err;
+      if (!this.relayed) throw err;
       throw new MidStreamError(errorMessage(err));
     }
   };
 
-  try {
-    await c.upstream.post(c.endpoint, c.path, c.payload, signal, relay);
-  } catch (err) {
-    if (!relayed || signal.aborted) return failed(c, err, assembler.result());
-    return streamBroken(res, view, `the upstream failed mid-stream: ${errorMessage(err)}`, assembler.result());
+  /** The events of one read as the harness sees them; each chunk also goes to the assembler. */
+  private translate(events: SseEvent[]): string {
+    let out = '';
+    for (const event of events) {
+      if (event.data === '[DONE]') {
+        this.sawDone = true;
+        continue;
+      }
+      const chunk = event.data ? parseChunk(event.data) : null;
+      if (chunk?.error) this.upstreamError = errorText(chunk.error);
+      else if (chunk) this.assembler.push(chunk);
+      out += chunk ? this.view.event(event.raw, chunk) : event.raw;
+    }
+    return out;
   }
-  if (upstreamError)
+
+  /** How the stream ended, once the upstream closed it. */
+  outcome(): Outcome {
+    const { res } = this.c;
+    const { version } = this;
+    if (this.upstreamError) {
+      return {
+        status: 'error',
+        httpStatus: 200,
+        error: this.upstreamError,
+        extracted: this.assembler.result(),
+        version,
+        reply: () => res.end(),
+      };
+    }
+    if (!this.sawDone && !this.assembler.finished()) {
+      const message = 'the upstream ended the stream before the answer was finished';
+      return streamBroken(res, this.view, message, this.assembler.result());
+    }
     return {
-      status: 'error',
+      status: 'ok',
       httpStatus: 200,
-      error: upstreamError,
-      extracted: assembler.result(),
+      error: null,
+      extracted: this.assembler.result(),
       version,
-      reply: () => res.end(),
+      reply: () => {
+        if (!this.relayed) res.writeHead(200, sseHeaders);
+        res.end(this.view.end(this.sawDone) || undefined);
+      },
     };
-  if (!sawDone && !assembler.finished()) {
-    return streamBroken(res, view, 'the upstream ended the stream before the answer was finished', assembler.result());
   }
-  return {
-    status: 'ok',
-    httpStatus: 200,
-    error: null,
-    extracted: assembler.result(),
-    version,
-    reply: () => {
-      if (!relayed) res.writeHead(200, sseHeaders);
-      res.end(view.end(sawDone) || undefined);
-    },
-  };
+}
+
+/** An attempt answered with an error status (thrown for the retry loop) or with something other than a stream. */
+async function refuseNonStream(up: Dispatcher.ResponseData, type: string): Promise<never> {
+  if (up.statusCode >= 400) await readWhole(up); // throws the status for the retry loop
+  await up.body.dump();
+  throw new HttpError(
+    502,
+    `the upstream answered a streaming request with ${type || 'no content type'}, not an event stream`,
+    'upstream_error',
+  );
 }
 
 function parseChunk(data: string): Record<string, unknown> {

@@ -43,42 +43,12 @@ export interface Gateway {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const { store } = options;
   if (options.adminKey.length < minAdminKeyLength) {
     throw new AlightError(`the admin key must have at least ${minAdminKeyLength} characters`, ExitCode.usage);
   }
   const upstream = new UpstreamClient(options.upstream, options.upstreamApiKey);
-  const endpoints = new Endpoints();
-  const { url, kind } = options.upstream;
-  if (url) {
-    // A vLLM upstream serves one model: pin it, so that any name a harness sends works. Hosted APIs pass through.
-    const discovered = kind === 'vllm' ? (await upstream.models(url))[0] : undefined;
-    const model = options.upstream.model ?? discovered ?? null;
-    endpoints.upsert({ url, model, kind, version: 0 });
-  }
-  const { cacheRollouts, cacheIdleS } = options.gateway;
-  store.calls.boundCache(cacheRollouts, cacheIdleS * 1000);
-  const memories = new RolloutMemories(
-    (rolloutId, kind, names) => store.addEvent(rolloutId, 'untranslated', { kind, names }),
-    cacheRollouts,
-    cacheIdleS * 1000,
-  );
-  const rollouts = new Rollouts(store, (id) => memories.forget(id));
-  const state = new GatewayState(
-    rollouts,
-    endpoints,
-    {
-      store,
-      upstream,
-      endpoints,
-      memories,
-      nativeProtocols: options.upstream.nativeProtocols,
-      bodyLimit: Math.floor(options.gateway.bodyLimitMb * 1024 * 1024),
-      onCall: options.onCall ?? (() => {}),
-    },
-    options.holdWhilePausedMs ?? 0,
-  );
-
+  const endpoints = await configuredEndpoints(upstream, options.upstream);
+  const state = gatewayState(options, upstream, endpoints);
   const server = createServer((req, res) => {
     nextRequestOn(req);
     state.track(
@@ -97,7 +67,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   return {
     url: state.url,
-    rollouts,
+    rollouts: state.rollouts,
     endpoints,
     state: () => state.snapshot(),
     pause: () => state.pause(),
@@ -110,6 +80,46 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await upstream.close();
     },
   };
+}
+
+/** The configured upstream, if any, as the first endpoint. */
+async function configuredEndpoints(upstream: UpstreamClient, config: UpstreamConfig): Promise<Endpoints> {
+  const endpoints = new Endpoints();
+  const { url, kind } = config;
+  if (url) {
+    // A vLLM upstream serves one model: pin it, so that any name a harness sends works. Hosted APIs pass through.
+    const discovered = kind === 'vllm' ? (await upstream.models(url))[0] : undefined;
+    const model = config.model ?? discovered ?? null;
+    endpoints.upsert({ url, model, kind, version: 0 });
+  }
+  return endpoints;
+}
+
+/** The rollouts, the per-rollout caches and what each model call needs, bounded as the config says. */
+function gatewayState(options: GatewayOptions, upstream: UpstreamClient, endpoints: Endpoints): GatewayState {
+  const { store } = options;
+  const { cacheRollouts, cacheIdleS } = options.gateway;
+  store.calls.boundCache(cacheRollouts, cacheIdleS * 1000);
+  const memories = new RolloutMemories(
+    (rolloutId, kind, names) => store.addEvent(rolloutId, 'untranslated', { kind, names }),
+    cacheRollouts,
+    cacheIdleS * 1000,
+  );
+  const rollouts = new Rollouts(store, (id) => memories.forget(id));
+  return new GatewayState(
+    rollouts,
+    endpoints,
+    {
+      store,
+      upstream,
+      endpoints,
+      memories,
+      nativeProtocols: options.upstream.nativeProtocols,
+      bodyLimit: Math.floor(options.gateway.bodyLimitMb * 1024 * 1024),
+      onCall: options.onCall ?? (() => {}),
+    },
+    options.holdWhilePausedMs ?? 0,
+  );
 }
 
 async function route(state: GatewayState, adminKey: string, req: IncomingMessage, res: ServerResponse): Promise<void> {

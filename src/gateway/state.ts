@@ -1,4 +1,5 @@
 import type { Rollouts } from '../rollouts/service.js';
+import type { Store } from '../store/store.js';
 import type { Endpoints } from './endpoints.js';
 import type { CallContext } from './model-call.js';
 
@@ -22,6 +23,19 @@ export class GatewayState {
     readonly context: CallContext,
     private readonly holdWhilePausedMs: number,
   ) {}
+
+  /** The store the gateway records rollouts, calls, rewards and events in. */
+  get store(): Store {
+    return this.context.store;
+  }
+
+  /**
+   * Takes the `seq` of the rollout's next model call; taken when the call arrives, in the same tick as the check that
+   * its rollout is live.
+   */
+  nextCallSeq(rolloutId: string): number {
+    return this.context.store.calls.nextSeq(rolloutId);
+  }
 
   get paused(): boolean {
     return this.pausedNow;
@@ -99,7 +113,7 @@ export class GatewayState {
     return {
       paused: this.pausedNow,
       inflight: this.calls.size,
-      cachedRollouts: this.context.store.calls.cachedRollouts,
+      cachedRollouts: this.store.calls.cachedRollouts,
     };
   }
 

@@ -6,7 +6,7 @@ import { errorBody, HttpError, hasBearer, listen, parseBody, readJson, sendError
 import type { Engine, Sampling } from './engine.js';
 import { type Completion, complete, type Piece } from './generation.js';
 import { type ChatRequest, type CompletionRequest, chatRequest, chatTurns, completionRequest } from './requests.js';
-import { chatShape, completionShape, type Shape, usage } from './shapes.js';
+import { chatShape, completionShape, type Meta, type Shape, usage } from './shapes.js';
 import type { Weights } from './weights.js';
 
 export interface ServeOptions {
@@ -88,21 +88,24 @@ async function handle(
       );
     });
   }
-  if (req.method === 'POST' && path === '/admin/reload') {
-    if (!options.adminKey)
-      throw new HttpError(403, 'reloading is off: start alight serve with ALIGHT_ADMIN_KEY set', 'permission_error');
-    if (!hasBearer(req.headers.authorization, options.adminKey))
-      throw new HttpError(401, 'reload needs `Authorization: Bearer <admin key>`', 'authentication_error');
-    const { path: modelPath, version } = parseBody(reloadBody, await readJson(req, 1 << 20));
-    const started = performance.now();
-    try {
-      await weights.reload(modelPath, version);
-    } catch (err) {
-      throw new HttpError(400, errorMessage(err));
-    }
-    return sendJson(res, 200, { version, path: modelPath, load_ms: Math.round(performance.now() - started) });
-  }
+  if (req.method === 'POST' && path === '/admin/reload') return reload(options, req, res);
   throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
+}
+
+/** `POST /admin/reload`, for the admin key's holder: loads other weights, which answer the next requests. */
+async function reload(options: ServeOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!options.adminKey)
+    throw new HttpError(403, 'reloading is off: start alight serve with ALIGHT_ADMIN_KEY set', 'permission_error');
+  if (!hasBearer(req.headers.authorization, options.adminKey))
+    throw new HttpError(401, 'reload needs `Authorization: Bearer <admin key>`', 'authentication_error');
+  const { path: modelPath, version } = parseBody(reloadBody, await readJson(req, 1 << 20));
+  const started = performance.now();
+  try {
+    await options.weights.reload(modelPath, version);
+  } catch (err) {
+    throw new HttpError(400, errorMessage(err));
+  }
+  return sendJson(res, 200, { version, path: modelPath, load_ms: Math.round(performance.now() - started) });
 }
 
 const reloadBody = z.object({ path: z.string().min(1), version: z.number().int().min(0) });
@@ -121,75 +124,21 @@ async function generate(
   res: ServerResponse,
   aborts: Set<AbortController>,
 ): Promise<void> {
-  // As vLLM: a wrong name is a misconfigured client. (Behind the gateway the name is pinned to this one.)
-  if (body.model !== undefined && body.model !== modelName) {
-    throw new HttpError(
-      404,
-      `The model \`${body.model}\` does not exist; this server serves \`${modelName}\``,
-      'not_found_error',
-    );
-  }
+  checkModelName(body.model, modelName);
   res.setHeader(versionHeader, String(version));
-  const room = engine.contextSize - prompt.length;
-  const asked = body.max_completion_tokens ?? body.max_tokens;
-  if (room <= 0 || (asked !== undefined && asked > room)) {
-    throw new HttpError(
-      400,
-      `This model's maximum context length is ${engine.contextSize} tokens. However, you requested ` +
-        `${prompt.length + (asked ?? 0)} tokens (${prompt.length} in the messages, ${asked ?? 0} in the completion). ` +
-        'Please reduce the length of the messages or completion.',
-    );
-  }
-  const sampling: Sampling = {
-    temperature: body.temperature,
-    topP: body.top_p,
-    topK: body.top_k === -1 ? undefined : body.top_k,
-    seed: body.seed,
-    maxTokens: asked ?? room,
-  };
+  const sampling = samplingFor(engine, body, prompt.length);
   const stops = [...templateStops, ...(body.stop === undefined ? [] : [body.stop].flat())];
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort(new Error('the client disconnected'));
-  });
+  const abort = abortOnDisconnect(res);
   aborts.add(abort);
   const meta = {
     id: `${shape.idPrefix}-${randomBytes(12).toString('hex')}`,
     created: Math.floor(Date.now() / 1000),
     model: modelName,
   };
-  const ids = body.return_token_ids;
   const run = complete(engine, prompt, sampling, stops, abort.signal);
   try {
-    if (!body.stream) {
-      let step = await run.next();
-      while (!step.done) step = await run.next();
-      return sendJson(
-        res,
-        200,
-        shape.whole(
-          meta,
-          prompt,
-          step.value,
-          ids,
-          step.value.ids.map((t) => engine.detokenize([t])),
-        ),
-      );
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const send = (chunk: unknown): boolean => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    send(shape.first(meta, ids ? prompt : null));
-    let shown = 0;
-    let step: IteratorResult<Piece, Completion>;
-    while (!(step = await run.next()).done) {
-      const piece = step.value;
-      shown += piece.text.length;
-      send(shape.piece(meta, piece, engine.detokenize([piece.token]), ids));
-    }
-    const done = step.value;
-    send(shape.last(meta, done.text.slice(shown), done.finishReason));
-    if (body.stream_options?.include_usage) send({ ...shape.head(meta), choices: [], usage: usage(prompt, done) });
-    res.end('data: [DONE]\n\n');
+    if (!body.stream) return await sendWhole(run, engine, shape, meta, prompt, body.return_token_ids, res);
+    await sendStream(run, engine, shape, meta, prompt, body, res);
   } catch (err) {
     if (abort.signal.aborted) return void res.end();
     if (!res.headersSent) throw err;
@@ -199,4 +148,100 @@ async function generate(
     // Ends the generator on every path, which gives its sequence back.
     await run.return(undefined as never);
   }
+}
+
+/** As vLLM: a wrong name is a misconfigured client. (Behind the gateway the name is pinned to this one.) */
+function checkModelName(asked: string | undefined, modelName: string): void {
+  if (asked !== undefined && asked !== modelName) {
+    throw new HttpError(
+      404,
+      `The model \`${asked}\` does not exist; this server serves \`${modelName}\``,
+      'not_found_error',
+    );
+  }
+}
+
+/** The request's sampling settings; a completion that cannot fit the context is refused, in vLLM's words. */
+function samplingFor(engine: Engine, body: ChatRequest | CompletionRequest, promptLength: number): Sampling {
+  const room = engine.contextSize - promptLength;
+  const asked = body.max_completion_tokens ?? body.max_tokens;
+  if (room <= 0 || (asked !== undefined && asked > room)) {
+    throw new HttpError(
+      400,
+      `This model's maximum context length is ${engine.contextSize} tokens. However, you requested ` +
+        `${promptLength + (asked ?? 0)} tokens (${promptLength} in the messages, ${asked ?? 0} in the completion). ` +
+        'Please reduce the length of the messages or completion.',
+    );
+  }
+  return {
+    temperature: body.temperature,
+    topP: body.top_p,
+    topK: body.top_k === -1 ? undefined : body.top_k,
+    seed: body.seed,
+    maxTokens: asked ?? room,
+  };
+}
+
+/** Aborts the generation when the client goes before its answer was written whole. */
+function abortOnDisconnect(res: ServerResponse): AbortController {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort(new Error('the client disconnected'));
+  });
+  return abort;
+}
+
+type Run = AsyncGenerator<Piece, Completion>;
+
+/** Runs the generation to its end, then answers with the whole completion. */
+async function sendWhole(
+  run: Run,
+  engine: Engine,
+  shape: Shape,
+  meta: Meta,
+  prompt: number[],
+  ids: boolean,
+  res: ServerResponse,
+): Promise<void> {
+  let step = await run.next();
+  while (!step.done) step = await run.next();
+  const done = step.value;
+  sendJson(
+    res,
+    200,
+    shape.whole(
+      meta,
+      prompt,
+      done,
+      ids,
+      done.ids.map((t) => engine.detokenize([t])),
+    ),
+  );
+}
+
+/** Streams the generation as server-sent events, a chunk per piece, then the usage when asked and `[DONE]`. */
+async function sendStream(
+  run: Run,
+  engine: Engine,
+  shape: Shape,
+  meta: Meta,
+  prompt: number[],
+  body: ChatRequest | CompletionRequest,
+  res: ServerResponse,
+): Promise<void> {
+  const ids = body.return_token_ids;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const send = (chunk: unknown): boolean => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  send(shape.first(meta, ids ? prompt : null));
+  let shown = 0;
+  let step: IteratorResult<Piece, Completion>;
+  while (!(step = await run.next()).done) {
+    const piece = step.value;
+    shown += piece.text.length;
+    send(shape.piece(meta, piece, engine.detokenize([piece.token]), ids));
+  }
+  const done = step.value;
+  send(shape.last(meta, done.text.slice(shown), done.finishReason));
+  if (body.stream_options?.include_usage) send({ ...shape.head(meta), choices: [], usage: usage(prompt, done) });
+  res.end('data: [DONE]\n\n');
 }

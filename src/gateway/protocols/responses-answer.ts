@@ -1,4 +1,4 @@
-import { ChatParts, type Part, partsView } from './chat-parts.js';
+import { ChatParts, type Part, type PartEvents, partsView } from './chat-parts.js';
 import { type ChatAnswer, chatAnswer } from './translate.js';
 import type { HarnessView } from './types.js';
 
@@ -89,11 +89,34 @@ export const responsesBroken = (message: string): string =>
 export function responsesView(harness: Obj): HarnessView {
   let seq = 0;
   let chatId = 'alight';
-  const ev = (type: string, data: Obj): string =>
+  const ev: Emit = (type, data) =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
   const itemId = (part: Part): string =>
     part.kind === 'tool' ? ids.call(part.id) : part.kind === 'text' ? ids.message(chatId) : ids.reasoning(chatId);
-  const parts = new ChatParts({
+  const parts = new ChatParts(partEvents(ev, itemId));
+  const snapshot = (status?: string): Obj => responseObject({ ...parts.answer(), id: chatId }, harness, status);
+  return partsView(parts, {
+    whole: (answer) => responseObject(chatAnswer(answer), harness),
+    start(chunk) {
+      if (typeof chunk.id === 'string') chatId = chunk.id;
+      const response = { ...snapshot('in_progress'), output: [] };
+      return ev('response.created', { response }) + ev('response.in_progress', { response });
+    },
+    end() {
+      const response = snapshot();
+      return ev(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+    },
+    broken: (message) =>
+      ev('response.failed', { response: { ...snapshot('failed'), error: { code: 'server_error', message } } }),
+  });
+}
+
+/** Writes one numbered Responses event. */
+type Emit = (type: string, data: Obj) => string;
+
+/** The Responses events that open, extend and close each output item. */
+function partEvents(ev: Emit, itemId: (part: Part) => string): PartEvents {
+  return {
     open(part, index) {
       const at = { output_index: index };
       if (part.kind === 'tool')
@@ -111,43 +134,28 @@ export function responsesView(harness: Obj): HarnessView {
       if (part.kind === 'reasoning') return ev('response.reasoning_text.delta', { ...at, content_index: 0, delta });
       return ev('response.output_text.delta', { ...at, content_index: 0, delta, logprobs: [] });
     },
-    close(part, index, text) {
-      const at = { item_id: itemId(part), output_index: index };
-      if (part.kind === 'tool') {
-        return (
-          ev('response.function_call_arguments.done', { ...at, name: part.name, arguments: text }) +
-          ev('response.output_item.done', {
-            output_index: index,
-            item: callItem(part.id, part.name, text, 'completed'),
-          })
-        );
-      }
-      if (part.kind === 'reasoning') {
-        return (
-          ev('response.reasoning_text.done', { ...at, content_index: 0, text }) +
-          ev('response.output_item.done', { output_index: index, item: reasoningItem(at.item_id, text) })
-        );
-      }
-      return (
-        ev('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] }) +
-        ev('response.content_part.done', { ...at, content_index: 0, part: textPart(text) }) +
-        ev('response.output_item.done', { output_index: index, item: messageItem(at.item_id, text, 'completed') })
-      );
-    },
-  });
-  const snapshot = (status?: string): Obj => responseObject({ ...parts.answer(), id: chatId }, harness, status);
-  return partsView(parts, {
-    whole: (answer) => responseObject(chatAnswer(answer), harness),
-    start(chunk) {
-      if (typeof chunk.id === 'string') chatId = chunk.id;
-      const response = { ...snapshot('in_progress'), output: [] };
-      return ev('response.created', { response }) + ev('response.in_progress', { response });
-    },
-    end() {
-      const response = snapshot();
-      return ev(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
-    },
-    broken: (message) =>
-      ev('response.failed', { response: { ...snapshot('failed'), error: { code: 'server_error', message } } }),
-  });
+    close: (part, index, text) => closeEvents(ev, part, index, itemId(part), text),
+  };
+}
+
+/** The events that end an output item, the whole item last. */
+function closeEvents(ev: Emit, part: Part, index: number, itemId: string, text: string): string {
+  const at = { item_id: itemId, output_index: index };
+  if (part.kind === 'tool') {
+    return (
+      ev('response.function_call_arguments.done', { ...at, name: part.name, arguments: text }) +
+      ev('response.output_item.done', { output_index: index, item: callItem(part.id, part.name, text, 'completed') })
+    );
+  }
+  if (part.kind === 'reasoning') {
+    return (
+      ev('response.reasoning_text.done', { ...at, content_index: 0, text }) +
+      ev('response.output_item.done', { output_index: index, item: reasoningItem(itemId, text) })
+    );
+  }
+  return (
+    ev('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] }) +
+    ev('response.content_part.done', { ...at, content_index: 0, part: textPart(text) }) +
+    ev('response.output_item.done', { output_index: index, item: messageItem(itemId, text, 'completed') })
+  );
 }
