@@ -10,9 +10,8 @@ import { runRollouts } from '../runner/run-rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { containerWorkspace, hostWorkspace } from './agent-workspace.js';
 import type { Runtime } from './container.js';
-import { checkIds, gradePredictions, type GradeSummary, summarise } from './grade-run.js';
-import type { Prediction } from './grader.js';
-import { type GradeOptions, type GradeTask, type InstanceReport, ungraded } from './grader.js';
+import { checkIds, type GradeSummary, gradePredictions, summarise } from './grade-run.js';
+import { type GradeOptions, type GradeTask, type InstanceReport, type Prediction, ungraded } from './grader.js';
 
 export interface EvalTask {
   grade: GradeTask;
