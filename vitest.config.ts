@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// The files that load models (vLLM, torch, verl, llama.cpp) and keep both cores busy: one at a time, in one lane.
+// The files that load models (vLLM, torch, verl, llama.cpp) and keep both cores busy.
 const modelFiles = [
   'test/e2e/vllm.test.ts',
   'test/e2e/train.test.ts',
@@ -11,32 +11,34 @@ const modelFiles = [
   'test/integration/serve-reload.test.ts',
 ];
 
+const common = {
+  exclude: ['dist/**', 'node_modules/**'],
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  pool: 'forks' as const,
+};
+
 export default defineConfig({
   test: {
-    exclude: ['dist/**', 'node_modules/**'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    // Installs what the suite needs (Python environments, vLLM, podman) before the first test: see test/setup/prepare.ts.
+    ...common,
+    // Installs what the suite needs (Python environments, vLLM, podman) once, before the first test: see
+    // test/setup/prepare.ts. The projects below do not repeat it.
     globalSetup: ['./test/setup/prepare.ts'],
-    pool: 'forks',
     reporters: ['default', './test/helpers/summary-reporter.ts'],
-    // Two lanes side by side, each one file at a time: the model files in one, the rest (containers, subprocesses,
-    // sockets: mostly waiting) in the other. Two model files together would fight over the two cores and the memory
-    // vLLM reserves; every file makes its own temp folders, stores and ports, and the installs are done before.
+    maxWorkers: 2,
+    // Two groups, one after the other. The rest (sockets, subprocesses, containers: mostly waiting) two files at a
+    // time: each makes its own temp folders, stores and ports, and the installs are done before. Then the model files
+    // one at a time: two of them side by side would fight over the two cores and the memory vLLM reserves.
     projects: [
       {
-        extends: true,
-        test: { name: 'models', include: modelFiles, fileParallelism: false },
-      },
-      {
-        extends: true,
         test: {
+          ...common,
           name: 'rest',
           include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-          exclude: ['dist/**', 'node_modules/**', ...modelFiles],
-          fileParallelism: false,
+          exclude: [...common.exclude, ...modelFiles],
         },
       },
+      { test: { ...common, name: 'models', include: modelFiles, maxWorkers: 1 } },
     ],
   },
 });

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +26,10 @@ describe('set-up', () => {
       const copy = tempDir();
       cpSync(join(packageRoot, 'dist', 'src', 'setup'), join(copy, 'src', 'setup'), { recursive: true });
       cpSync(join(packageRoot, 'dist', 'src', 'errors.js'), join(copy, 'src', 'errors.js'));
+      cpSync(join(packageRoot, 'dist', 'src', 'process'), join(copy, 'src', 'process'), { recursive: true });
+      for (const pkg of dependencyClosure('execa')) {
+        cpSync(join(packageRoot, 'node_modules', pkg), join(copy, 'node_modules', pkg), { recursive: true });
+      }
       execFileSync('chmod', ['-R', 'a+rX', copy]);
       const script = `import('${copy}/src/setup/system.js').then((m) => m.ensureSystemPackages(
       [m.commandNeed('alight-no-such-tool', 'alight-no-such-pkg'), m.commandNeed('sh', 'dash')], 'the test', () => {}))
@@ -85,3 +89,12 @@ describe('set-up', () => {
     expect(order.at(-1)).toBe('c out');
   });
 });
+
+/** A package and every package it needs, as npm installed them (flat, under the root's node_modules). */
+function dependencyClosure(name: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(name)) return seen;
+  seen.add(name);
+  const manifest = JSON.parse(readFileSync(join(packageRoot, 'node_modules', name, 'package.json'), 'utf8'));
+  for (const dep of Object.keys(manifest.dependencies ?? {})) dependencyClosure(dep, seen);
+  return seen;
+}
