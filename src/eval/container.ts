@@ -51,6 +51,7 @@ export function imageExists(image: string, runtime: Runtime = 'podman'): boolean
  */
 export async function engine(runtime: Runtime, args: string[]): Promise<string> {
   const r = await run({ command: runtime, args, stdout: { tail: 256 << 20 }, stderr: { tail: 64 << 10 } });
+  if (r.exitCode === 0 && r.truncated) throw new Error(`${runtime} ${args[0]} printed more than 256 MB`);
   if (r.exitCode === 0) return r.stdout;
   if (r.reason?.includes('ENOENT')) throw new Error(`${runtime} is not installed`);
   const why = (r.stderr || r.stdout || r.reason || `exit code ${r.exitCode}`).trim().split('\n').slice(-3).join(' ');

@@ -1,3 +1,5 @@
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { execa, execaSync, type Options, type ResultPromise } from 'execa';
@@ -59,6 +61,11 @@ export interface Running {
   stdout: Readable | null;
   stderr: Readable | null;
   finished: Promise<Finished>;
+  /**
+   * How the process itself ended (`exited with code N`, `killed by SIGx`, `cannot start …`), as soon as it did: before
+   * `finished` where something it left behind still holds a pipe.
+   */
+  exit: Promise<string>;
   /** Stops it as a timeout would (SIGTERM, SIGKILL after `graceMs`), with `why` as its reason; resolves once ended. */
   stop(why: string, graceMs?: number): Promise<Finished>;
   /** Sends a signal (to its group, if it has one) without making it a stop: its result says how it ended. */
@@ -68,19 +75,31 @@ export interface Running {
 }
 
 const defaultGraceMs = 3000;
-// After the leader exits, how long a pipe held open by an escaped background process may hold the result.
+// After a group's leader exits, how long a quiet pipe may stay open (held by a process that escaped the group), and
+// how long one still carrying data may (an escaped process printing without end).
 const pipeLingerMs = 100;
+const pipeLingerMaxMs = 2000;
 
 /** Starts a process; see the module comment. A start failure (no such command) is a result, not an exception. */
 export function start(spec: LaunchSpec): Running {
   const capture = { stdout: sinkTail(spec.stdout), stderr: spec.stderr === 'stdout' ? null : sinkTail(spec.stderr) };
+  const files: number[] = [];
+  let stdout: StdioOption;
+  let stderr: StdioOption;
+  try {
+    stdout = stdio(spec.stdout, files);
+    stderr = stdio(spec.stderr === 'stdout' ? spec.stdout : spec.stderr, files);
+  } catch (err) {
+    for (const fd of files) closeSync(fd);
+    return notStarted(`cannot start ${spec.command}: cannot open its log (${(err as Error).message})`);
+  }
   const options: Options = {
     cwd: spec.cwd,
     env: spec.env ?? process.env,
     extendEnv: false,
     stdin: spec.stdin ?? 'ignore',
-    stdout: stdio(spec.stdout),
-    stderr: stdio(spec.stderr === 'stdout' ? spec.stdout : spec.stderr),
+    stdout,
+    stderr,
     detached: spec.group === true,
     reject: false,
     buffer: false,
@@ -88,11 +107,28 @@ export function start(spec: LaunchSpec): Running {
     forceKillAfterDelay: false,
   };
   const child = execa(spec.command, spec.args, options);
+  for (const fd of files) closeSync(fd);
   const flow = { lastData: 0, ours: [] as Readable[] };
   const stdoutSink = capture.stdout ?? lineSink(spec.stdout);
   read(child.stdout, stdoutSink, flow);
   read(child.stderr, spec.stderr === 'stdout' ? stdoutSink : (capture.stderr ?? lineSink(spec.stderr)), flow);
   return supervise(child, spec, capture, flow);
+}
+
+/** A process that never ran: its result says why. */
+function notStarted(reason: string): Running {
+  const finished = Promise.resolve({ exitCode: null, reason, stdout: '', stderr: '', truncated: false });
+  return {
+    pid: undefined,
+    stdin: null,
+    stdout: null,
+    stderr: null,
+    finished,
+    exit: Promise.resolve(reason),
+    stop: () => finished,
+    kill: () => {},
+    exited: () => true,
+  };
 }
 
 /** The streams this module reads (not the caller's pipes), and when data last came. */
@@ -128,16 +164,22 @@ function supervise(
   const onAbort = (): void => stop(abortReason(spec.signal!));
   spec.signal?.addEventListener('abort', onAbort, { once: true });
   if (spec.signal?.aborted) onAbort();
-  child.once('exit', () => {
-    exited = true;
-    clearTimeout(killTimer);
-    if (group) signalAll('SIGKILL');
-    setTimeout(() => closeIdlePipes(flow), pipeLingerMs).unref();
+  const exit = new Promise<string>((resolve) => {
+    child.once('exit', (code, sig) => {
+      exited = true;
+      resolve(sig ? `killed by ${sig}` : `exited with code ${code}`);
+      if (!group) return;
+      // What it left in its group: gone now if it ended by itself; if we stopped it, the rest of the grace to finish
+      // (vLLM's engine processes release their memory), then SIGKILL.
+      if (reason === null) signalAll('SIGKILL');
+      else killTimer?.unref();
+      const exitedAt = Date.now();
+      setTimeout(() => closeIdlePipes(flow, exitedAt), pipeLingerMs).unref();
+    });
   });
   const finished = child.then((r) => {
     exited = true;
     clearTimeout(timer);
-    clearTimeout(killTimer);
     spec.signal?.removeEventListener('abort', onAbort);
     const notStarted = r.exitCode === undefined && r.signal === undefined;
     const hint = r.code === 'ENOENT' ? ' (is it installed and on PATH?)' : '';
@@ -157,6 +199,7 @@ function supervise(
     stdout: child.stdout,
     stderr: child.stderr,
     finished,
+    exit: Promise.race([exit, finished.then((r) => r.reason ?? `exited with code ${r.exitCode}`)]),
     exited: () => exited,
     kill: signalAll,
     stop: (why, graceMs) => {
@@ -166,14 +209,21 @@ function supervise(
   };
 }
 
-function stdio(
-  sink: Sink | undefined,
-): 'inherit' | 'ignore' | 'pipe' | typeof process.stderr | { file: string; append: true } {
+type StdioOption = Options['stdout'];
+
+function stdio(sink: Sink | undefined, files: number[]): StdioOption {
   if (sink === undefined || sink === 'ignore') return 'ignore';
   if (sink === 'inherit') return 'inherit';
   if (sink === 'stderr') return process.stderr;
-  // Appended to, not truncated: a retried rollout's log keeps the first try.
-  if (typeof sink === 'object' && 'file' in sink) return { file: sink.file, append: true };
+  if (typeof sink === 'object' && 'file' in sink) {
+    // The file itself, appended to (a retried rollout's log keeps the first try), not a pipe through us: what the
+    // process leaves running writes on without holding its result, and the log outlives alight. execa hands a bare
+    // descriptor to the child as it is (its option types do not list one).
+    mkdirSync(dirname(sink.file), { recursive: true });
+    const fd = openSync(sink.file, 'a');
+    files.push(fd);
+    return fd as unknown as StdioOption;
+  }
   return 'pipe';
 }
 
@@ -194,17 +244,23 @@ function read(stream: Readable | null, into: OutputTail | ((line: string) => voi
 }
 
 /**
- * Once the leader has exited, a pipe still open is either draining (data still coming) or held by a process that left
- * the group (setsid) in the background: that one must not hold the result, so a pipe quiet for a moment is closed.
+ * Once a group's leader has exited and the group is killed, a pipe still open is draining (data still coming) or held
+ * by a process that left the group (setsid): that one must not hold the result, so a pipe quiet for a moment is
+ * closed, and any after a few seconds. The check runs after the loop's I/O phase (setImmediate), so that a stalled
+ * loop reads what is waiting in the pipe before it is judged quiet.
  */
-function closeIdlePipes(flow: Flow): void {
-  const open = flow.ours.filter((s) => !s.readableEnded && !s.destroyed);
-  if (!open.length) return;
-  if (Date.now() - flow.lastData >= pipeLingerMs) {
-    for (const s of open) s.destroy();
-    return;
-  }
-  setTimeout(() => closeIdlePipes(flow), pipeLingerMs).unref();
+function closeIdlePipes(flow: Flow, exitedAt: number): void {
+  const seen = flow.lastData;
+  setImmediate(() => {
+    const open = flow.ours.filter((s) => !s.readableEnded && !s.destroyed);
+    if (!open.length) return;
+    const quiet = flow.lastData === seen && Date.now() - flow.lastData >= pipeLingerMs;
+    if (quiet || Date.now() - exitedAt >= pipeLingerMaxMs) {
+      for (const s of open) s.destroy();
+      return;
+    }
+    setTimeout(() => closeIdlePipes(flow, exitedAt), pipeLingerMs).unref();
+  });
 }
 
 function signal(pid: number | undefined, group: boolean, sig: NodeJS.Signals, child: ResultPromise): void {

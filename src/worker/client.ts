@@ -60,8 +60,9 @@ export class Worker {
         }
         resolve(how);
       };
-      // A failed start (no such python) ends it too, with `cannot start …`.
-      void child.finished.then((r) => ended(r.reason ?? `exited with code ${r.exitCode}`));
+      // As soon as the worker itself ends (what it started may hold its stdout a while longer); a failed start (no
+      // such python) ends it too, with `cannot start …`.
+      void child.exit.then(ended);
     });
     createInterface({ input: child.stdout! }).on('line', (line) => this.onLine(line));
   }

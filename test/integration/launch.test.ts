@@ -94,11 +94,51 @@ describe('the process launcher', () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
+  it('is not held by an escaped process that writes to its log file or prints without end', async () => {
+    const log = join(tempDir(), 'harness.log');
+    let started = Date.now();
+    const toFile = await run({
+      command: 'sh',
+      args: ['-c', 'echo first; setsid sh -c "sleep 1; echo later" & exit 0'],
+      stdout: { file: log },
+      stderr: { file: log },
+      group: true,
+    });
+    expect(toFile).toMatchObject({ exitCode: 0, reason: null });
+    expect(Date.now() - started).toBeLessThan(900);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(readFileSync(log, 'utf8')).toBe('first\nlater\n');
+    started = Date.now();
+    const chatty = await run({
+      command: 'sh',
+      args: ['-c', 'setsid sh -c "while true; do echo x; sleep 0.01; done" & sleep 0.2; exit 0'],
+      stdout: { tail: 1000 },
+      group: true,
+    });
+    expect(chatty.exitCode).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+    await run({ command: 'pkill', args: ['-f', 'while true; do echo x'] });
+  });
+
+  it('says how the process itself ended before a pipe it left behind closes', async () => {
+    const running = start({ command: 'sh', args: ['-c', 'setsid sleep 3 & exit 7'], stdout: 'pipe' });
+    const started = Date.now();
+    expect(await running.exit).toBe('exited with code 7');
+    expect(Date.now() - started).toBeLessThan(2000);
+    running.stdout?.destroy();
+    expect((await running.finished).exitCode).toBe(7);
+  });
+
   it('reports a command that cannot start as a result, never an exception', async () => {
     const r = await run({ command: 'no-such-command-alight', args: [] });
     expect(r.exitCode).toBeNull();
     expect(r.reason).toBe('cannot start no-such-command-alight: ENOENT (is it installed and on PATH?)');
     expect(probe('no-such-command-alight', []).startError).toBe('ENOENT');
+    const notADir = join(tempDir(), 'file');
+    await run({ command: 'sh', args: ['-c', 'echo x'], stdout: { file: notADir } });
+    const blocked = await run({ command: 'true', args: [], stdout: { file: join(notADir, 'under', 'a.log') } });
+    expect(blocked.exitCode).toBeNull();
+    expect(blocked.reason).toMatch(/^cannot start true: cannot open its log \(.*(ENOTDIR|EEXIST)/);
   });
 
   it('passes the environment it is given, and only that', async () => {
