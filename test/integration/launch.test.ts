@@ -99,7 +99,8 @@ describe('the process launcher', () => {
     let started = Date.now();
     const toFile = await run({
       command: 'sh',
-      args: ['-c', 'echo first; setsid sh -c "sleep 1; echo later" & exit 0'],
+      // The leader waits a moment: a child not yet past setsid() is still in the group, and goes with it.
+      args: ['-c', 'echo first; setsid sh -c "sleep 1; echo later" & sleep 0.2; exit 0'],
       stdout: { file: log },
       stderr: { file: log },
       group: true,
