@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import { probe, run, start } from '../process/launch.js';
+import { probe, probeOrThrow, run, start } from '../process/launch.js';
 
 /**
  * The grading image alight builds itself: Debian bookworm (debootstrap, minbase) with python3, pytest, git and patch.
@@ -92,7 +92,7 @@ export function buildImage(
   const rootfs = mkdtempSync(join(tmpdir(), 'alight-rootfs-'));
   try {
     log(`debootstrap bookworm into ${rootfs}`);
-    mustProbe('debootstrap', [
+    probeOrThrow('debootstrap', [
       '--variant=minbase',
       '--include=python3,python3-pytest,git,patch',
       'bookworm',
@@ -100,7 +100,7 @@ export function buildImage(
       mirror,
     ]);
     log(`${runtime} import as ${image}`);
-    mustProbe('sh', ['-c', 'tar -C "$1" -c . | "$3" import - "$2"', 'sh', rootfs, image, runtime]);
+    probeOrThrow('sh', ['-c', 'tar -C "$1" -c . | "$3" import - "$2"', 'sh', rootfs, image, runtime]);
     return image;
   } finally {
     rmSync(rootfs, { recursive: true, force: true });
@@ -141,12 +141,4 @@ export async function podmanDockerService(): Promise<{ env: NodeJS.ProcessEnv; s
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** A set-up step that must succeed: its failure is an error with the end of what it printed. */
-function mustProbe(command: string, args: string[]): void {
-  const r = probe(command, args);
-  if (r.exitCode === 0) return;
-  const why = r.startError ?? (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
-  throw new AlightError(`${command} failed (${r.exitCode ?? 'could not start'}): ${why}`, ExitCode.failure);
 }

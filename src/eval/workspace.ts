@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { probe } from '../process/launch.js';
+import { probeOrThrow } from '../process/launch.js';
 
 const gitEnv = {
   ...process.env,
@@ -23,13 +23,7 @@ export function gitEnvFor(cwd: string): NodeJS.ProcessEnv {
 
 /** Runs git in `cwd`; its output, or an error with what it said. */
 export function git(cwd: string, args: string[], input?: string): string {
-  return checked('git', args, { cwd, env: gitEnvFor(cwd), input });
-}
-
-function checked(command: string, args: string[], o: Parameters<typeof probe>[2]): string {
-  const r = probe(command, args, o);
-  if (r.exitCode === 0) return r.stdout;
-  throw new Error(`${command} ${args[0]} failed: ${r.startError ?? (r.stderr.trim() || `exit code ${r.exitCode}`)}`);
+  return probeOrThrow('git', args, { cwd, env: gitEnvFor(cwd), input });
 }
 
 /** Where a repository's history lives under `--repos`: a clone `owner__name/` or a bundle `owner__name.bundle`. */
@@ -54,7 +48,7 @@ export function freshWorkspace(source: string, commit: string, dest: string, his
   } catch {
     throw new Error(`commit ${commit} is not in ${source}`);
   }
-  checked('sh', ['-c', 'git -C "$1" archive --format=tar "$2" | tar -x -C "$3"', 'sh', repo, commit, dest], {});
+  probeOrThrow('sh', ['-c', 'git -C "$1" archive --format=tar "$2" | tar -x -C "$3"', 'sh', repo, commit, dest]);
   if (!history) return;
   git(dest, ['init', '-q']);
   git(dest, ['add', '-A']);
@@ -65,7 +59,7 @@ export function freshWorkspace(source: string, commit: string, dest: string, his
 export function fileAt(source: string, commit: string, file: string): string | undefined {
   const repo = historyRepo(source);
   try {
-    return checked('git', ['-C', repo, 'show', `${commit}:${file}`], {});
+    return probeOrThrow('git', ['-C', repo, 'show', `${commit}:${file}`]);
   } catch {
     return undefined;
   }
@@ -84,7 +78,7 @@ function historyRepo(source: string): string {
   );
   if (!existsSync(dest)) {
     mkdirSync(dirname(dest), { recursive: true });
-    checked('git', ['clone', '-q', '--bare', source, `${dest}.tmp`], { env: gitEnv });
+    probeOrThrow('git', ['clone', '-q', '--bare', source, `${dest}.tmp`], { env: gitEnv });
     renameSync(`${dest}.tmp`, dest);
   }
   return dest;

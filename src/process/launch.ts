@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { execa, execaSync, type Options, type ResultPromise } from 'execa';
+import { AlightError, ExitCode } from '../errors.js';
 import { OutputTail } from './tail.js';
 
 /**
@@ -32,8 +33,8 @@ export interface LaunchSpec {
   /** `stdout`: into stdout's sink, interleaved. */
   stderr?: Sink | 'stdout';
   /**
-   * A process group of its own: a stop signals the whole group, and once the leader exits, what it left in the group
-   * goes too (with any pipe it held open). Not for a process that shares the terminal: Ctrl-C reaches that one itself.
+   * A process group of its own: a stop signals the whole group; once the leader exits by itself, what it left in the
+   * group goes too (one we stopped keeps the rest of its grace), and a pipe an escaped process holds is closed. Not for a process that shares the terminal: Ctrl-C reaches that one itself.
    */
   group?: boolean;
   timeoutMs?: number | null;
@@ -168,7 +169,7 @@ function supervise(
     child.once('exit', (code, sig) => {
       exited = true;
       resolve(sig ? `killed by ${sig}` : `exited with code ${code}`);
-      if (!group) return;
+      if (!group) return clearTimeout(killTimer);
       // What it left in its group: gone now if it ended by itself; if we stopped it, the rest of the grace to finish
       // (vLLM's engine processes release their memory), then SIGKILL.
       if (reason === null) signalAll('SIGKILL');
@@ -181,11 +182,10 @@ function supervise(
     exited = true;
     clearTimeout(timer);
     spec.signal?.removeEventListener('abort', onAbort);
-    const notStarted = r.exitCode === undefined && r.signal === undefined;
     const hint = r.code === 'ENOENT' ? ' (is it installed and on PATH?)' : '';
     return {
       exitCode: r.exitCode ?? null,
-      reason: notStarted
+      reason: neverRan(r)
         ? `cannot start ${spec.command}: ${r.code ?? r.originalMessage}${hint}`
         : (reason ?? (r.signal ? `killed by ${r.signal}` : null)),
       stdout: capture.stdout?.text() ?? '',
@@ -307,11 +307,23 @@ export function probe(
     maxBuffer: 256 << 20,
     stripFinalNewline: false,
   });
-  const notStarted = r.exitCode === undefined && r.signal === undefined;
   return {
     exitCode: r.exitCode ?? null,
     stdout: typeof r.stdout === 'string' ? r.stdout : '',
     stderr: typeof r.stderr === 'string' ? r.stderr : '',
-    startError: notStarted ? String(r.code ?? r.originalMessage) : null,
+    startError: neverRan(r) ? String(r.code ?? r.originalMessage) : null,
   };
+}
+
+/** A probe that must succeed: its stdout, else an error naming the command and the end of what it said. */
+export function probeOrThrow(command: string, args: string[], o: Parameters<typeof probe>[2] = {}): string {
+  const r = probe(command, args, o);
+  if (r.exitCode === 0) return r.stdout;
+  const said = r.startError ?? (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
+  throw new AlightError(`${command} ${args[0]} failed (${r.exitCode ?? 'could not start'}): ${said}`, ExitCode.failure);
+}
+
+/** execa's result for a process that never ran (no such command): neither an exit code nor a signal. */
+function neverRan(r: { exitCode?: number; signal?: string }): boolean {
+  return r.exitCode === undefined && r.signal === undefined;
 }
