@@ -144,19 +144,7 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         assert recomputed[0, len(prompt) :].tolist() == pytest.approx(served, abs=1e-4)
         assert worker.chat("Reply with the letter a.", seed=7)[1]["choices"][0]["token_ids"] == ids  # a seed reproduces
 
-        tokens = list(prompt) + ids
-        mask = [0] * len(prompt) + [1] * len(ids)
-        batch = {
-            "input_ids": np.array(tokens, dtype=np.int32),
-            "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
-            "prompt_lengths": np.array([len(prompt)], dtype=np.int32),
-            "loss_mask": np.array(mask, dtype=np.uint8),
-            "rollout_logprobs": np.array([0.0] * len(prompt) + served, dtype=np.float32),
-            "advantages": np.array([m * 1.0 for m in mask], dtype=np.float32),
-            "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
-            "rollout_index": np.array([0], dtype=np.int32),
-        }
-        save_file(batch, str(tmp_path / "batch.safetensors"))
+        save_file(one_row_batch(prompt, ids, served), str(tmp_path / "batch.safetensors"))
         metrics = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=0)["metrics"]
         assert metrics["rows"] == 1 and metrics["loss_tokens"] == len(ids) and metrics["grad_norm"] > 0
         assert metrics["kl_rollout"] == pytest.approx(0, abs=1e-5)
@@ -178,6 +166,21 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         worker.proc.wait(timeout=30)
 
 
+def one_row_batch(prompt, ids, served):
+    """A batch of one row: the prompt, then the answer's tokens with advantage 1, weighted 1/len(answer)."""
+    tokens, mask = list(prompt) + list(ids), [0] * len(prompt) + [1] * len(ids)
+    return {
+        "input_ids": np.array(tokens, dtype=np.int32),
+        "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
+        "prompt_lengths": np.array([len(prompt)], dtype=np.int32),
+        "loss_mask": np.array(mask, dtype=np.uint8),
+        "rollout_logprobs": np.array([0.0] * len(prompt) + list(served), dtype=np.float32),
+        "advantages": np.array(mask, dtype=np.float32),
+        "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
+        "rollout_index": np.array([0], dtype=np.int32),
+    }
+
+
 def worker_model(worker, tmp_path):
     """The worker's current weights, through its own save."""
     from transformers import AutoModelForCausalLM
@@ -195,18 +198,7 @@ def test_kl_to_the_initial_policy_and_truncated_is_over_several_epochs(tiny, tmp
         _, answer = worker.chat("Reply with the letter a.", seed=3)
         prompt, ids = answer["prompt_token_ids"], answer["choices"][0]["token_ids"]
         served = [c["logprob"] for c in answer["choices"][0]["logprobs"]["content"]]
-        tokens, mask = prompt + ids, [0] * len(prompt) + [1] * len(ids)
-        batch = {
-            "input_ids": np.array(tokens, dtype=np.int32),
-            "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
-            "prompt_lengths": np.array([len(prompt)], dtype=np.int32),
-            "loss_mask": np.array(mask, dtype=np.uint8),
-            "rollout_logprobs": np.array([0.0] * len(prompt) + served, dtype=np.float32),
-            "advantages": np.array(mask, dtype=np.float32),
-            "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
-            "rollout_index": np.array([0], dtype=np.int32),
-        }
-        save_file(batch, str(tmp_path / "batch.safetensors"))
+        save_file(one_row_batch(prompt, ids, served), str(tmp_path / "batch.safetensors"))
         m = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=0)["metrics"]
         assert m["is_weight_mean"] == pytest.approx(1.0, abs=1e-3) and m["is_capped_fraction"] == 0
         assert m["kl_ref"] > 0  # epochs 2 and 3 ran on moved weights, against the fixed reference

@@ -234,13 +234,7 @@ except Exception as err:
     print("failed:", type(err).__name__, str(err)[:200])
 print("ray still up:", ray.is_initialized())
 """
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
-    )
+    out = run_script(script)
     assert "failed:" in out.stdout, out.stderr[-2000:]
     assert "GPU" in out.stdout, out.stdout  # got as far as placing the workers
     assert "ray still up: False" in out.stdout
@@ -269,16 +263,21 @@ backend = object.__new__(VerlBackend)  # only its call guard: no GPU here to bui
 backend.call("the update", lambda: ray.get(part.crash.remote()))
 print("not reached")
 """
-    out = subprocess.run(
+    out = run_script(script)
+    assert out.returncode == 3, out.stderr[-2000:]
+    assert "a Ray worker died during the update" in out.stderr and "not reached" not in out.stdout
+    assert ray_processes_left() == []
+
+
+def run_script(script):
+    """A Python script in its own interpreter (its own Ray), as the worker process would run it."""
+    return subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
         text=True,
         timeout=300,
         env={**os.environ, "RAY_AUTH_MODE": "disabled"},
     )
-    assert out.returncode == 3, out.stderr[-2000:]
-    assert "a Ray worker died during the update" in out.stderr and "not reached" not in out.stdout
-    assert ray_processes_left() == []
 
 
 def ray_processes_left(within_s=20):
