@@ -9,6 +9,8 @@ const modelFiles = [
   'test/e2e/eval-swebench.test.ts',
   'test/integration/serve.test.ts',
   'test/integration/serve-reload.test.ts',
+  // Not a model, but a whole Kubernetes cluster (~720 MiB, its own iptables rules): alone too.
+  'test/e2e/k8s-runner.test.ts',
 ];
 
 const common = {

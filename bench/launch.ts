@@ -57,7 +57,8 @@ const cases: [string, Start, Start][] = [
       localLauncher.run({
         command: 'sh',
         args: ['-c', 'echo hi'],
-        env: process.env,
+        env: {},
+        withhold: [],
         output: { stdout: join(dir, `${i}.out`), stderr: join(dir, `${i}.err`) },
         timeoutMs: 60_000,
         signal,

@@ -1,13 +1,17 @@
 import { type Check, checkUpstream } from '../src/doctor/upstream.js';
+import { loadConfig } from '../src/config/load.js';
 import { AlightError, ExitCode } from '../src/errors.js';
+import type { K8sReport } from '../src/k8s/doctor.js';
 import { ensurePythonEnv, inspectEnv } from '../src/setup/python-env.js';
 import { ensureVerlEnv, inspectVerlEnv } from '../src/setup/verl-env.js';
 import { ensureVllm } from '../src/setup/vllm-env.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { table } from '../src/ui/summary.js';
-import { printJson } from './shared.js';
+import { printJson, type RunnerFlags, withRunner } from './shared.js';
 
-export interface DoctorFlags {
+export interface DoctorFlags extends Omit<RunnerFlags, 'runner'> {
+  runner?: 'k8s';
+  config?: string;
   setup?: boolean;
   vllm?: boolean;
   json?: boolean;
@@ -24,6 +28,7 @@ export async function doctor(flags: DoctorFlags): Promise<object> {
   if (flags.vllm && !flags.setup)
     throw new AlightError('--vllm goes with --setup (alight doctor lists vLLM without it)', ExitCode.usage);
   if (flags.upstream) return doctorUpstream(flags.upstream, flags);
+  if (flags.runner === 'k8s') return doctorK8s(flags);
   const listener = setupProgress();
   if (flags.backend === 'verl') {
     if (flags.setup) await ensureVerlEnv(listener);
@@ -67,6 +72,23 @@ async function doctorUpstream(url: string, flags: DoctorFlags): Promise<{ url: s
     );
   if (checks.some((c) => c.ok === false))
     throw new AlightError(`${url} lacks what training needs (see above)`, ExitCode.failure);
+  return report;
+}
+
+async function doctorK8s(flags: DoctorFlags): Promise<K8sReport> {
+  const config = withRunner(loadConfig(flags.config).config, { ...flags, runner: 'k8s' });
+  const { checkCluster } = await import('../src/k8s/doctor.js');
+  const report = await checkCluster(config);
+  if (flags.json) printJson(report);
+  else {
+    const where = report.context ? `context ${report.context}, namespace ${report.namespace}\n\n` : '';
+    const rows = report.checks.map((c) => [c.name, c.ok === null ? '?' : c.ok ? 'ok' : 'FAIL', c.detail]);
+    process.stdout.write(`${where}${table(['check', 'result', ''], rows)}\n`);
+    if (report.checks.some((c) => c.ok === false))
+      process.stdout.write(`\nthe permissions the runner needs, as a Role (kubectl apply -f):\n\n${report.role}`);
+  }
+  if (report.checks.some((c) => c.ok === false))
+    throw new AlightError('the cluster is not ready for --runner k8s (see above)', ExitCode.failure);
   return report;
 }
 

@@ -211,3 +211,19 @@ export const runtimeOption = (): Option =>
     "or agents work in a container of each instance's image (/testbed; the harness runs here and is told " +
       'ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR)',
   ).choices([...runtimeNames]);
+
+/** Which cluster and namespace the Kubernetes runner uses, what its pods run and where they reach the gateway. */
+export const k8sTargetOptions = (): Option[] => [
+  configOption('--image <image>', 'k8s.image'),
+  configOption('--job-template <file>', 'k8s.template'),
+  configOption('--namespace <ns>', 'k8s.namespace'),
+  configOption('--kube-context <name>', 'k8s.context'),
+  configOption('--gateway-host <address>', 'gateway.advertise'),
+];
+
+/** Where harnesses run (`--runner`) and, for Kubernetes, what their Jobs are made of. */
+export const runnerOptions = (): Option[] => [
+  configOption('--runner <kind>', 'runner'),
+  ...k8sTargetOptions(),
+  configOption('--retry-infra <n>', 'k8s.retryInfra'),
+];

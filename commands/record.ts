@@ -7,9 +7,18 @@ import { readTasks, type Task } from '../src/runner/tasks.js';
 import type { Store } from '../src/store/store.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { renderRecordSummary } from '../src/ui/summary.js';
-import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
+import {
+  defaultRunName,
+  newSecret,
+  printJson,
+  type RunnerFlags,
+  withInterrupt,
+  withRunner,
+  withStore,
+  withUpstream,
+} from './shared.js';
 
-export interface RecordFlags {
+export interface RecordFlags extends RunnerFlags {
   upstream?: string;
   upstreamKind?: UpstreamKind;
   model?: string;
@@ -31,11 +40,14 @@ export async function recordCommand(cmd: string, args: string[], flags: RecordFl
   if ((flags.serve || flags.serveVllm) && flags.upstream)
     throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
-    const config = withOverrides(fileConfig, {
-      upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
-      gateway: { port: flags.port },
-      record: { n: flags.n, concurrency: flags.concurrency, timeoutS: flags.timeout, rewardCmd: flags.rewardCmd },
-    });
+    const config = withRunner(
+      withOverrides(fileConfig, {
+        upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
+        record: { n: flags.n, concurrency: flags.concurrency, timeoutS: flags.timeout, rewardCmd: flags.rewardCmd },
+      }),
+      flags,
+      { port: flags.port },
+    );
     const tasks = flags.tasks ? readTasks(flags.tasks) : null;
     return withUpstream(config, flags, (c, upstreamApiKey) =>
       withInterrupt((signal) => recordWith(store, c, cmd, args, tasks, flags, upstreamApiKey, signal)),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
-import type { Config } from '../src/config/schema.js';
+import type { Config, RunnerKind } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
@@ -118,4 +118,41 @@ export async function withUpstream<T>(
   } finally {
     await served?.stop();
   }
+}
+
+/** The `--runner` flags (runnerOptions). */
+export interface RunnerFlags {
+  runner?: RunnerKind;
+  image?: string;
+  jobTemplate?: string;
+  namespace?: string;
+  kubeContext?: string;
+  gatewayHost?: string;
+  retryInfra?: number;
+}
+
+/**
+ * The config with the runner flags applied (`gateway` adds the command's own gateway flags). A Kubernetes flag with the
+ * local runner is refused, not ignored.
+ */
+export function withRunner(config: Config, flags: RunnerFlags, gateway: Partial<Config['gateway']> = {}): Config {
+  const merged = withOverrides(config, {
+    runner: flags.runner,
+    k8s: {
+      image: flags.image,
+      template: flags.jobTemplate,
+      namespace: flags.namespace,
+      context: flags.kubeContext,
+      retryInfra: flags.retryInfra,
+    },
+    gateway: { ...gateway, advertise: flags.gatewayHost },
+  });
+  const k8sOnly = (['image', 'jobTemplate', 'namespace', 'kubeContext', 'gatewayHost', 'retryInfra'] as const).filter(
+    (f) => flags[f] !== undefined,
+  );
+  if (merged.runner !== 'k8s' && k8sOnly.length > 0) {
+    const flag = `--${k8sOnly[0].replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    throw new AlightError(`${flag} applies only with --runner k8s (or runner: k8s in the config)`, ExitCode.usage);
+  }
+  return merged;
 }

@@ -14,7 +14,15 @@ import type { TrainListener } from '../src/train/events.js';
 import { type TrainResult, train } from '../src/train/loop.js';
 import { verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
-import { defaultRunName, newSecret, printJson, withInterrupt, withStore } from './shared.js';
+import {
+  defaultRunName,
+  newSecret,
+  printJson,
+  type RunnerFlags,
+  withInterrupt,
+  withRunner,
+  withStore,
+} from './shared.js';
 
 export type TrainFlags = Partial<
   Pick<
@@ -60,7 +68,7 @@ export type TrainFlags = Partial<
   config?: string;
   json?: boolean;
   dryRun?: boolean;
-};
+} & RunnerFlags;
 
 export async function trainCommand(cmd: string, args: string[], flags: TrainFlags): Promise<TrainResult | DryRun> {
   if (flags.resume && flags.run && flags.resume !== flags.run)
@@ -110,16 +118,26 @@ function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Co
     json: _json,
     dryRun: _dry,
     device,
+    runner,
+    image,
+    jobTemplate,
+    namespace,
+    kubeContext,
+    gatewayHost,
+    retryInfra,
     ...trainFlags
   } = flags;
   const stored = resume
     ? (JSON.parse(store.getRun(resume)?.config ?? '{}') as { train?: TrainConfig }).train
     : undefined;
   const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
-  const given: Config = withOverrides(base, {
-    train: { ...trainFlags, backend: backendFor(trainFlags), vllmDevice: device, timeoutS: timeout },
-    gateway: { port },
-  });
+  const given: Config = withRunner(
+    withOverrides(base, {
+      train: { ...trainFlags, backend: backendFor(trainFlags), vllmDevice: device, timeoutS: timeout },
+    }),
+    { runner, image, jobTemplate, namespace, kubeContext, gatewayHost, retryInfra },
+    { port },
+  );
   const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
   // A hub id (owner/name, not here as a folder) stays as it is: verl loads it.
   const model =

@@ -9,6 +9,7 @@ import {
   num,
   onlyWith,
   rolloutsOption,
+  runnerOptions,
   runOption,
   storeOptions,
   vllmDeviceOption,
@@ -43,6 +44,7 @@ export function registerRecord(program: Command): void {
       onlyWith(configOption('--timeout <seconds>', 'record.timeoutS'), 'tasks'),
       configOption('--reward-cmd <cmd>', 'record.rewardCmd'),
       configOption('--port <port>', 'gateway.port', 'gateway port; 0 picks a free one'),
+      ...runnerOptions(),
       ...storeOptions(),
       jsonOption('print the summary as JSON'),
     ],
@@ -51,6 +53,7 @@ export function registerRecord(program: Command): void {
       'alight record --serve gemma3-270m --tasks tasks.jsonl -n 4 -- node harness.mjs',
       'alight record --tasks tasks.jsonl -n 4 --concurrency 8 --timeout 600 -- node harness.mjs "{{problem}}"',
       'alight record --tasks tasks.jsonl --reward-cmd "python grade.py" -- ./run-agent.sh',
+      'alight record --runner k8s --image ghcr.io/me/agent:1 --tasks tasks.jsonl -n 4 -- python agent.py',
     ],
     action: async (cmd: string, args: string[], opts: RecordFlags) =>
       (await import('../record.js')).recordCommand(cmd, args, opts),

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { DoctorFlags } from '../doctor.js';
 import type { init } from '../init.js';
-import { jsonOption, onlyWith } from '../options.js';
+import { configFileOption, jsonOption, k8sTargetOptions, onlyWith } from '../options.js';
 import { define } from './define.js';
 
 export function registerInit(program: Command): void {
@@ -22,7 +22,10 @@ export function registerInit(program: Command): void {
   });
 }
 
-/** `alight doctor`: a backend's Python side, or (`--upstream`) a vLLM the user runs; not both at once. */
+/**
+ * `alight doctor`: a backend's Python side, or (`--upstream`) a vLLM the user runs, or (`--runner k8s`) the Kubernetes
+ * runner's cluster; one at a time.
+ */
 export function registerDoctor(program: Command): void {
   define(program, {
     name: 'doctor',
@@ -36,6 +39,14 @@ export function registerDoctor(program: Command): void {
       new Option('--vllm', "with --setup: vLLM's CPU build too (into the same environment)"),
       new Option('--upstream <url>', 'check a vLLM you run: token ids, the logprobs mode training needs'),
       onlyWith(new Option('--upstream-key-env <var>', 'the variable holding its API key'), 'upstream'),
+      new Option(
+        '--runner <kind>',
+        "k8s: check the Kubernetes runner's cluster: context, namespace, permissions, a pod reaching the gateway",
+      )
+        .choices(['k8s'])
+        .conflicts(['upstream', 'setup']),
+      ...k8sTargetOptions().map((o) => onlyWith(o, 'runner')),
+      onlyWith(configFileOption(), 'runner'),
       jsonOption(),
     ],
     examples: [
@@ -43,6 +54,7 @@ export function registerDoctor(program: Command): void {
       'alight doctor --setup --vllm',
       'alight doctor --backend verl --setup',
       'alight doctor --upstream http://127.0.0.1:8000/v1',
+      'alight doctor --runner k8s --image ghcr.io/me/agent:1 --namespace rl',
     ],
     action: async (opts: DoctorFlags) => (await import('../doctor.js')).doctor(opts),
   });

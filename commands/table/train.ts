@@ -1,5 +1,13 @@
 import { type Command, Option } from 'commander';
-import { concurrencyOption, configOption, jsonOption, rolloutsOption, runOption, storeOptions } from '../options.js';
+import {
+  concurrencyOption,
+  configOption,
+  jsonOption,
+  rolloutsOption,
+  runnerOptions,
+  runOption,
+  storeOptions,
+} from '../options.js';
 import type { TrainFlags } from '../train.js';
 import { define } from './define.js';
 
@@ -59,6 +67,7 @@ export function registerTrain(program: Command): void {
       runOption(),
       new Option('--resume <run>', 'continue this run from its last checkpoint, same data order'),
       configOption('--port <port>', 'gateway.port', 'gateway port; 0 picks a free one'),
+      ...runnerOptions(),
       ...storeOptions(),
       jsonOption('print the result as JSON'),
     ],

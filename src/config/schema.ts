@@ -44,6 +44,13 @@ const upstream = z
 const gateway = z
   .object({
     host: z.string().default('127.0.0.1').describe('bind address; keep loopback unless harnesses run on other hosts'),
+    advertise: z
+      .string()
+      .optional()
+      .describe(
+        "runner k8s: the address pods reach this machine at, which the gateway binds to (default: this host's " +
+          'address toward the API server, else its first non-loopback one)',
+      ),
     port: z.number().int().min(0).max(65535).default(0).describe('0 picks a free port'),
     bodyLimitMb: z.number().positive().default(64).describe('largest request body accepted (413 above it)'),
     cacheRollouts: z
@@ -60,6 +67,72 @@ const gateway = z
       .positive()
       .default(defaultCache.idleS)
       .describe("seconds without a call after which a rollout's memory is dropped"),
+  })
+  .strict();
+
+export const runnerKinds = ['local', 'k8s'] as const;
+export type RunnerKind = (typeof runnerKinds)[number];
+
+const k8s = z
+  .object({
+    kubeconfig: z
+      .string()
+      .optional()
+      .describe('kubeconfig file (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)'),
+    context: z.string().optional().describe("the kubeconfig's context to use (default: its current one)"),
+    namespace: z.string().optional().describe("where the Jobs run (default: the context's namespace, else default)"),
+    image: z
+      .string()
+      .optional()
+      .describe("the harness's image; {{field}} takes a task field, e.g. {{image_name}} (or the template's image)"),
+    template: z
+      .string()
+      .optional()
+      .describe('a Job template file (YAML, {{field}} placeholders): volumes, sidecars, anything alight does not set'),
+    imagePullPolicy: z.enum(['Always', 'IfNotPresent', 'Never']).optional().describe("the container's pull policy"),
+    resources: z
+      .object({
+        requests: z.record(z.string(), z.string()).optional(),
+        limits: z.record(z.string(), z.string()).optional(),
+      })
+      .strict()
+      .optional()
+      .describe('the harness container\'s requests and limits, e.g. {limits: {cpu: "2", memory: 4Gi}}'),
+    nodeSelector: z.record(z.string(), z.string()).optional().describe("the pods' node selector"),
+    tolerations: z.array(z.record(z.string(), z.unknown())).optional().describe("the pods' tolerations"),
+    serviceAccount: z
+      .string()
+      .optional()
+      .describe("the pods' service account (its token is mounted only when this is set)"),
+    imagePullSecrets: z.array(z.string()).optional().describe('names of the pull secrets the pods use'),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe("variables added to the harness's environment in the pod"),
+    ttlS: z
+      .number()
+      .int()
+      .min(0)
+      .default(600)
+      .describe('ttlSecondsAfterFinished: a Job alight could not delete goes by itself'),
+    pendingS: z
+      .number()
+      .positive()
+      .default(120)
+      .describe('seconds a pod may stay unschedulable or unable to pull its image before its rollout fails (infra)'),
+    retryInfra: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe('times a rollout that failed for the cluster (image pull, eviction, node lost) is run again'),
+    createPerS: z.number().positive().default(10).describe('Jobs created per second at most'),
+    leaseS: z
+      .number()
+      .int()
+      .min(2)
+      .default(60)
+      .describe("seconds without alight's heartbeat after which another alight deletes this one's Jobs"),
   })
   .strict();
 
@@ -264,6 +337,11 @@ export const configSchema = z
       .default('.alight/alight.db')
       .describe('SQLite store of traces, runs and tasks (ALIGHT_DB overrides it, --db both)'),
     upstream: upstream.default(upstream.parse({})),
+    runner: z
+      .enum(runnerKinds)
+      .default('local')
+      .describe('where harnesses run: local (processes on this machine) or k8s (a Kubernetes Job per rollout)'),
+    k8s: k8s.default(k8s.parse({})),
     gateway: gateway.default(gateway.parse({})),
     record: record.default(record.parse({})),
     train: train.default(train.parse({})),
@@ -281,3 +359,4 @@ export type Config = z.infer<typeof configSchema>;
 export type UpstreamConfig = Config['upstream'];
 export type GatewayConfig = Config['gateway'];
 export type TrainConfig = Config['train'];
+export type K8sConfig = Config['k8s'];

@@ -19,3 +19,15 @@ export function canTransition(from: RolloutState, to: RolloutState): boolean {
 
 export const rolloutModes = ['record', 'train', 'val'] as const;
 export type RolloutMode = (typeof rolloutModes)[number];
+
+// A failure that was the infrastructure's, not the harness's, starts with this: such a rollout is retried and never
+// trained on, whatever `failedRollouts` says.
+const infraPrefix = 'infrastructure: ';
+
+export function infraFailure(reason: string): string {
+  return `${infraPrefix}${reason}`;
+}
+
+export function isInfraFailure(error: string | null): boolean {
+  return error?.startsWith(infraPrefix) ?? false;
+}

@@ -8,19 +8,16 @@ export interface HarnessEnvInput {
   taskId: string | null;
   mode: RolloutMode;
   task: Record<string, unknown> | null;
-  /** Variables the harness must not see: the admin key, the upstream API key. */
-  withhold: string[];
 }
 
 /**
  * The harness contract (docs/design.md#harness-contract): everything a harness needs, and nothing that grants more than
- * its rollout.
+ * its rollout. A local harness gets these on top of this process's environment (less the withheld variables); a pod
+ * gets these only.
  */
-export function harnessEnv(input: HarnessEnvInput, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base };
-  for (const name of input.withhold) delete env[name];
+export function harnessEnv(input: HarnessEnvInput): Record<string, string> {
   const url = `${input.gatewayUrl}/r/${input.token}`;
-  return Object.assign(env, {
+  return {
     OPENAI_BASE_URL: `${url}/v1`,
     OPENAI_API_BASE: `${url}/v1`,
     OPENAI_API_KEY: input.token,
@@ -36,7 +33,7 @@ export function harnessEnv(input: HarnessEnvInput, base: NodeJS.ProcessEnv = pro
     ALIGHT_TASK_ID: input.taskId ?? '',
     ALIGHT_MODE: input.mode,
     ALIGHT_TASK_JSON: JSON.stringify(input.task),
-  });
+  };
 }
 
 /** What no harness may see: the admin key, and the upstream API key's variable when the config names one. */

@@ -13,6 +13,8 @@ export type RunEvent =
       reward: number | null;
     }
   | ({ type: 'call' } & CallEvent)
-  | { type: 'stopping'; reason: string };
+  | { type: 'stopping'; reason: string }
+  /** Something the user should know that is not a rollout's (the Kubernetes runner reaped orphaned Jobs, a watch dropped). */
+  | { type: 'notice'; message: string };
 
 export type RunListener = (event: RunEvent) => void;

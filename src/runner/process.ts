@@ -1,19 +1,25 @@
-import { run, type Sink } from '../process/launch.js';
+import { run } from '../process/launch.js';
+import { type RewardResult, runRewardCommand } from './reward.js';
 
 export { abortReason } from '../process/launch.js';
 
-/** One harness (or reward command) run, as the rollout runner asks for it from its launcher. */
+/** One harness run, as the rollout runner asks for it from its launcher. */
 export interface ProcessSpec {
   command: string;
   args: string[];
-  env: NodeJS.ProcessEnv;
+  /** What alight adds to the harness's environment (the harness contract, the job's own variables). */
+  env: Record<string, string>;
+  /** Variables of this process's environment the harness must not see (a local harness inherits the rest). */
+  withhold: string[];
   cwd?: string;
   /** `inherit` attaches the terminal (`stdout-to-stderr` keeps our stdout clean for --json); else these files. */
   output: ProcessOutput;
   timeoutMs: number | null;
   signal: AbortSignal;
-  /** Collected instead of written to a file (for reward commands). */
-  captureStdout?: boolean;
+  /** Run after the harness (whatever its exit code, unless it was stopped); the last number it prints is the reward. */
+  rewardCmd?: string;
+  /** The rollout this run is: a remote launcher names and labels its work with it. */
+  rollout?: { id: string; run: string; taskId: string | null; task: Record<string, unknown> | null };
 }
 
 export type ProcessOutput = 'inherit' | 'stdout-to-stderr' | { stdout: string; stderr: string };
@@ -25,53 +31,59 @@ export interface ProcessResult {
    * start error.
    */
   reason: string | null;
-  stdout: string;
+  /** The failure was the infrastructure's (an image pull, an eviction), not the harness's: worth another attempt. */
+  infra?: boolean;
+  /** The reward command's result, when there was one and the harness ended by itself. */
+  reward?: RewardResult;
 }
 
 /**
- * Where the runner's processes run. The runner knows only this: the local one below starts them on this machine;
- * another (a Kubernetes Job per rollout) plugs in without touching the runner.
+ * Where the runner's harnesses run. The runner knows only this: the local one below starts them on this machine; the
+ * Kubernetes one (src/k8s/launcher.ts) runs each as a Job.
  */
 export interface Launcher {
   readonly name: string;
   run(spec: ProcessSpec): Promise<ProcessResult>;
+  /** Times a rollout whose failure was the infrastructure's is run again. */
+  readonly infraRetries?: number;
 }
 
 // The harness gets this long to exit after SIGTERM before SIGKILL.
 const killGraceMs = 3000;
-// The reward is the last number printed: its tail is enough.
-const stdoutTail = 64 * 1024;
 
 /**
- * This machine: each process in its own process group (unless it shares the terminal), so that a timeout or Ctrl-C
- * ends everything it started, not just the direct child. A reward command gets its own group too: a background child
- * holding its stdout must not keep it alive.
+ * This machine: each harness in its own process group (unless it shares the terminal), so that a timeout or Ctrl-C
+ * ends everything it started, not just the direct child; then the reward command, in a group of its own too.
  */
 export const localLauncher: Launcher = {
   name: 'local',
   async run(spec) {
     const files = typeof spec.output === 'string' ? null : spec.output;
-    const group = files !== null || spec.captureStdout === true;
-    const stdout: Sink = spec.captureStdout
-      ? { tail: stdoutTail }
-      : files
-        ? { file: files.stdout }
-        : spec.output === 'stdout-to-stderr'
-          ? 'stderr'
-          : 'inherit';
+    const env = localEnv(spec);
     const result = await run({
       command: spec.command,
       args: spec.args,
-      env: spec.env,
+      env,
       cwd: spec.cwd,
-      stdin: group ? 'ignore' : 'inherit',
-      stdout,
+      stdin: files ? 'ignore' : 'inherit',
+      stdout: files ? { file: files.stdout } : spec.output === 'stdout-to-stderr' ? 'stderr' : 'inherit',
       stderr: files ? { file: files.stderr } : 'inherit',
-      group,
+      group: files !== null,
       timeoutMs: spec.timeoutMs,
       signal: spec.signal,
       killGraceMs,
     });
-    return { exitCode: result.exitCode, reason: result.reason, stdout: result.stdout };
+    const reward =
+      result.reason === null && spec.rewardCmd
+        ? await runRewardCommand(spec.rewardCmd, env, files, spec.timeoutMs, spec.signal)
+        : undefined;
+    return { exitCode: result.exitCode, reason: result.reason, reward };
   },
 };
+
+/** This process's environment without the withheld variables, plus alight's. */
+function localEnv(spec: ProcessSpec): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of spec.withhold) delete env[name];
+  return Object.assign(env, spec.env);
+}

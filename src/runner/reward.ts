@@ -1,4 +1,4 @@
-import type { Launcher, ProcessOutput } from './process.js';
+import { run } from '../process/launch.js';
 
 export interface RewardResult {
   value: number | null;
@@ -17,25 +17,39 @@ export function parseReward(stdout: string): number | null {
   return Number.isFinite(value) ? value : null;
 }
 
+/** The reward from a command's output; `how` says how the command ended when it printed no number. */
+export function rewardFrom(stdout: string, how: string): RewardResult {
+  const value = parseReward(stdout);
+  return value !== null
+    ? { value, problem: null }
+    : { value: null, problem: `the reward command printed no number (${how})` };
+}
+
+// The reward is the last number printed: its tail is enough.
+const stdoutTail = 64 * 1024;
+
+/**
+ * The reward command on this machine, in the harness's environment, its stderr in the harness's log. Its own process
+ * group: a background child holding its stdout must not keep it alive.
+ */
 export async function runRewardCommand(
-  launcher: Launcher,
   command: string,
   env: NodeJS.ProcessEnv,
-  output: ProcessOutput,
+  files: { stderr: string } | null,
   timeoutMs: number | null,
   signal: AbortSignal,
 ): Promise<RewardResult> {
-  const result = await launcher.run({
+  const result = await run({
     command: 'sh',
     args: ['-c', command],
     env,
-    output,
+    stdin: 'ignore',
+    stdout: { tail: stdoutTail },
+    stderr: files ? { file: files.stderr } : 'inherit',
+    group: true,
     timeoutMs,
     signal,
-    captureStdout: true,
+    killGraceMs: 3000,
   });
-  const value = parseReward(result.stdout);
-  if (value !== null) return { value, problem: null };
-  const how = result.reason ?? `exited with code ${result.exitCode}`;
-  return { value: null, problem: `the reward command printed no number (${how})` };
+  return rewardFrom(result.stdout, result.reason ?? `exited with code ${result.exitCode}`);
 }

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Gateway } from '../gateway/server.js';
-import type { RolloutMode } from '../rollouts/state.js';
+import { infraFailure, type RolloutMode } from '../rollouts/state.js';
 import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
 import { abortReason, type Launcher, localLauncher, type ProcessOutput } from './process.js';
-import { runRewardCommand } from './reward.js';
 import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
 import { substitute } from './template.js';
@@ -86,11 +85,26 @@ export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]):
   return ids;
 }
 
+/**
+ * One job's rollout; a failure that was the infrastructure's (a Kubernetes image pull, an eviction) is kept as a failed
+ * rollout marked as such and the job runs again as a new rollout, up to the launcher's `infraRetries`. Returns the id
+ * of the last rollout.
+ */
 async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<string> {
+  const retries = launcherOf(options).infraRetries ?? 0;
+  for (let attempt = 0; ; attempt++) {
+    const { id, infra } = await runAttempt(options, job, attempt < retries);
+    if (!infra) return id;
+  }
+}
+
+type End = (state: 'succeeded' | 'failed', error: string | null, exitCode?: number | null) => string;
+
+async function runAttempt(options: RolloutsOptions, job: RolloutJob, retryable: boolean) {
   const { store, gateway, run, mode, signal, onEvent } = options;
   const taskId = job.task?.id ?? null;
   const { rollout, token } = gateway.rollouts.create({ run, taskId, groupId: job.groupId, mode, task: job.task?.data });
-  const end = (state: 'succeeded' | 'failed', error: string | null, exitCode: number | null = null): string => {
+  const end: End = (state, error, exitCode = null) => {
     gateway.rollouts.transition(rollout.id, state, { exitCode, error });
     onEvent({
       type: 'rollout-end',
@@ -102,70 +116,68 @@ async function runRollout(options: RolloutsOptions, job: RolloutJob): Promise<st
     });
     return rollout.id;
   };
-  if (signal.aborted) return end('failed', abortReason(signal));
+  if (signal.aborted) return { id: end('failed', abortReason(signal)), infra: false };
 
   gateway.rollouts.transition(rollout.id, 'running');
   onEvent({ type: 'rollout-start', rolloutId: rollout.id, taskId });
   try {
-    return await runPrepared(options, job, rollout.id, token, end);
+    const result = await runPrepared(options, job, rollout.id, token, end);
+    if (result.infra)
+      return { id: end('failed', infraFailure(result.reason ?? 'unknown'), result.exitCode), infra: retryable };
+    return { id: rollout.id, infra: false };
   } finally {
     await job.finish?.();
   }
 }
+
+const launcherOf = (options: RolloutsOptions): Launcher => options.launcher ?? localLauncher;
 
 async function runPrepared(
   options: RolloutsOptions,
   job: RolloutJob,
   rolloutId: string,
   token: string,
-  end: (state: 'succeeded' | 'failed', error: string | null, exitCode?: number | null) => string,
-): Promise<string> {
+  end: End,
+): Promise<{ infra: boolean; reason: string | null; exitCode: number | null }> {
   const { store, gateway, run, mode, signal, logDir } = options;
+  const done = (state: 'succeeded' | 'failed', error: string | null, exitCode: number | null = null) => {
+    end(state, error, exitCode);
+    return { infra: false, reason: error, exitCode };
+  };
   try {
     await job.prepare?.();
   } catch (err) {
-    return end('failed', `could not prepare the workspace: ${(err as Error).message}`);
+    return done('failed', `could not prepare the workspace: ${(err as Error).message}`);
   }
-  const env = {
-    ...harnessEnv({
-      gatewayUrl: gateway.url,
-      token,
-      rolloutId,
-      run,
-      taskId: job.task?.id ?? null,
-      mode,
-      task: job.task?.data ?? null,
-      withhold: options.withhold,
-    }),
-    ...job.env,
-  };
+  const taskId = job.task?.id ?? null;
+  const task = job.task?.data ?? null;
+  const env = { ...harnessEnv({ gatewayUrl: gateway.url, token, rolloutId, run, taskId, mode, task }), ...job.env };
   const output: ProcessOutput = logDir
     ? { stdout: join(logDir, `${rolloutId}.stdout.log`), stderr: join(logDir, `${rolloutId}.stderr.log`) }
     : options.harnessStdoutToStderr
       ? 'stdout-to-stderr'
       : 'inherit';
-  const launcher = options.launcher ?? localLauncher;
-  const result = await launcher.run({
+  const result = await launcherOf(options).run({
     command: options.command,
     args: job.args,
     env,
+    withhold: options.withhold,
     output,
     timeoutMs: options.timeoutMs,
     signal,
     cwd: job.cwd,
+    rewardCmd: options.rewardCmd,
+    rollout: { id: rolloutId, run, taskId, task },
   });
-
-  if (result.reason === null && options.rewardCmd) {
-    const reward = await runRewardCommand(launcher, options.rewardCmd, env, output, options.timeoutMs, signal);
-    if (reward.value !== null) store.addReward(rolloutId, reward.value, null, 'reward-cmd');
-    else store.addEvent(rolloutId, 'reward-missing', { problem: reward.problem });
-  }
-  if (result.reason !== null) return end('failed', result.reason, result.exitCode);
+  if (result.infra) return { infra: true, reason: result.reason, exitCode: result.exitCode };
+  if (result.reward?.value != null) store.addReward(rolloutId, result.reward.value, null, 'reward-cmd');
+  else if (result.reward) store.addEvent(rolloutId, 'reward-missing', { problem: result.reward.problem });
+  if (result.reason !== null) return done('failed', result.reason, result.exitCode);
   if (result.exitCode !== 0) {
     const tail = typeof output === 'string' ? '' : stderrTail(output.stderr);
-    return end('failed', `exited with code ${result.exitCode}${tail ? `: ${tail}` : ''}`, result.exitCode);
+    return done('failed', `exited with code ${result.exitCode}${tail ? `: ${tail}` : ''}`, result.exitCode);
   }
-  return end('succeeded', null, 0);
+  return done('succeeded', null, 0);
 }
 
 function stderrTail(path: string): string {

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Config, TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
+import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.js';
 import type { Task } from '../runner/tasks.js';
 import { asLines } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
@@ -55,7 +56,9 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const workers = new WorkerSupervisor({ python, logFile: workerLog, c, signal, overrides: plan?.overrides });
   let gateway: Gateway | null = null;
   let serving: Serving = workerServing;
+  let launcher: RunLauncher | null = null;
   try {
+    launcher = await openLauncher(config, log);
     const first = await workers.start();
     if (c.serveVllm) {
       serving = await vllmServing({
@@ -67,8 +70,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         signal,
       });
     }
-    gateway = await startGateway(gatewayOptions(options, c, serving));
-    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, workers });
+    gateway = await startGateway(gatewayOptions(options, c, serving, launcher));
+    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, workers, launcher });
     const steps = store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics }));
     return { run, runDir, workerLog, steps };
   } catch (err) {
@@ -82,6 +85,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   } finally {
     workers.unwatch();
     await workers.stopPool('not trained: the run ended first');
+    await launcher?.close();
     await gateway?.close();
     await workers.stopAll();
     await serving.stop();
@@ -93,11 +97,12 @@ function gatewayOptions(
   { store, adminKey, config, onEvent }: TrainOptions,
   c: TrainConfig,
   serving: Serving,
+  launcher: RunLauncher,
 ): GatewayOptions {
   return {
     store,
     adminKey,
-    gateway: config.gateway,
+    gateway: gatewayFor(config, launcher),
     upstreamApiKey: serving.apiKey,
     upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
     // Async harnesses keep calling through an update: their calls wait for it instead of being refused.
@@ -145,6 +150,7 @@ function openRun(store: Store, run: string, resume: boolean, c: TrainConfig): vo
 
 /** What the steps share: the run's options, its checked settings, and what serves and trains the policy. */
 interface Session extends TrainOptions {
+  launcher: RunLauncher;
   c: TrainConfig;
   runDir: string;
   workerLog: string;
@@ -188,6 +194,7 @@ async function trainStep(s: Session, step: number): Promise<void> {
     const ctx: StepContext = {
       store: s.store,
       gateway: s.gateway,
+      launcher: s.launcher,
       serving: s.serving,
       worker,
       config: s.c,

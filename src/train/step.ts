@@ -4,6 +4,8 @@ import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
+import { isInfraFailure } from '../rollouts/state.js';
+import type { Launcher } from '../runner/process.js';
 import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
 import { Slots } from '../runner/slots.js';
 import type { Task } from '../runner/tasks.js';
@@ -18,6 +20,8 @@ import type { Serving } from './serving.js';
 export interface StepContext {
   store: Store;
   gateway: Gateway;
+  /** Where the harnesses run. */
+  launcher: Launcher;
   /** Who serves the policy; publishes each update's weights. */
   serving: Serving;
   worker: Worker;
@@ -245,12 +249,18 @@ function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string
     withhold: ctx.withhold,
     signal: ctx.signal,
     onEvent: (e) => ctx.onEvent(e),
+    launcher: ctx.launcher,
   };
 }
 
-/** The rollouts the batch is built from: succeeded ones, and failed ones at reward 0 when the config says so. */
+/**
+ * The rollouts the batch is built from: succeeded ones, and failed ones at reward 0 when the config says so, but never
+ * one the infrastructure failed (an image that did not pull says nothing of the policy).
+ */
 function trainable(rollouts: RolloutSummary[], failed: TrainConfig['failedRollouts']): RolloutSummary[] {
-  return rollouts.flatMap((r) => (r.state === 'succeeded' ? [r] : failed === 'zero' ? [{ ...r, reward: 0 }] : []));
+  return rollouts.flatMap((r) =>
+    r.state === 'succeeded' ? [r] : failed === 'zero' && !isInfraFailure(r.error) ? [{ ...r, reward: 0 }] : [],
+  );
 }
 
 type PhaseTimer = ReturnType<typeof phaseTimer>;

@@ -19,6 +19,8 @@ export function plainProgress(write: (line: string) => void, everyMs = 5000): Ru
       write(`${mark} ${event.taskId ?? '-'} ${event.rolloutId}${reward}${event.error ? ` (${event.error})` : ''}`);
     } else if (event.type === 'stopping') {
       write(`stopping: ${event.reason}; killing harnesses and recording calls in flight`);
+    } else if (event.type === 'notice') {
+      write(event.message);
     }
   };
   return Object.assign(listener, { stop: () => clearInterval(timer) });

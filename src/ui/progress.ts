@@ -52,6 +52,7 @@ export function advance(p: Progress, event: RunEvent, now = Date.now()): Progres
       break;
     }
     case 'stopping':
+    case 'notice':
       break;
   }
   return p;

@@ -43,13 +43,19 @@ describe('the rollout runner', () => {
         expect(rig.store.getRollout(id)?.state).toBe('succeeded');
         expect(rig.store.lastReward(id)?.value).toBe(0.75);
       }
-      // Two harnesses and two reward commands, each with its rollout's own token and id, never the admin key.
-      expect(specs.map((s) => s.command).sort()).toEqual(['sh', 'sh', 'sh', 'sh']);
-      expect(specs.filter((s) => s.captureStdout)).toHaveLength(2);
-      const harnesses = specs.filter((s) => !s.captureStdout);
-      expect(new Set(harnesses.map((s) => s.env.ALIGHT_ROLLOUT_ID))).toEqual(new Set(ids));
-      expect(new Set(harnesses.map((s) => s.env.OPENAI_API_KEY)).size).toBe(2);
-      for (const s of specs) expect(s.env.ALIGHT_ADMIN_KEY).toBeUndefined();
+      // Two harnesses, each with its reward command, its rollout's own token and id, and the admin key withheld: the
+      // spec carries only what alight adds (what a pod gets), the launcher inherits the rest here.
+      expect(specs.map((s) => [s.command, s.rewardCmd])).toEqual([
+        ['sh', 'echo "reward for $ALIGHT_TASK_ID: 0.75"'],
+        ['sh', 'echo "reward for $ALIGHT_TASK_ID: 0.75"'],
+      ]);
+      expect(new Set(specs.map((s) => s.env.ALIGHT_ROLLOUT_ID))).toEqual(new Set(ids));
+      expect(new Set(specs.map((s) => s.rollout?.id))).toEqual(new Set(ids));
+      expect(new Set(specs.map((s) => s.env.OPENAI_API_KEY)).size).toBe(2);
+      for (const s of specs) {
+        expect(s.env.PATH).toBeUndefined();
+        expect(s.withhold).toContain('ALIGHT_ADMIN_KEY');
+      }
     } finally {
       await rig.close();
     }

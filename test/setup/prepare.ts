@@ -10,6 +10,7 @@ import { ensureVerlEnv } from '../../src/setup/verl-env.js';
 import { ensureVllm } from '../../src/setup/vllm-env.js';
 import { setupProgress } from '../../src/ui/setup-progress.js';
 import { ensureHarnesses } from '../helpers/harnesses.js';
+import { prepareCluster } from '../helpers/k8s-cluster.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
 
 /**
@@ -50,6 +51,8 @@ async function install(): Promise<void> {
   swebenchPython();
   // Claude Code and Codex, for the Anthropic Messages and Responses tests.
   await ensureHarnesses(listener);
+  // A real single-node Kubernetes for the Kubernetes runner's tests (built once, ~20 min; started by those tests).
+  await prepareCluster(listener);
   listener({ type: 'step', message: `test set-up ready (${Math.round((Date.now() - started) / 1000)} s)` });
 }
 

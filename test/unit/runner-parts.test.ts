@@ -5,7 +5,6 @@ import { loadConfig, withOverrides } from '../../src/config/load.js';
 import { configSchema } from '../../src/config/schema.js';
 import { canTransition, isTerminal, transitions } from '../../src/rollouts/state.js';
 import { harnessEnv } from '../../src/runner/env.js';
-import { localLauncher } from '../../src/runner/process.js';
 import { parseReward, runRewardCommand } from '../../src/runner/reward.js';
 import { readTasks } from '../../src/runner/tasks.js';
 import { substitute } from '../../src/runner/template.js';
@@ -47,22 +46,17 @@ describe('task files and substitution', () => {
 });
 
 describe('harness environment', () => {
-  it('sets the contract variables and withholds the admin and upstream keys', () => {
-    const env = harnessEnv(
-      {
-        gatewayUrl: 'http://127.0.0.1:9',
-        token: 'alt_x',
-        rolloutId: 'ro_1',
-        run: 'r',
-        taskId: 't',
-        mode: 'record',
-        task: { id: 't' },
-        withhold: ['ALIGHT_ADMIN_KEY', 'UPSTREAM_KEY'],
-      },
-      { PATH: '/bin', ALIGHT_ADMIN_KEY: 'secret', UPSTREAM_KEY: 'sk' },
-    );
+  it('sets the contract variables, and nothing else (a pod gets exactly these)', () => {
+    const env = harnessEnv({
+      gatewayUrl: 'http://127.0.0.1:9',
+      token: 'alt_x',
+      rolloutId: 'ro_1',
+      run: 'r',
+      taskId: 't',
+      mode: 'record',
+      task: { id: 't' },
+    });
     expect(env).toEqual({
-      PATH: '/bin',
       OPENAI_BASE_URL: 'http://127.0.0.1:9/r/alt_x/v1',
       OPENAI_API_BASE: 'http://127.0.0.1:9/r/alt_x/v1',
       OPENAI_API_KEY: 'alt_x',
@@ -112,33 +106,18 @@ describe('reward command', () => {
   const env = { PATH: process.env.PATH };
   it('is not kept alive by a background child holding its stdout, and reads the number after long output', async () => {
     const started = Date.now();
-    const held = await runRewardCommand(
-      localLauncher,
-      'sleep 30 & echo 0.5',
-      env,
-      'inherit',
-      10_000,
-      new AbortController().signal,
-    );
+    const held = await runRewardCommand('sleep 30 & echo 0.5', env, null, 10_000, new AbortController().signal);
     expect(held).toEqual({ value: 0.5, problem: null });
     expect(Date.now() - started).toBeLessThan(5000);
     const long = await runRewardCommand(
-      localLauncher,
       'head -c 3000000 /dev/zero | tr "\\0" x; echo; echo "reward: 0.25"',
       env,
-      'inherit',
+      null,
       10_000,
       new AbortController().signal,
     );
     expect(long.value).toBe(0.25);
-    const none = await runRewardCommand(
-      localLauncher,
-      'echo no number; exit 4',
-      env,
-      'inherit',
-      10_000,
-      new AbortController().signal,
-    );
+    const none = await runRewardCommand('echo no number; exit 4', env, null, 10_000, new AbortController().signal);
     expect(none).toEqual({ value: null, problem: 'the reward command printed no number (exited with code 4)' });
   });
 });

@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AuthenticationV1Api, VersionApi } from '@kubernetes/client-node';
+import type { Config } from '../config/schema.js';
+import type { Check } from '../doctor/upstream.js';
+import { errorMessage } from '../errors.js';
+import { advertiseHost } from './advertise.js';
+import { apiMessage, type Cluster, connect, statusOf } from './cluster.js';
+import { buildJob } from './job-spec.js';
+import { loadJobTemplate } from './job-template.js';
+import { deleteJob } from './session.js';
+
+/** What the runner does in its namespace, as [group, resource, verbs]. The minimal Role below grants exactly these. */
+export const needed: [string, string, string[]][] = [
+  ['batch', 'jobs', ['create', 'get', 'list', 'watch', 'delete']],
+  ['', 'pods', ['get', 'list', 'watch']],
+  ['', 'pods/log', ['get']],
+  ['coordination.k8s.io', 'leases', ['create', 'get', 'list', 'update', 'delete']],
+];
+
+/** Who a Role is for: a service account (`system:serviceaccount:NS:NAME`) or a user. */
+export function subjectOf(username: string | null, namespace: string): string {
+  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(username ?? '');
+  if (sa) return `{kind: ServiceAccount, name: ${sa[2]}, namespace: ${sa[1]}}`;
+  if (username) return `{kind: User, name: ${JSON.stringify(username)}, apiGroup: rbac.authorization.k8s.io}`;
+  return `{kind: ServiceAccount, name: alight, namespace: ${namespace}}`;
+}
+
+/** A Role and RoleBinding that let `subject` (subjectOf) run alight's Jobs in `namespace`. */
+export function roleYaml(namespace: string, subject = subjectOf(null, namespace)): string {
+  const rules = needed
+    .map(([group, resource, verbs]) => {
+      const [res, sub] = resource.split('/');
+      return `  - apiGroups: ["${group}"]\n    resources: ["${sub ? `${res}/${sub}` : res}"]\n    verbs: [${verbs.map((v) => `"${v}"`).join(', ')}]`;
+    })
+    .join('\n');
+  return `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: alight-runner, namespace: ${namespace}}
+rules:
+${rules}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alight-runner, namespace: ${namespace}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: alight-runner}
+subjects:
+  - ${subject}
+`;
+}
+
+export interface K8sReport {
+  context: string | null;
+  /** Who the kubeconfig authenticates as. */
+  user: string | null;
+  server: string | null;
+  namespace: string | null;
+  checks: Check[];
+  role: string;
+}
+
+/**
+ * `alight doctor --runner k8s`: the kubeconfig and its context, the API server, the namespace, each permission the
+ * runner needs (SelfSubjectAccessReview), and that a pod in the harness's image reaches this machine's gateway address.
+ */
+export async function checkCluster(config: Config): Promise<K8sReport> {
+  let cluster: Cluster;
+  try {
+    cluster = connect(config.k8s);
+  } catch (err) {
+    const checks = [{ name: 'kubeconfig', ok: false, detail: errorMessage(err) }];
+    const namespace = config.k8s.namespace ?? 'default';
+    return { context: null, user: null, server: null, namespace: null, checks, role: roleYaml(namespace) };
+  }
+  const checks: Check[] = [{ name: 'kubeconfig', ok: true, detail: `context ${cluster.context}, server ${cluster.server}` }];
+  const { context, server, namespace } = cluster;
+  try {
+    const version = await cluster.kc.makeApiClient(VersionApi).getCode();
+    checks.push({ name: 'API server', ok: true, detail: `Kubernetes ${version.gitVersion}` });
+  } catch (err) {
+    checks.push({ name: 'API server', ok: false, detail: `unreachable: ${apiMessage(err)}` });
+    return { context, user: null, server, namespace, checks, role: roleYaml(namespace) };
+  }
+  const user = await whoAmI(cluster);
+  const report = { context, user, server, namespace, checks, role: roleYaml(namespace, subjectOf(user, namespace)) };
+  checks.push(await namespaceCheck(cluster));
+  checks.push(...(await permissionChecks(cluster)));
+  if (checks.every((c) => c.ok !== false)) checks.push(await reachCheck(cluster, config));
+  return report;
+}
+
+/** The kubeconfig's identity (SelfSubjectReview), or null where the server will not say. */
+async function whoAmI(cluster: Cluster): Promise<string | null> {
+  try {
+    const review = await cluster.kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+    return review.status?.userInfo?.username ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function namespaceCheck(cluster: Cluster): Promise<Check> {
+  const name = `namespace ${cluster.namespace}`;
+  try {
+    await cluster.core.readNamespace({ name: cluster.namespace });
+    return { name, ok: true, detail: 'exists' };
+  } catch (err) {
+    if (statusOf(err) === 404) return { name, ok: false, detail: `does not exist: kubectl create namespace ${cluster.namespace}` };
+    // A namespaced Role need not let its holder read namespaces: not a problem for the runner.
+    return { name, ok: null, detail: `cannot tell (${apiMessage(err)})` };
+  }
+}
+
+async function permissionChecks(cluster: Cluster): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const [group, resource, verbs] of needed) {
+    const [res, subresource] = resource.split('/');
+    const denied: string[] = [];
+    for (const verb of verbs) {
+      const review = await cluster.authz.createSelfSubjectAccessReview({
+        body: { spec: { resourceAttributes: { namespace: cluster.namespace, group, resource: res, subresource, verb } } },
+      });
+      if (!review.status?.allowed) denied.push(verb);
+    }
+    checks.push({
+      name: `may ${verbs.join('/')} ${resource}`,
+      ok: denied.length === 0,
+      detail: denied.length ? `denied: ${denied.join(', ')} (apply the Role below)` : 'allowed',
+    });
+  }
+  return checks;
+}
+
+// Whichever HTTP client the image has: curl, wget, or Python.
+const fetchScript =
+  'curl -fsS "$0" || wget -qO- "$0" || ' +
+  'python3 -c "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())" "$0"';
+
+/**
+ * A one-shot Job in the harness's image calls a listener bound where the gateway would be: it passes when the request
+ * arrives here (whatever the pod prints).
+ */
+async function reachCheck(cluster: Cluster, config: Config): Promise<Check> {
+  const name = 'a pod reaches the gateway';
+  const template = config.k8s.template ? loadJobTemplate(config.k8s.template) : null;
+  const image = config.k8s.image?.includes('{{') ? undefined : config.k8s.image;
+  if (!image && !template?.spec?.template.spec?.containers[0]?.image)
+    return { name, ok: null, detail: 'not tried: pass --image (an image with curl, wget or python3)' };
+  const host = config.gateway.advertise ?? (await advertiseHost(cluster.server));
+  const nonce = randomBytes(8).toString('hex');
+  let reached = false;
+  const server = createServer((req, res) => {
+    if (req.url === `/healthz/${nonce}`) reached = true;
+    res.end('ok\n');
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}/healthz/${nonce}`;
+  const job = buildJob({
+    namespace: cluster.namespace,
+    rolloutId: `doctor-${nonce}`,
+    run: 'doctor',
+    taskId: null,
+    session: 'doctor',
+    owner: null,
+    image,
+    command: 'sh',
+    args: ['-c', fetchScript, url],
+    env: {},
+    deadlineS: 60,
+    settings: config.k8s,
+    template,
+  });
+  try {
+    await cluster.batch.createNamespacedJob({ namespace: cluster.namespace, body: job });
+    for (let i = 0; i < 120 && !reached; i++) await new Promise((r) => setTimeout(r, 500));
+    return reached
+      ? { name, ok: true, detail: `a pod in ${image ?? 'the template\'s image'} reached ${host}` }
+      : { name, ok: false, detail: `no request from the pod reached ${url} in 60 s: pass --gateway-host with an address pods can reach, and check firewalls` };
+  } catch (err) {
+    return { name, ok: false, detail: `could not run the check's Job: ${apiMessage(err)}` };
+  } finally {
+    server.close();
+    await deleteJob(cluster, job.metadata!.name!).catch(() => {});
+  }
+}

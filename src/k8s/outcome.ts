@@ -1,0 +1,78 @@
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
+
+/** How a rollout's Job ended, read from the Job and its pod. */
+export interface Outcome {
+  /** The harness container's exit code, when it ran and exited. */
+  exitCode: number | null;
+  /** Why it ended other than by exiting (`timeout`, `OOMKilled …`, `ImagePullBackOff …`); null: it exited. */
+  reason: string | null;
+  /** The cluster's fault, not the harness's: retried (`k8s.retryInfra`), never trained on. */
+  infra: boolean;
+  /** The harness container's termination message (the reward command's output). */
+  message: string | null;
+}
+
+// The image will not come: no sense waiting for the pending limit.
+const hopelessImage = new Set(['InvalidImageName', 'ErrImageNeverPull']);
+// Perhaps a registry hiccup: fatal once the pod has been pending for the limit.
+const pullErrors = new Set(['ErrImagePull', 'ImagePullBackOff']);
+// The user's spec (a missing Secret or ConfigMap): also fatal at the limit, but not the cluster's fault.
+const configErrors = new Set(['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+
+/**
+ * The outcome of a rollout's Job, or null while it is still going. `pendingMs`: how long a pod may stay unschedulable
+ * or without its image; `container`: the harness's container name. Pure: the watcher calls it on every change.
+ */
+export function judge(
+  job: V1Job,
+  pod: V1Pod | undefined,
+  container: string,
+  now: number,
+  pendingMs: number,
+): Outcome | null {
+  const conditions = job.status?.conditions ?? [];
+  const failed = conditions.find((c) => (c.type === 'Failed' || c.type === 'FailureTarget') && c.status === 'True');
+  if (failed?.reason === 'DeadlineExceeded') return end(null, 'timeout');
+  const lost = podLost(pod);
+  if (lost) return end(null, lost, true);
+  const status = pod?.status?.containerStatuses?.find((c) => c.name === container);
+  const done = status?.state?.terminated;
+  if (done) {
+    const oom = done.reason === 'OOMKilled' ? 'OOMKilled (the container went over its memory limit)' : null;
+    return end(done.exitCode, oom, false, done.message ?? null);
+  }
+  const waiting = status?.state?.waiting;
+  const created = pod?.metadata?.creationTimestamp ?? job.metadata?.creationTimestamp;
+  const overdue = now - (created ? new Date(created).getTime() : now) >= pendingMs;
+  if (waiting?.reason && (hopelessImage.has(waiting.reason) || (pullErrors.has(waiting.reason) && overdue)))
+    return end(null, waitingReason(waiting), true);
+  if (waiting?.reason && configErrors.has(waiting.reason) && overdue) return end(null, waitingReason(waiting));
+  const scheduled = pod?.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable' && overdue)
+    return end(null, `Unschedulable: ${scheduled.message ?? 'no node fits'}`, true);
+  if (conditions.some((c) => c.type === 'Complete' && c.status === 'True')) return end(0, null);
+  if (failed) return end(null, `the Job failed: ${failed.reason ?? ''} ${failed.message ?? ''}`.trim());
+  return null;
+}
+
+/** Why the pod died under its harness (evicted, preempted, its node gone), or null. */
+function podLost(pod: V1Pod | undefined): string | null {
+  const disrupted = pod?.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+  if (disrupted) return `${disrupted.reason ?? 'disrupted'}: ${disrupted.message ?? 'no message'}`;
+  if (pod?.status?.phase === 'Failed' && pod.status.reason && pod.status.reason !== 'DeadlineExceeded')
+    return `${pod.status.reason}: ${pod.status.message ?? 'no message'}`;
+  return null;
+}
+
+function waitingReason(w: { reason?: string; message?: string }): string {
+  return `${w.reason}${w.message ? `: ${w.message}` : ''}`;
+}
+
+function end(
+  exitCode: number | null | undefined,
+  reason: string | null,
+  infra = false,
+  message: string | null = null,
+): Outcome {
+  return { exitCode: exitCode ?? null, reason, infra, message };
+}

@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { AlightError } from '../../src/errors.js';
+import { packageRoot } from '../../src/package-root.js';
+import { run } from '../../src/process/launch.js';
+import type { SetupListener } from '../../src/setup/events.js';
+
+/**
+ * The Kubernetes runner's tests run against a real single-node cluster: scripts/k8s-local builds it once (~20 min cold,
+ * cached under ~/.cache/alight/k8s), starts it (~10 s) and stops it, undoing what it changed on this host.
+ */
+export const K8S_DIR = join(homedir(), '.cache', 'alight', 'k8s');
+export const KUBECONFIG = join(K8S_DIR, 'admin.kubeconfig');
+const scripts = join(packageRoot, 'scripts', 'k8s-local');
+
+async function script(name: string, onLine: (line: string) => void, timeoutMs: number): Promise<void> {
+  const tail: string[] = [];
+  const lines = (line: string): void => {
+    onLine(line);
+    tail.push(line);
+    if (tail.length > 20) tail.shift();
+  };
+  const r = await run({ command: join(scripts, name), args: [], stdout: { lines }, stderr: { lines }, timeoutMs });
+  if (r.exitCode !== 0)
+    throw new AlightError(`scripts/k8s-local/${name} failed (${r.reason ?? r.exitCode}):\n${tail.join('\n')}`);
+}
+
+/** Builds the cluster's binaries and images unless they are there (global set-up, with progress). */
+export function prepareCluster(listener: SetupListener): Promise<void> {
+  return script(
+    'prepare.sh',
+    (line) => line.startsWith('[k8s') && listener({ type: 'step', message: line }),
+    60 * 60_000,
+  );
+}
+
+export function clusterUp(): Promise<void> {
+  return script('up.sh', () => {}, 300_000);
+}
+
+export function clusterDown(): Promise<void> {
+  return script('down.sh', () => {}, 120_000);
+}
+
+/** Stops the API server (SIGTERM, as a restart would), leaving the rest of the cluster running. */
+export function stopApiServer(): void {
+  process.kill(Number(readFileSync(join(K8S_DIR, 'run', 'pids', 'kube-apiserver'), 'utf8')), 'SIGTERM');
+}
