@@ -1,5 +1,5 @@
-import { type Check, checkUpstream } from '../src/doctor/upstream.js';
 import { loadConfig } from '../src/config/load.js';
+import { type Check, checkUpstream } from '../src/doctor/upstream.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import type { K8sReport } from '../src/k8s/doctor.js';
 import { ensurePythonEnv, inspectEnv } from '../src/setup/python-env.js';

@@ -43,8 +43,9 @@ if ! [ -f "$K/bin/.version" ] || [ "$(cat "$K/bin/.version")" != "$KVER" ]; then
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     LD="$LD -X $p.gitVersion=$KVER -X $p.gitMajor=1 -X $p.gitMinor=$MINOR -X $p.gitTreeState=clean"
   done
+  note=" (it compiles most of Kubernetes: ~13 min on 2 cores)"
   for c in $CMDS; do
-    say "go build $c (the first one compiles most of Kubernetes: ~12 min on 2 cores)"
+    say "go build $c$note"; note=""
     nice -n 19 go build -trimpath -ldflags="$LD" -o "$K/bin/$c" k8s.io/kubernetes/cmd/"$c"
   done
   echo "$KVER" > "$K/bin/.version"
@@ -75,7 +76,7 @@ if [ ! -f alight-py.tar ]; then
   rm -rf py-root
   nice -n 19 debootstrap --variant=minbase --include=python3,python3-pytest,git,patch bookworm py-root \
     "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" > debootstrap.log 2>&1
-  python3 -m pip install --quiet --no-compile --target py-root/usr/local/lib/python3.11/dist-packages \
+  python3 -m pip install --quiet --no-compile --no-warn-conflicts --root-user-action=ignore --disable-pip-version-check --target py-root/usr/local/lib/python3.11/dist-packages \
     --only-binary=:all: --python-version 3.11 --platform manylinux2014_x86_64 'openai>=1.50,<3'
   cp "$(readlink -f "$(command -v node)")" py-root/usr/local/bin/node
   rm -rf py-root/var/cache/apt/* py-root/var/lib/apt/lists/* py-root/usr/share/doc py-root/usr/share/man py-root/usr/share/locale

@@ -102,7 +102,10 @@ start kube-proxy "$B/kube-proxy" --kubeconfig="$K/kube-proxy.kubeconfig" --hostn
   --conntrack-tcp-timeout-established=0 --conntrack-tcp-timeout-close-wait=0 --iptables-localhost-nodeports=false \
   --metrics-bind-address=127.0.0.1:10249 --healthz-bind-address=127.0.0.1:10256 --v=1
 waitfor kubelet 60 curl -sf http://127.0.0.1:10248/healthz
-ready() { $API/api/v1/nodes/$NODE | grep -q '"type": "Ready",[[:space:]]*"status": "True"'; }
+ready() {
+  $API/api/v1/nodes/$NODE | python3 -c 'import json, sys
+sys.exit(0 if any(c["type"] == "Ready" and c["status"] == "True" for c in json.load(sys.stdin)["status"]["conditions"]) else 1)'
+}
 waitfor "node $NODE" 120 ready
 waitfor "default service account" 60 $API/api/v1/namespaces/default/serviceaccounts/default
 say "cluster up: KUBECONFIG=$K/admin.kubeconfig (pods reach this host at $HOSTIP)"

@@ -73,7 +73,9 @@ export async function checkCluster(config: Config): Promise<K8sReport> {
     const namespace = config.k8s.namespace ?? 'default';
     return { context: null, user: null, server: null, namespace: null, checks, role: roleYaml(namespace) };
   }
-  const checks: Check[] = [{ name: 'kubeconfig', ok: true, detail: `context ${cluster.context}, server ${cluster.server}` }];
+  const checks: Check[] = [
+    { name: 'kubeconfig', ok: true, detail: `context ${cluster.context}, server ${cluster.server}` },
+  ];
   const { context, server, namespace } = cluster;
   try {
     const version = await cluster.kc.makeApiClient(VersionApi).getCode();
@@ -106,7 +108,8 @@ async function namespaceCheck(cluster: Cluster): Promise<Check> {
     await cluster.core.readNamespace({ name: cluster.namespace });
     return { name, ok: true, detail: 'exists' };
   } catch (err) {
-    if (statusOf(err) === 404) return { name, ok: false, detail: `does not exist: kubectl create namespace ${cluster.namespace}` };
+    if (statusOf(err) === 404)
+      return { name, ok: false, detail: `does not exist: kubectl create namespace ${cluster.namespace}` };
     // A namespaced Role need not let its holder read namespaces: not a problem for the runner.
     return { name, ok: null, detail: `cannot tell (${apiMessage(err)})` };
   }
@@ -119,7 +122,9 @@ async function permissionChecks(cluster: Cluster): Promise<Check[]> {
     const denied: string[] = [];
     for (const verb of verbs) {
       const review = await cluster.authz.createSelfSubjectAccessReview({
-        body: { spec: { resourceAttributes: { namespace: cluster.namespace, group, resource: res, subresource, verb } } },
+        body: {
+          spec: { resourceAttributes: { namespace: cluster.namespace, group, resource: res, subresource, verb } },
+        },
       });
       if (!review.status?.allowed) denied.push(verb);
     }
@@ -175,8 +180,12 @@ async function reachCheck(cluster: Cluster, config: Config): Promise<Check> {
     await cluster.batch.createNamespacedJob({ namespace: cluster.namespace, body: job });
     for (let i = 0; i < 120 && !reached; i++) await new Promise((r) => setTimeout(r, 500));
     return reached
-      ? { name, ok: true, detail: `a pod in ${image ?? 'the template\'s image'} reached ${host}` }
-      : { name, ok: false, detail: `no request from the pod reached ${url} in 60 s: pass --gateway-host with an address pods can reach, and check firewalls` };
+      ? { name, ok: true, detail: `a pod in ${image ?? "the template's image"} reached ${host}` }
+      : {
+          name,
+          ok: false,
+          detail: `no request from the pod reached ${url} in 60 s: pass --gateway-host with an address pods can reach, and check firewalls`,
+        };
   } catch (err) {
     return { name, ok: false, detail: `could not run the check's Job: ${apiMessage(err)}` };
   } finally {

@@ -32,6 +32,8 @@ export interface JobPlan {
   template: V1Job | null;
 }
 
+const stopGraceS = 3;
+
 /** A Kubernetes name for a rollout's Job (rollout ids are `ro_` and hex). */
 export function jobName(rolloutId: string): string {
   return `alight-${rolloutId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`;
@@ -97,6 +99,9 @@ export function buildJob(plan: JobPlan): V1Job {
           serviceAccountName: serviceAccount,
           automountServiceAccountToken: pod.automountServiceAccountToken ?? (serviceAccount ? undefined : false),
           enableServiceLinks: pod.enableServiceLinks ?? false,
+          // A harness stopped (Ctrl-C, its deadline) gets what a local one gets, not Kubernetes' 30 s: as PID 1 it
+          // ignores SIGTERM unless it handles it.
+          terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds ?? stopGraceS,
           nodeSelector: s.nodeSelector || pod.nodeSelector ? { ...pod.nodeSelector, ...s.nodeSelector } : undefined,
           tolerations: concat(pod.tolerations, s.tolerations),
           imagePullSecrets: concat(

@@ -12,6 +12,7 @@ export interface Outcome {
   message: string | null;
 }
 
+const cannotRun = new Set(['StartError', 'ContainerCannotRun']);
 // The image will not come: no sense waiting for the pending limit.
 const hopelessImage = new Set(['InvalidImageName', 'ErrImageNeverPull']);
 // Perhaps a registry hiccup: fatal once the pod has been pending for the limit.
@@ -38,8 +39,11 @@ export function judge(
   const status = pod?.status?.containerStatuses?.find((c) => c.name === container);
   const done = status?.state?.terminated;
   if (done) {
-    const oom = done.reason === 'OOMKilled' ? 'OOMKilled (the container went over its memory limit)' : null;
-    return end(done.exitCode, oom, false, done.message ?? null);
+    if (done.reason === 'OOMKilled') return end(done.exitCode, 'OOMKilled (the container went over its memory limit)');
+    // The runtime could not start the command (not in the image, a mount that failed): its words, not an exit code.
+    if (done.reason && cannotRun.has(done.reason))
+      return end(done.exitCode, `${done.reason}: ${done.message ?? ''}`.trim());
+    return end(done.exitCode, null, false, done.message ?? null);
   }
   const waiting = status?.state?.waiting;
   const created = pod?.metadata?.creationTimestamp ?? job.metadata?.creationTimestamp;

@@ -182,16 +182,7 @@ function supervise(
     exited = true;
     clearTimeout(timer);
     spec.signal?.removeEventListener('abort', onAbort);
-    const hint = r.code === 'ENOENT' ? ' (is it installed and on PATH?)' : '';
-    return {
-      exitCode: r.exitCode ?? null,
-      reason: neverRan(r)
-        ? `cannot start ${spec.command}: ${r.code ?? r.originalMessage}${hint}`
-        : (reason ?? (r.signal ? `killed by ${r.signal}` : null)),
-      stdout: capture.stdout?.text() ?? '',
-      stderr: capture.stderr?.text() ?? '',
-      truncated: (capture.stdout?.truncated ?? false) || (capture.stderr?.truncated ?? false),
-    };
+    return finishedWith(r, spec, capture, reason);
   });
   return {
     pid: child.pid,
@@ -206,6 +197,25 @@ function supervise(
       stop(why, graceMs);
       return finished;
     },
+  };
+}
+
+/** How a process ended: it could not start, we stopped it (`reason`), a signal killed it, or it exited. */
+function finishedWith(
+  r: Awaited<ResultPromise>,
+  spec: LaunchSpec,
+  capture: { stdout: OutputTail | null; stderr: OutputTail | null },
+  reason: string | null,
+): Finished {
+  const hint = r.code === 'ENOENT' ? ' (is it installed and on PATH?)' : '';
+  return {
+    exitCode: r.exitCode ?? null,
+    reason: neverRan(r)
+      ? `cannot start ${spec.command}: ${r.code ?? r.originalMessage}${hint}`
+      : (reason ?? (r.signal ? `killed by ${r.signal}` : null)),
+    stdout: capture.stdout?.text() ?? '',
+    stderr: capture.stderr?.text() ?? '',
+    truncated: (capture.stdout?.truncated ?? false) || (capture.stderr?.truncated ?? false),
   };
 }
 

@@ -235,11 +235,12 @@ describe('alight record --runner k8s: interruptions', () => {
     const p = project('apiserver', [{ id: 'a', prompt: 'x', reward: 1, pause: 12 }]);
     const run = background([...recordArgs(p, 'k8s-api', '-n', '3', '--json', '--'), ...harness]);
     await running('k8s-api', 3);
-    stopApiServer();
+    await stopApiServer();
     await sleep(3000);
     await clusterUp(); // starts the API server again (the rest is still running)
     const { code, stderr } = await run.done;
     expect(stderr).not.toContain('unexpected error');
+    expect(stderr).toMatch(/watch of \/apis\/batch\/v1\/namespaces\/default\/jobs dropped \(.*\); resuming/);
     expect(code).toBe(0);
     const store = Store.open(p.db);
     const rollouts = store.rolloutSummaries({ run: 'k8s-api' });
