@@ -7,7 +7,7 @@ import type { Check } from '../doctor/upstream.js';
 import { errorMessage } from '../errors.js';
 import { advertiseHost } from './advertise.js';
 import { apiMessage, type Cluster, connect, statusOf } from './cluster.js';
-import { buildJob } from './job-spec.js';
+import { buildJob, harnessIndex } from './job-spec.js';
 import { loadJobTemplate } from './job-template.js';
 import { deleteJob } from './session.js';
 
@@ -149,9 +149,11 @@ const fetchScript =
 async function reachCheck(cluster: Cluster, config: Config): Promise<Check> {
   const name = 'a pod reaches the gateway';
   const template = config.k8s.template ? loadJobTemplate(config.k8s.template) : null;
-  const image = config.k8s.image?.includes('{{') ? undefined : config.k8s.image;
-  if (!image && !template?.spec?.template.spec?.containers[0]?.image)
-    return { name, ok: null, detail: 'not tried: pass --image (an image with curl, wget or python3)' };
+  const containers = template?.spec?.template.spec?.containers ?? [];
+  const image = config.k8s.image ?? containers[harnessIndex(containers)]?.image;
+  // An image (or a template) that takes a task's field cannot be tried without a task.
+  if (!image || JSON.stringify(template ?? '').includes('{{') || image.includes('{{'))
+    return { name, ok: null, detail: 'not tried: pass --image with a fixed image (one with curl, wget or python3)' };
   const host = config.gateway.advertise ?? (await advertiseHost(cluster.server));
   const nonce = randomBytes(8).toString('hex');
   let reached = false;
@@ -166,7 +168,7 @@ async function reachCheck(cluster: Cluster, config: Config): Promise<Check> {
     rolloutId: `doctor-${nonce}`,
     run: 'doctor',
     taskId: null,
-    session: 'doctor',
+    session: '',
     owner: null,
     image,
     command: 'sh',

@@ -34,7 +34,7 @@ export function loadJobTemplate(path: string): V1Job {
  * anything was substituted, so a task's text can only ever become a string, never structure.
  */
 export function fillTemplate<T>(value: T, task: Record<string, unknown>): T {
-  if (typeof value === 'string') return substitute(value, task) as T;
+  if (typeof value === 'string') return substitute(value, task, 'the Job template') as T;
   if (Array.isArray(value)) return value.map((v) => fillTemplate(v, task)) as T;
   if (value && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillTemplate(v, task)])) as T;

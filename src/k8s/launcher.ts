@@ -1,6 +1,6 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { Config, K8sConfig } from '../config/schema.js';
-import { AlightError, ExitCode } from '../errors.js';
+import { AlightError, ExitCode, errorMessage } from '../errors.js';
 import type { RunLauncher } from '../runner/launchers.js';
 import { abortReason, type ProcessResult, type ProcessSpec } from '../runner/process.js';
 import { rewardFrom } from '../runner/reward.js';
@@ -77,38 +77,22 @@ interface Ctx {
 }
 
 async function runJob(ctx: Ctx, spec: ProcessSpec): Promise<ProcessResult> {
-  const { cluster, settings } = ctx;
-  if (!spec.rollout) throw new Error('the Kubernetes launcher runs rollouts only');
-  const task = spec.rollout.task ?? {};
-  const filled = ctx.template ? fillTemplate(ctx.template, task) : null;
-  const body = buildJob({
-    namespace: cluster.namespace,
-    rolloutId: spec.rollout.id,
-    run: spec.rollout.run,
-    taskId: spec.rollout.taskId,
-    session: ctx.session.id,
-    owner: ctx.session.owner,
-    image: settings.image ? substitute(settings.image, task) : undefined,
-    command: spec.command,
-    args: spec.args,
-    env: { ...settings.env, ...spec.env },
-    rewardCmd: spec.rewardCmd,
-    deadlineS: spec.timeoutMs === null ? null : Math.ceil(spec.timeoutMs / 1000),
-    settings,
-    template: filled,
-  });
+  const { cluster } = ctx;
+  let body: V1Job;
+  try {
+    body = jobFor(ctx, spec);
+  } catch (err) {
+    // A task without the field the image or the template names: this rollout's failure, not the run's.
+    return { exitCode: null, reason: errorMessage(err) };
+  }
   const name = body.metadata!.name!;
   const container = body.spec!.template.spec!.containers[harnessIndex(body.spec!.template.spec!.containers)].name;
   await ctx.limit();
   try {
     await withRetries(() => cluster.batch.createNamespacedJob({ namespace: cluster.namespace, body }), 6, spec.signal);
   } catch (err) {
-    const status = statusOf(err);
-    return {
-      exitCode: null,
-      reason: `could not create the Job ${name}: ${apiMessage(err)}`,
-      infra: status === 0 || status >= 500,
-    };
+    // 409: a retried create whose first try did land (the name is the rollout's own): that Job is this rollout's.
+    if (statusOf(err) !== 409) return createFailed(name, err);
   }
   const logs = new PodLogs(cluster, spec.output);
   const ended = await follow(ctx, name, container, spec, logs);
@@ -116,7 +100,37 @@ async function runJob(ctx: Ctx, spec: ProcessSpec): Promise<ProcessResult> {
   await logs.finish(pod?.metadata?.name ?? null, container, notes(name, pod, ended));
   await deleteJob(cluster, name).catch(() => {});
   if (ended.reason !== null || !spec.rewardCmd) return ended;
-  return { ...ended, reward: rewardFrom(ended.message ?? '', `the harness exited with code ${ended.exitCode}`) };
+  return { ...ended, reward: rewardFrom(ended.message ?? '', 'its termination message had none') };
+}
+
+/** The rollout's Job: the template filled for its task, the image named by the task if the setting says so. */
+function jobFor(ctx: Ctx, spec: ProcessSpec): V1Job {
+  const { cluster, settings } = ctx;
+  if (!spec.rollout) throw new Error('the Kubernetes launcher runs rollouts only');
+  const task = spec.rollout.task ?? {};
+  return buildJob({
+    namespace: cluster.namespace,
+    rolloutId: spec.rollout.id,
+    run: spec.rollout.run,
+    taskId: spec.rollout.taskId,
+    session: ctx.session.id,
+    owner: ctx.session.owner,
+    image: settings.image ? substitute(settings.image, task, 'the image') : undefined,
+    command: spec.command,
+    args: spec.args,
+    env: { ...settings.env, ...spec.env },
+    rewardCmd: spec.rewardCmd,
+    deadlineS: spec.timeoutMs === null ? null : Math.ceil(spec.timeoutMs / 1000),
+    settings,
+    template: ctx.template ? fillTemplate(ctx.template, task) : null,
+  });
+}
+
+/** A Job the API server would not create: the cluster's fault (no answer, 5xx, a full quota) or the spec's. */
+function createFailed(name: string, err: unknown): ProcessResult {
+  const status = statusOf(err);
+  const quota = status === 403 && /exceeded quota/i.test(apiMessage(err));
+  return { exitCode: null, reason: `could not create the Job ${name}: ${apiMessage(err)}`, infra: status === 0 || status >= 500 || quota };
 }
 
 /** Waits for the Job to end (or the abort, or alight's own deadline), following the pod's output once it runs. */

@@ -75,7 +75,9 @@ export async function reapOrphans(cluster: Cluster, now = Date.now()): Promise<n
     if (session && renewed + (lease.spec?.leaseDurationSeconds ?? 60) * 1000 > now) live.add(session);
   }
   const jobs = await withRetries(() => cluster.batch.listNamespacedJob({ namespace, labelSelector: selector }));
-  const orphaned = jobs.items.filter((j) => !live.has(j.metadata?.labels?.[label.session] ?? ''));
+  // A Job without a session (doctor's check) has its own deadline and TTL: not reaped.
+  const sessionOf = (j: (typeof jobs.items)[number]): string => j.metadata?.labels?.[label.session] ?? '';
+  const orphaned = jobs.items.filter((j) => sessionOf(j) !== '' && !live.has(sessionOf(j)));
   await Promise.all(orphaned.map((j) => deleteJob(cluster, j.metadata!.name!)));
   const stale = leases.items.filter((l) => !live.has(l.metadata?.labels?.[label.session] ?? ''));
   await Promise.all(

@@ -101,7 +101,7 @@ describe('alight record --runner k8s', () => {
     );
     expect(res.stderr).not.toContain('unexpected error');
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toMatchObject({ rollouts: 8, succeeded: 8, failed: 0, calls: 24, error_calls: 0 });
+    expect(JSON.parse(res.stdout), res.stderr).toMatchObject({ rollouts: 8, succeeded: 8, failed: 0, calls: 24, error_calls: 0 });
     const store = Store.open(p.db);
     const rollouts = store.rolloutSummaries({ run: 'k8s-ok' });
     for (const r of rollouts) {
