@@ -16,14 +16,23 @@ import { workspaceDiff } from '../src/eval/workspace.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { table } from '../src/ui/summary.js';
-import { defaultRunName, newSecret, printJson, withInterrupt, withStore, withUpstream } from './shared.js';
+import {
+  defaultRunName,
+  newSecret,
+  printJson,
+  type RunnerFlags,
+  withInterrupt,
+  withRunner,
+  withStore,
+  withUpstream,
+} from './shared.js';
 
 interface GraderFlags {
   repos?: string;
   grader?: GraderName;
   image?: string;
   imageTemplate?: string;
-  runtime?: Runtime;
+  runtime?: Runtime | 'k8s';
   sandbox?: boolean;
   allowTestFrameworkAccess?: boolean;
 }
@@ -61,7 +70,13 @@ export type GradeFlags = GraderFlags & {
  * own image. `swebench`: the official package. The default: local with --repos, else the agents' container runtime.
  */
 function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'reposDir'> & { official: boolean } {
-  const grader = flags.grader ?? (flags.repos ? 'local' : flags.runtime);
+  if (!flags.grader && !flags.repos && flags.runtime === 'k8s')
+    throw new AlightError(
+      '--runtime k8s grades here: pass --repos <dir> (the local grader) or --grader podman|docker|swebench ' +
+        '(the instance images on this machine); a grader on Kubernetes is not built yet',
+      ExitCode.usage,
+    );
+  const grader = flags.grader ?? (flags.repos ? 'local' : (flags.runtime as Runtime | undefined));
   const reposDir = flags.repos ? resolve(flags.repos) : undefined;
   if (!grader)
     throw new AlightError(
@@ -147,25 +162,26 @@ export async function gradeCommand(flags: GradeFlags) {
   return summary;
 }
 
-export type SwebenchFlags = GraderFlags & {
-  tasks?: string;
-  fromDb?: boolean;
-  instances?: string;
-  /** Attempts per instance (pass@k's k): `-n, --rollouts`, as record and train spell it. */
-  n: number;
-  concurrency: number;
-  upstream?: string;
-  serve?: string;
-  serveVllm?: string;
-  timeout: number;
-  gradeTimeout: number;
-  run?: string;
-  out?: string;
-  allowTestEdits?: boolean;
-  db?: string;
-  config?: string;
-  json?: boolean;
-};
+export type SwebenchFlags = GraderFlags &
+  Omit<RunnerFlags, 'image' | 'runner'> & {
+    tasks?: string;
+    fromDb?: boolean;
+    instances?: string;
+    /** Attempts per instance (pass@k's k): `-n, --rollouts`, as record and train spell it. */
+    n: number;
+    concurrency: number;
+    upstream?: string;
+    serve?: string;
+    serveVllm?: string;
+    timeout: number;
+    gradeTimeout: number;
+    run?: string;
+    out?: string;
+    allowTestEdits?: boolean;
+    db?: string;
+    config?: string;
+    json?: boolean;
+  };
 
 /**
  * `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or
@@ -176,10 +192,11 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
     throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
   if ((flags.serve || flags.serveVllm) && flags.upstream)
     throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
-  if (Boolean(flags.repos) === Boolean(flags.runtime)) {
+  // On Kubernetes the agents work in the instance images; --repos may still be where the local grader works.
+  if (flags.runtime !== 'k8s' && Boolean(flags.repos) === Boolean(flags.runtime)) {
     throw new AlightError(
       'pass --repos <dir> (workspaces made here from clones or bundles) ' +
-        "or --runtime podman|docker (a container of each instance's image)",
+        "or --runtime podman|docker|k8s (a container of each instance's image)",
       ExitCode.usage,
     );
   }
@@ -192,7 +209,12 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
     const tasks = rows
       .filter((r) => !wanted || wanted.has(String(r.instance_id)))
       .map((row) => ({ row, grade: gradeTask(row, flags.imageTemplate) }));
-    const config = withOverrides(fileConfig, { upstream: { url: flags.upstream } });
+    const config = withRunner(
+      withOverrides(fileConfig, { upstream: { url: flags.upstream } }),
+      { ...flags, image: undefined, runner: flags.runtime === 'k8s' ? 'k8s' : 'local' },
+      {},
+      true,
+    );
     return withUpstream(config, flags, (c, upstreamApiKey) =>
       withInterrupt(async (signal) => {
         const run = flags.run ?? defaultRunName('eval');

@@ -208,9 +208,16 @@ export const graderOptions = (): Option[] => [
 export const runtimeOption = (): Option =>
   new Option(
     '--runtime <engine>',
-    "or agents work in a container of each instance's image (/testbed; the harness runs here and is told " +
-      'ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR)',
-  ).choices([...runtimeNames]);
+    "or agents work in a container of each instance's image (/testbed): podman|docker here (the harness runs here " +
+      'and is told ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR), or k8s: a Job per attempt with the ' +
+      'harness inside it',
+  ).choices([...runtimeNames, 'k8s']);
+
+/** eval's Kubernetes flags (its image is each instance's: no --image). */
+export const evalK8sOptions = (): Option[] =>
+  [...k8sTargetOptions().filter((o) => o.long !== '--image'), configOption('--retry-infra <n>', 'k8s.retryInfra')].map(
+    (o) => onlyWith(o, 'runtime'),
+  );
 
 /** Which cluster and namespace the Kubernetes runner uses, what its pods run and where they reach the gateway. */
 export const k8sTargetOptions = (): Option[] => [

@@ -133,9 +133,15 @@ export interface RunnerFlags {
 
 /**
  * The config with the runner flags applied (`gateway` adds the command's own gateway flags). A Kubernetes flag with the
- * local runner is refused, not ignored.
+ * local runner is refused, not ignored; so is the Kubernetes runner without an image (unless `imagePerTask`: eval's
+ * instance images).
  */
-export function withRunner(config: Config, flags: RunnerFlags, gateway: Partial<Config['gateway']> = {}): Config {
+export function withRunner(
+  config: Config,
+  flags: RunnerFlags,
+  gateway: Partial<Config['gateway']> = {},
+  imagePerTask = false,
+): Config {
   const merged = withOverrides(config, {
     runner: flags.runner,
     k8s: {
@@ -154,5 +160,10 @@ export function withRunner(config: Config, flags: RunnerFlags, gateway: Partial<
     const flag = `--${k8sOnly[0].replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
     throw new AlightError(`${flag} applies only with --runner k8s (or runner: k8s in the config)`, ExitCode.usage);
   }
+  if (merged.runner === 'k8s' && !imagePerTask && !merged.k8s.image && !merged.k8s.template)
+    throw new AlightError(
+      'the Kubernetes runner needs an image: pass --image (or k8s.image) or --job-template',
+      ExitCode.usage,
+    );
   return merged;
 }

@@ -1,4 +1,6 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { engine, ensureImage, type Runtime, runtimes } from './container.js';
 import { freshWorkspace, repoSource, workspaceDiff } from './workspace.js';
 
@@ -14,7 +16,8 @@ export interface AgentWorkspace {
   /** What the harness is told besides the usual variables (the container to work in). */
   env: Record<string, string>;
   prepare(): Promise<void>;
-  diff(): Promise<string>;
+  /** The agent's changes, once its harness ended as rollout `rolloutId`. */
+  diff(rolloutId: string): Promise<string>;
   dispose(): Promise<void>;
 }
 
@@ -65,5 +68,31 @@ export function containerWorkspace(runtime: Runtime, image: string, name: string
       });
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A pod of the instance's image (`--runtime k8s`): the harness runs inside it, in /testbed, after the same fresh
+ * history; when it ends, the diff is printed between two lines of this attempt's own, and the pod's log (the rollout's
+ * stdout log, read whole once the pod ended) carries it back. `wrap` turns the harness command into that script.
+ */
+export function podWorkspace(logs: string): AgentWorkspace & { wrap(command: string, args: string[]): string[] } {
+  const mark = `alight-diff-${randomBytes(8).toString('hex')}`;
+  const script =
+    `${freshHistory} || exit 97\n"$@"; rc=$?\n` +
+    `printf '\\n%s\\n' ${mark}-begin; ${diffSinceBase}; printf '\\n%s\\n' ${mark}-end\nexit $rc`;
+  return {
+    cwd: '/testbed',
+    env: { ALIGHT_WORKDIR: '/testbed' },
+    prepare: async () => {},
+    wrap: (command, args) => ['-c', script, 'alight-agent', command, ...args],
+    diff: async (rolloutId) => {
+      const log = readFileSync(join(logs, `${rolloutId}.stdout.log`), 'utf8');
+      const start = log.lastIndexOf(`\n${mark}-begin\n`);
+      const end = log.lastIndexOf(`\n${mark}-end\n`);
+      if (start < 0 || end < start) throw new Error('the pod printed no diff');
+      return log.slice(start + mark.length + 8, end);
+    },
+    dispose: async () => {},
   };
 }

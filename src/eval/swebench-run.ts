@@ -5,10 +5,11 @@ import { AlightError, ExitCode } from '../errors.js';
 import { startGateway } from '../gateway/server.js';
 import { withheldVars } from '../runner/env.js';
 import type { RunListener } from '../runner/events.js';
+import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.js';
 import { abortReason } from '../runner/process.js';
-import { runRollouts } from '../runner/run-rollouts.js';
+import { type RolloutJob, runRollouts } from '../runner/run-rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
-import { containerWorkspace, hostWorkspace } from './agent-workspace.js';
+import { containerWorkspace, hostWorkspace, podWorkspace } from './agent-workspace.js';
 import type { Runtime } from './container.js';
 import { checkIds, type GradeSummary, gradePredictions, summarise } from './grade-run.js';
 import { type GradeOptions, type GradeTask, type InstanceReport, type Prediction, ungraded } from './grader.js';
@@ -27,9 +28,12 @@ export interface EvalOptions {
   tasks: EvalTask[];
   k: number;
   workers: number;
-  /** Where agents work: folders made from --repos, or (with `runtime`) containers of each instance's image. */
+  /**
+   * Where agents work: folders made from --repos, or (with `runtime`) containers of each instance's image: podman or
+   * docker here (the harness here), or a Kubernetes Job (the harness inside it).
+   */
   reposDir?: string;
-  runtime?: Runtime;
+  runtime?: Runtime | 'k8s';
   timeoutMs: number;
   gradeTimeoutMs: number;
   allowTestEdits: boolean;
@@ -149,36 +153,13 @@ async function runAgents(o: EvalOptions, files: AttemptFiles, pending: Pending[]
   // The agent's diff, taken as its harness ends; its workspace (or container) goes at once.
   const patches = new Map<string, string>();
   const jobs = pending.map((p) => agentJob(o, files, p, patches));
-  const gateway = await startGateway({
-    store: o.store,
-    gateway: o.config.gateway,
-    upstream: o.config.upstream,
-    adminKey: o.adminKey,
-    upstreamApiKey: o.upstreamApiKey,
-    onCall: (call) => o.onEvent({ type: 'call', ...call }),
-  });
-  o.onEvent({ type: 'started', run: o.run, gatewayUrl: gateway.url, total: jobs.length, logDir: files.logs });
-  mkdirSync(files.logs, { recursive: true });
+  const config: Config = o.runtime === 'k8s' ? { ...o.config, runner: 'k8s' } : o.config;
+  const launcher = await openLauncher(config, (message) => o.onEvent({ type: 'notice', message }));
   let ids: string[];
   try {
-    ids = await runRollouts(
-      {
-        store: o.store,
-        gateway,
-        run: o.run,
-        mode: 'val',
-        command: o.command,
-        timeoutMs: o.timeoutMs,
-        concurrency: o.workers,
-        logDir: files.logs,
-        withhold: withheldVars(o.config.upstream),
-        signal: o.signal,
-        onEvent: o.onEvent,
-      },
-      jobs,
-    );
+    ids = await runThrough(o, files, launcher, jobs);
   } finally {
-    await gateway.close();
+    await launcher.close();
   }
   const rollouts = new Map(o.store.rolloutSummaries({ ids }).map((r) => [r.id, r]));
   return jobs
@@ -191,32 +172,75 @@ async function runAgents(o: EvalOptions, files: AttemptFiles, pending: Pending[]
     .filter(({ rollout }) => !(o.signal.aborted && rollout.error === abortReason(o.signal)));
 }
 
+/** The attempts' harnesses through a recording gateway, where the launcher runs them. */
+async function runThrough(o: EvalOptions, files: AttemptFiles, launcher: RunLauncher, jobs: RolloutJob[]) {
+  const gateway = await startGateway({
+    store: o.store,
+    gateway: gatewayFor(o.config, launcher),
+    upstream: o.config.upstream,
+    adminKey: o.adminKey,
+    upstreamApiKey: o.upstreamApiKey,
+    onCall: (call) => o.onEvent({ type: 'call', ...call }),
+  });
+  o.onEvent({ type: 'started', run: o.run, gatewayUrl: gateway.url, total: jobs.length, logDir: files.logs });
+  mkdirSync(files.logs, { recursive: true });
+  try {
+    return await runRollouts(
+      {
+        store: o.store,
+        gateway,
+        run: o.run,
+        mode: 'val',
+        // In a pod, the harness runs inside the workspace's script (podWorkspace): each job's arguments carry it.
+        command: o.runtime === 'k8s' ? 'sh' : o.command,
+        timeoutMs: o.timeoutMs,
+        concurrency: o.workers,
+        logDir: files.logs,
+        withhold: withheldVars(o.config.upstream),
+        signal: o.signal,
+        onEvent: o.onEvent,
+        launcher,
+      },
+      jobs,
+    );
+  } finally {
+    await gateway.close();
+  }
+}
+
 type Pending = { t: EvalTask; attempt: number };
 
-/** An attempt's harness, in a workspace of its own: a folder from --repos, or a container of the instance's image. */
+/**
+ * An attempt's harness, in a workspace of its own: a folder from --repos, a container of the instance's image, or a
+ * pod of it.
+ */
 function agentJob(o: EvalOptions, files: AttemptFiles, { t, attempt }: Pending, patches: Map<string, string>) {
   const key = `${t.grade.instance_id}.${attempt}`;
   const dir = join(files.workspaces, key);
-  const ws = o.runtime
-    ? containerWorkspace(
-        o.runtime,
-        t.grade.image!,
-        `alight-agent-${o.run}-${key}`.replace(/[^A-Za-z0-9_.-]/g, '_'),
-        dir,
-      )
-    : hostWorkspace(o.reposDir!, t.grade.repo, t.grade.base_commit, dir);
+  const pod = o.runtime === 'k8s' ? podWorkspace(files.logs) : null;
+  const ws =
+    pod ??
+    (o.runtime && o.runtime !== 'k8s'
+      ? containerWorkspace(
+          o.runtime,
+          t.grade.image!,
+          `alight-agent-${o.run}-${key}`.replace(/[^A-Za-z0-9_.-]/g, '_'),
+          dir,
+        )
+      : hostWorkspace(o.reposDir!, t.grade.repo, t.grade.base_commit, dir));
   return {
     attempt,
     key,
     task: { id: t.grade.instance_id, data: withoutAnswers(t.row) },
-    args: o.args,
+    args: pod ? pod.wrap(o.command, o.args) : o.args,
     groupId: `${o.run}/${t.grade.instance_id}`,
-    cwd: ws.cwd,
+    cwd: pod ? undefined : ws.cwd,
+    image: pod ? t.grade.image : undefined,
     env: ws.env,
     prepare: ws.prepare,
-    finish: async () => {
+    finish: async (rolloutId: string) => {
       try {
-        patches.set(key, await ws.diff());
+        patches.set(key, await ws.diff(rolloutId));
       } catch {
         /* never prepared, or the agent broke it: no prediction */
       }

@@ -1,6 +1,6 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { Config, K8sConfig } from '../config/schema.js';
-import { AlightError, ExitCode, errorMessage } from '../errors.js';
+import { AlightError, errorMessage } from '../errors.js';
 import type { RunLauncher } from '../runner/launchers.js';
 import { abortReason, type ProcessResult, type ProcessSpec } from '../runner/process.js';
 import { rewardFrom } from '../runner/reward.js';
@@ -33,11 +33,6 @@ export async function startK8sLauncher(
   const settings = config.k8s;
   const cluster = connect(settings);
   const template = settings.template ? loadJobTemplate(settings.template) : null;
-  if (!settings.image && !template)
-    throw new AlightError(
-      'the Kubernetes runner needs an image: pass --image (or k8s.image) or a Job template',
-      ExitCode.usage,
-    );
   try {
     const reaped = await reapOrphans(cluster);
     if (reaped > 0) onProblem(`deleted ${reaped} Job(s) left by an alight that stopped without cleaning up`);
@@ -115,7 +110,7 @@ function jobFor(ctx: Ctx, spec: ProcessSpec): V1Job {
     taskId: spec.rollout.taskId,
     session: ctx.session.id,
     owner: ctx.session.owner,
-    image: settings.image ? substitute(settings.image, task, 'the image') : undefined,
+    image: spec.image ?? (settings.image ? substitute(settings.image, task, 'the image') : undefined),
     command: spec.command,
     args: spec.args,
     env: { ...settings.env, ...spec.env },
@@ -130,7 +125,11 @@ function jobFor(ctx: Ctx, spec: ProcessSpec): V1Job {
 function createFailed(name: string, err: unknown): ProcessResult {
   const status = statusOf(err);
   const quota = status === 403 && /exceeded quota/i.test(apiMessage(err));
-  return { exitCode: null, reason: `could not create the Job ${name}: ${apiMessage(err)}`, infra: status === 0 || status >= 500 || quota };
+  return {
+    exitCode: null,
+    reason: `could not create the Job ${name}: ${apiMessage(err)}`,
+    infra: status === 0 || status >= 500 || quota,
+  };
 }
 
 /** Waits for the Job to end (or the abort, or alight's own deadline), following the pod's output once it runs. */

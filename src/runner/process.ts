@@ -11,7 +11,10 @@ export interface ProcessSpec {
   env: Record<string, string>;
   /** Variables of this process's environment the harness must not see (a local harness inherits the rest). */
   withhold: string[];
+  /** The working folder on this machine (the local launcher's; a pod starts where its image or template says). */
   cwd?: string;
+  /** The image to run in (the Kubernetes launcher's; default: its configured one). */
+  image?: string;
   /** `inherit` attaches the terminal (`stdout-to-stderr` keeps our stdout clean for --json); else these files. */
   output: ProcessOutput;
   timeoutMs: number | null;

@@ -22,7 +22,10 @@ export interface RolloutJob {
   cwd?: string;
   env?: Record<string, string>;
   prepare?: () => void | Promise<void>;
-  finish?: () => void | Promise<void>;
+  /** Once the harness (and reward) ended, however it ended; with the rollout it ran as (its log files' name). */
+  finish?: (rolloutId: string) => void | Promise<void>;
+  /** The container image it runs in, for a launcher that runs containers (eval's instance images on Kubernetes). */
+  image?: string;
 }
 
 /** A group: `n` rollouts of one task, the command's `{{field}}`s filled from the task. */
@@ -126,7 +129,7 @@ async function runAttempt(options: RolloutsOptions, job: RolloutJob, retryable: 
       return { id: end('failed', infraFailure(result.reason ?? 'unknown'), result.exitCode), infra: retryable };
     return { id: rollout.id, infra: false };
   } finally {
-    await job.finish?.();
+    await job.finish?.(rollout.id);
   }
 }
 
@@ -166,6 +169,7 @@ async function runPrepared(
     timeoutMs: options.timeoutMs,
     signal,
     cwd: job.cwd,
+    image: job.image,
     rewardCmd: options.rewardCmd,
     rollout: { id: rolloutId, run, taskId, task },
   });

@@ -9,8 +9,10 @@ import { packageRoot } from '../../src/package-root.js';
 import { type RolloutSummary, Store } from '../../src/store/store.js';
 import { alight, BIN, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
-import { clusterDown, clusterUp, KUBECONFIG, stopApiServer } from '../helpers/k8s-cluster.js';
+import { makeInstanceImage } from '../helpers/instance-image.js';
+import { clusterDown, clusterUp, importImage, KUBECONFIG, stopApiServer } from '../helpers/k8s-cluster.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { makeSweRepo } from '../helpers/swe-repo.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 
 // A real single-node Kubernetes (scripts/k8s-local): each rollout a Job in localhost/alight-py:local (Debian, Python
@@ -101,7 +103,13 @@ describe('alight record --runner k8s', () => {
     );
     expect(res.stderr).not.toContain('unexpected error');
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout), res.stderr).toMatchObject({ rollouts: 8, succeeded: 8, failed: 0, calls: 24, error_calls: 0 });
+    expect(JSON.parse(res.stdout), res.stderr).toMatchObject({
+      rollouts: 8,
+      succeeded: 8,
+      failed: 0,
+      calls: 24,
+      error_calls: 0,
+    });
     const store = Store.open(p.db);
     const rollouts = store.rolloutSummaries({ run: 'k8s-ok' });
     for (const r of rollouts) {
@@ -376,4 +384,70 @@ describe('alight doctor --runner k8s', () => {
     expect(allowed.code, allowed.stdout).toBe(0);
     expect(allowed.stdout).toMatch(/a pod reaches the gateway\s+ok/);
   }, 300_000);
+});
+
+describe('alight eval swebench --runtime k8s', () => {
+  it('runs each attempt as a Job in the instance image, the harness inside it; the diff comes back and is graded', async () => {
+    const root = join(dir, 'eval');
+    const fx = makeSweRepo(root);
+    const image = makeInstanceImage(
+      join(fx.repos, 'acme__calc'),
+      fx.base,
+      `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
+    );
+    await importImage(image);
+    const tasks = join(root, 'tasks.jsonl');
+    const actions = ['fix', 'wrong', 'nothing'];
+    writeFileSync(
+      tasks,
+      actions
+        .map((a, i) => JSON.stringify({ ...fx.instance, image, instance_id: `acme__calc-${i + 1}`, harness_action: a }))
+        .join('\n'),
+    );
+    const out = join(root, 'out');
+    const res = await alight(
+      [
+        'eval',
+        'swebench',
+        '--tasks',
+        tasks,
+        '--runtime',
+        'k8s',
+        '--repos',
+        fx.repos,
+        '--upstream',
+        upstream.url,
+        '--run',
+        'k8s-eval',
+        '--db',
+        join(root, 'alight.db'),
+        '--out',
+        out,
+        '--concurrency',
+        '3',
+        '--json',
+        '--',
+        'python3',
+        '-c',
+        readFileSync(join(FIXTURES, 'swe_pod_harness.py'), 'utf8'),
+      ],
+      { env, timeoutMs: 300_000 },
+    );
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({
+      total_instances: 3,
+      resolved_ids: ['acme__calc-1'],
+      unresolved_ids: ['acme__calc-2', 'acme__calc-3'],
+      error_ids: [],
+    });
+    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
+    expect(fixed).toContain('+    return a + b');
+    expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: answer \d+/);
+    expect(predictions.find((p) => p.instance_id === 'acme__calc-3').model_patch).not.toContain('calc.py');
+    expect(await jobsOf('k8s-eval')).toEqual([]);
+  }, 600_000);
 });
