@@ -188,18 +188,7 @@ export type SwebenchFlags = GraderFlags &
  * --json.
  */
 export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
-  if (Boolean(flags.tasks) === Boolean(flags.fromDb))
-    throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
-  if ((flags.serve || flags.serveVllm) && flags.upstream)
-    throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
-  // On Kubernetes the agents work in the instance images; --repos may still be where the local grader works.
-  if (flags.runtime !== 'k8s' && Boolean(flags.repos) === Boolean(flags.runtime)) {
-    throw new AlightError(
-      'pass --repos <dir> (workspaces made here from clones or bundles) ' +
-        "or --runtime podman|docker|k8s (a container of each instance's image)",
-      ExitCode.usage,
-    );
-  }
+  refuseSwebenchFlags(flags);
   const { official, ...grader } = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
     const rows = flags.fromDb ? keptAsTasks(store).map((t) => t.data) : await readAllRows(flags.tasks!);
@@ -247,6 +236,22 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
       }),
     );
   });
+}
+
+/** Where the tasks, the model and the agents' workspaces come from: one of each. */
+function refuseSwebenchFlags(flags: SwebenchFlags): void {
+  if (Boolean(flags.tasks) === Boolean(flags.fromDb))
+    throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
+  if ((flags.serve || flags.serveVllm) && flags.upstream)
+    throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
+  // On Kubernetes the agents work in the instance images; --repos may still be where the local grader works.
+  if (flags.runtime !== 'k8s' && Boolean(flags.repos) === Boolean(flags.runtime)) {
+    throw new AlightError(
+      'pass --repos <dir> (workspaces made here from clones or bundles) ' +
+        "or --runtime podman|docker|k8s (a container of each instance's image)",
+      ExitCode.usage,
+    );
+  }
 }
 
 function renderEval(r: EvalResult, k: number): string {

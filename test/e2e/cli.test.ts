@@ -99,6 +99,13 @@ describe('one vocabulary across commands', () => {
       [['data', 'export', '--out', 'x.jsonl', '--seed', '3'], "option '--seed <seed>' applies only with --split"],
       [['doctor', '--setup', '--upstream', 'http://127.0.0.1:9/v1'], "option '--setup' cannot be used with"],
       [['train', '--verl', 'a=b', '--dry-run', '--', 'x'], '--verl: read by the verl backend only'],
+      [['record', '--image', 'agent:1', '--', 'x'], '--image applies only with --runner k8s'],
+      [['record', '--runner', 'k8s', '--', 'x'], 'the Kubernetes runner needs an image'],
+      [['doctor', '--namespace', 'rl'], "option '--namespace <ns>' applies only with --runner"],
+      [
+        ['eval', 'swebench', '--tasks', 't.jsonl', '--namespace', 'rl', '--repos', '.', '--', 'x'],
+        'applies only with --runtime',
+      ],
     ]) {
       const res = await alight(argv as string[], { cwd: dir });
       expect(res.code, res.stderr).toBe(2);

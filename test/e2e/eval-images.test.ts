@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Prediction } from '../../src/eval/grader.js';
 import { Store } from '../../src/store/store.js';
-import { alight, FIXTURES } from '../helpers/cli.js';
+import { alight, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { dockerCli } from '../helpers/docker-cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { hacks } from '../helpers/hack-corpus.js';
@@ -110,11 +111,8 @@ describe('eval with instance images', () => {
       empty_patch_ids: [],
       error_ids: [],
     });
-    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
+    const predictions = readJsonl<Prediction>(join(out, 'predictions.jsonl'));
+    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1')?.model_patch;
     expect(fixed).toContain('+    return a + b');
     // the model's words, through the gateway
     expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /);

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Prediction } from '../../src/eval/grader.js';
 import { Store } from '../../src/store/store.js';
-import { alight, BIN, FIXTURES } from '../helpers/cli.js';
+import { alight, BIN, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 
@@ -71,15 +72,12 @@ describe('alight eval swebench', () => {
       empty_patch_ids: ['acme__calc-3'],
       error_ids: ['acme__calc-4'],
     });
-    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
+    const predictions = readJsonl<Prediction>(join(out, 'predictions.jsonl'));
+    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1')?.model_patch;
     expect(fixed).toContain('+    return a + b');
     // the model's words, through the gateway, in the patch
     expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: /);
-    expect(predictions.find((p) => p.instance_id === 'acme__calc-3').model_patch).toBe('');
+    expect(predictions.find((p) => p.instance_id === 'acme__calc-3')?.model_patch).toBe('');
     const store = Store.open(db);
     const rollouts = store.rolloutSummaries({ run: 'ev' });
     store.close();

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import type { Prediction } from '../../src/eval/grader.js';
 import { type Cluster, connect } from '../../src/k8s/cluster.js';
 import { packageRoot } from '../../src/package-root.js';
 import { type RolloutSummary, Store } from '../../src/store/store.js';
-import { alight, BIN, FIXTURES } from '../helpers/cli.js';
+import { alight, BIN, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { makeInstanceImage } from '../helpers/instance-image.js';
 import { clusterDown, clusterUp, importImage, KUBECONFIG, stopApiServer } from '../helpers/k8s-cluster.js';
@@ -440,14 +441,11 @@ describe('alight eval swebench --runtime k8s', () => {
       unresolved_ids: ['acme__calc-2', 'acme__calc-3'],
       error_ids: [],
     });
-    const predictions = readFileSync(join(out, 'predictions.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1').model_patch;
+    const predictions = readJsonl<Prediction>(join(out, 'predictions.jsonl'));
+    const fixed = predictions.find((p) => p.instance_id === 'acme__calc-1')?.model_patch;
     expect(fixed).toContain('+    return a + b');
     expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: answer \d+/);
-    expect(predictions.find((p) => p.instance_id === 'acme__calc-3').model_patch).not.toContain('calc.py');
+    expect(predictions.find((p) => p.instance_id === 'acme__calc-3')?.model_patch).not.toContain('calc.py');
     expect(await jobsOf('k8s-eval')).toEqual([]);
   }, 600_000);
 });

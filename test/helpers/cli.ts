@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/alight.js', import.meta.url));
@@ -32,4 +33,12 @@ export function alight(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** The rows of a JSONL file a command wrote (predictions, traces), typed as the caller expects them. */
+export function readJsonl<T = Record<string, unknown>>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T);
 }
