@@ -73,25 +73,26 @@ export function containerWorkspace(runtime: Runtime, image: string, name: string
 
 /**
  * A pod of the instance's image (`--runtime k8s`): the harness runs inside it, in /testbed, after the same fresh
- * history; when it ends, the diff is printed between two lines of this attempt's own, and the pod's log (the rollout's
- * stdout log, read whole once the pod ended) carries it back. `wrap` turns the harness command into that script.
+ * history; when it ends, the diff is printed with each line marked by this attempt's own mark, and the pod's log (the
+ * rollout's stdout log, read whole once the pod ended) carries it back. Kubernetes joins the pod's stdout and stderr,
+ * and a process the harness left behind may still write: only the marked lines are the diff. `wrap` turns the harness
+ * command into that script.
  */
 export function podWorkspace(logs: string): AgentWorkspace & { wrap(command: string, args: string[]): string[] } {
   const mark = `alight-diff-${randomBytes(8).toString('hex')}`;
   const script =
     `${freshHistory} || exit 97\n"$@"; rc=$?\n` +
-    `printf '\\n%s\\n' ${mark}-begin; ${diffSinceBase}; printf '\\n%s\\n' ${mark}-end\nexit $rc`;
+    `(${diffSinceBase}) 2>/dev/null | sed 's/^/${mark} /'; echo ${mark}-end\nexit $rc`;
   return {
     cwd: '/testbed',
     env: { ALIGHT_WORKDIR: '/testbed' },
     prepare: async () => {},
     wrap: (command, args) => ['-c', script, 'alight-agent', command, ...args],
     diff: async (rolloutId) => {
-      const log = readFileSync(join(logs, `${rolloutId}.stdout.log`), 'utf8');
-      const start = log.lastIndexOf(`\n${mark}-begin\n`);
-      const end = log.lastIndexOf(`\n${mark}-end\n`);
-      if (start < 0 || end < start) throw new Error('the pod printed no diff');
-      return log.slice(start + mark.length + 8, end);
+      const lines = readFileSync(join(logs, `${rolloutId}.stdout.log`), 'utf8').split('\n');
+      if (!lines.includes(`${mark}-end`)) throw new Error('the pod printed no diff');
+      const marked = lines.filter((l) => l.startsWith(`${mark} `)).map((l) => l.slice(mark.length + 1));
+      return marked.length ? `${marked.join('\n')}\n` : '';
     },
     dispose: async () => {},
   };

@@ -95,7 +95,8 @@ const retryable = (status: number): boolean => status === 0 || status === 429 ||
 
 /**
  * Calls the API, retrying 429, 5xx and connection errors with exponential backoff (0.5 s doubling to 8 s, `tries` in
- * all): an API server that restarts or throttles costs a rollout nothing.
+ * all): an API server that restarts or throttles costs a rollout nothing. An abort ends the waiting: the last error
+ * is thrown.
  */
 export async function withRetries<T>(call: () => Promise<T>, tries = 6, signal?: AbortSignal): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -103,9 +104,22 @@ export async function withRetries<T>(call: () => Promise<T>, tries = 6, signal?:
       return await call();
     } catch (err) {
       if (attempt >= tries || !retryable(statusOf(err)) || signal?.aborted) throw err;
-      await new Promise((r) => setTimeout(r, Math.min(8000, 500 * 2 ** (attempt - 1))));
+      await abortableSleep(Math.min(8000, 500 * 2 ** (attempt - 1)), signal);
+      if (signal?.aborted) throw err;
     }
   }
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**

@@ -88,7 +88,14 @@ export async function checkCluster(config: Config): Promise<K8sReport> {
   const report = { context, user, server, namespace, checks, role: roleYaml(namespace, subjectOf(user, namespace)) };
   checks.push(await namespaceCheck(cluster));
   checks.push(...(await permissionChecks(cluster)));
-  if (checks.every((c) => c.ok !== false)) checks.push(await reachCheck(cluster, config));
+  if (checks.every((c) => c.ok !== false))
+    checks.push(
+      await reachCheck(cluster, config).catch((err) => ({
+        name: 'a pod reaches the gateway',
+        ok: false,
+        detail: `could not try: ${apiMessage(err)}`,
+      })),
+    );
   return report;
 }
 
@@ -121,12 +128,12 @@ async function permissionChecks(cluster: Cluster): Promise<Check[]> {
     const [res, subresource] = resource.split('/');
     const denied: string[] = [];
     for (const verb of verbs) {
-      const review = await cluster.authz.createSelfSubjectAccessReview({
-        body: {
-          spec: { resourceAttributes: { namespace: cluster.namespace, group, resource: res, subresource, verb } },
-        },
-      });
-      if (!review.status?.allowed) denied.push(verb);
+      const attributes = { namespace: cluster.namespace, group, resource: res, subresource, verb };
+      const review = await cluster.authz
+        .createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: attributes } } })
+        .catch((err) => ({ status: { allowed: false, reason: `cannot ask: ${apiMessage(err)}` } }));
+      if (!review.status?.allowed)
+        denied.push(review.status?.reason?.startsWith('cannot ask') ? `${verb} (${review.status.reason})` : verb);
     }
     checks.push({
       name: `may ${verbs.join('/')} ${resource}`,

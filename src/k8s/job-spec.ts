@@ -142,6 +142,8 @@ function harnessContainer(c: V1Container, plan: JobPlan): V1Container {
       ...Object.entries(env).map(([name, value]) => ({ name, value })),
     ],
     resources: s.resources ? { ...c.resources, ...s.resources } : c.resources,
+    // The reward wrapper writes here, whatever the template says.
+    terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',
   };
 }

@@ -42,7 +42,7 @@ export async function startK8sLauncher(
     );
   }
   const gatewayHost = config.gateway.advertise ?? (await advertiseHost(cluster.server));
-  const session = await openSession(cluster, settings.leaseS);
+  const session = await openSession(cluster, settings.leaseS, onProblem);
   const watch = await watchSession(cluster, session.id, onProblem);
   const limit = rateLimiter(settings.createPerS);
   const run = (spec: ProcessSpec): Promise<ProcessResult> =>
@@ -83,11 +83,17 @@ async function runJob(ctx: Ctx, spec: ProcessSpec): Promise<ProcessResult> {
   const name = body.metadata!.name!;
   const container = body.spec!.template.spec!.containers[harnessIndex(body.spec!.template.spec!.containers)].name;
   await ctx.limit();
+  const stopped = (): ProcessResult => ({ exitCode: null, reason: abortReason(spec.signal) });
+  if (spec.signal.aborted) return stopped();
   try {
     await withRetries(() => cluster.batch.createNamespacedJob({ namespace: cluster.namespace, body }), 6, spec.signal);
   } catch (err) {
     // 409: a retried create whose first try did land (the name is the rollout's own): that Job is this rollout's.
-    if (statusOf(err) !== 409) return createFailed(name, err);
+    if (statusOf(err) !== 409) {
+      // A try that failed may still have landed: no Job of a failed create is left running.
+      void deleteJob(cluster, name).catch(() => {});
+      return spec.signal.aborted ? stopped() : createFailed(name, err);
+    }
   }
   const logs = new PodLogs(cluster, spec.output);
   const ended = await follow(ctx, name, container, spec, logs);
@@ -136,13 +142,17 @@ function createFailed(name: string, err: unknown): ProcessResult {
 function follow(ctx: Ctx, name: string, container: string, spec: ProcessSpec, logs: PodLogs): Promise<Outcome> {
   const deadline = spec.timeoutMs === null ? null : Date.now() + spec.timeoutMs + deadlineSlackMs;
   const seen = { job: false, pod: false };
+  const created = Date.now();
+  const pendingMs = ctx.settings.pendingS * 1000;
   const evaluate = (): Outcome | null => {
     const job = ctx.watch.job(name);
     const pod = ctx.watch.pod(name);
     if (pod && started(pod, container)) logs.start(pod.metadata!.name!, container);
     if (job) seen.job = true;
     else if (seen.job) return lost('the Job was deleted before it ended (by someone else, or its namespace went)');
-    const outcome = job ? judge(job, pod, container, Date.now(), ctx.settings.pendingS * 1000) : null;
+    // The watch and its periodic list both missed it: deleted at once (its owner Lease gone?).
+    else if (Date.now() - created > pendingMs) return lost('the Job was gone before alight saw it');
+    const outcome = job ? judge(job, pod, container, Date.now(), pendingMs) : null;
     if (outcome) return outcome;
     if (pod) seen.pod = true;
     else if (seen.pod) return lost('the pod was deleted before its harness ended (its node lost, or deleted)');

@@ -9,9 +9,11 @@ export interface ListResult<T> {
 
 /**
  * A live copy of the objects one label selector matches (a run's Jobs, or their pods): listed, then watched from the
- * list's resourceVersion. A dropped watch resumes from the last version it saw; a version the server no longer has
- * (410 Gone) or a failed resume lists again. A list every `relistMs` catches anything a watch missed (and a deletion
- * the server could not tell). `onChange` gets each key that changed; a deleted object's key maps to undefined.
+ * list's resourceVersion. A dropped watch or an error event (410 Gone: the server no longer has that version) lists
+ * again and watches from the new list. Every `relistMs` the watch is ended on purpose and the same happens, which
+ * catches anything a watch missed and a watch stuck on a dead connection; a list never runs beside a live watch, whose
+ * newer events an older list would undo. `onChange` gets each key that changed; a deleted object's key maps to
+ * undefined.
  */
 export class Mirror<T extends KubernetesObject> {
   readonly objects = new Map<string, T>();
@@ -19,6 +21,7 @@ export class Mirror<T extends KubernetesObject> {
   private stopped = false;
   private abort: AbortController | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private cycling = false;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -34,7 +37,10 @@ export class Mirror<T extends KubernetesObject> {
   async start(): Promise<void> {
     await this.relist();
     this.watch();
-    this.timer = setInterval(() => void this.relist().catch(() => {}), this.relistMs);
+    this.timer = setInterval(() => {
+      this.cycling = true;
+      this.abort?.abort();
+    }, this.relistMs);
     this.timer.unref();
   }
 
@@ -71,10 +77,10 @@ export class Mirror<T extends KubernetesObject> {
   private watch(): void {
     if (this.stopped) return;
     const query = { labelSelector: this.selector, resourceVersion: this.version, allowWatchBookmarks: true };
-    let gone = false;
-    const event = (type: string, obj: T & { code?: number }): void => {
+    let failed = false;
+    const event = (type: string, obj: T): void => {
       if (type === 'ERROR') {
-        gone = obj.code === 410;
+        failed = true;
         return;
       }
       this.version = obj.metadata?.resourceVersion ?? this.version;
@@ -88,14 +94,22 @@ export class Mirror<T extends KubernetesObject> {
     };
     const done = (err: unknown): void => {
       if (this.stopped) return;
-      if (err) this.onProblem(`watch of ${this.path} dropped (${errorMessage(err)}); resuming`);
-      // A quiet close is the server's timeout: resume at once. An error (the server restarting): after a second.
-      setTimeout(() => void this.resume(gone || Boolean(err)), err ? 1000 : 0).unref();
+      const planned = this.cycling;
+      this.cycling = false;
+      this.abort = null;
+      if (err && !planned) this.onProblem(`watch of ${this.path} dropped (${errorMessage(err)}); resuming`);
+      // The server's own timeout, or our planned end: again at once. An error (the server restarting): after a second.
+      const troubled = (failed || Boolean(err)) && !planned;
+      setTimeout(() => void this.resume(troubled || planned), troubled ? 1000 : 0).unref();
     };
-    void new Watch(this.kc).watch(this.path, query, event, done).then((a) => {
-      this.abort = a;
-      if (this.stopped) a.abort();
-    });
+    new Watch(this.kc).watch(this.path, query, event, done).then(
+      (a) => {
+        this.abort = a;
+        if (this.stopped) a.abort();
+      },
+      // Credentials that could not be had (an exec plugin failing) reject before the request: a dropped watch too.
+      (err) => done(err),
+    );
   }
 
   private async resume(relist: boolean): Promise<void> {

@@ -18,7 +18,11 @@ export interface Session {
 
 const selectorOf = (id: string): string => `${label.session}=${id}`;
 
-export async function openSession(cluster: Cluster, leaseS: number): Promise<Session> {
+export async function openSession(
+  cluster: Cluster,
+  leaseS: number,
+  onProblem: (message: string) => void = () => {},
+): Promise<Session> {
   const id = `${hostname()
     .toLowerCase()
     .replace(/[^a-z0-9-]/g, '-')
@@ -34,7 +38,13 @@ export async function openSession(cluster: Cluster, leaseS: number): Promise<Ses
     },
   };
   const lease = await withRetries(() => cluster.leases.createNamespacedLease({ namespace, body }));
-  const renew = setInterval(() => void heartbeat(cluster, lease.metadata!.name!).catch(() => {}), (leaseS * 1000) / 3);
+  const beat = (): Promise<void> =>
+    heartbeat(cluster, lease.metadata!.name!).catch((err) => {
+      // Deleted by another alight that took this one for dead: the garbage collector now takes each Job it owns.
+      if (statusOf(err) === 404)
+        onProblem(`this run's Lease ${lease.metadata!.name} was deleted: its Jobs will be too`);
+    });
+  const renew = setInterval(() => void beat(), (leaseS * 1000) / 3);
   renew.unref();
   return {
     id,
@@ -67,6 +77,8 @@ async function heartbeat(cluster: Cluster, name: string): Promise<void> {
 export async function reapOrphans(cluster: Cluster, now = Date.now()): Promise<number> {
   const { namespace } = cluster;
   const selector = Object.entries(managedBy).map(([k, v]) => `${k}=${v}`)[0];
+  // Jobs first: a Job's Lease exists before it, so a session that starts between the two lists is seen live.
+  const jobs = await withRetries(() => cluster.batch.listNamespacedJob({ namespace, labelSelector: selector }));
   const leases = await withRetries(() => cluster.leases.listNamespacedLease({ namespace, labelSelector: selector }));
   const live = new Set<string>();
   for (const lease of leases.items) {
@@ -74,7 +86,6 @@ export async function reapOrphans(cluster: Cluster, now = Date.now()): Promise<n
     const session = lease.metadata?.labels?.[label.session];
     if (session && renewed + (lease.spec?.leaseDurationSeconds ?? 60) * 1000 > now) live.add(session);
   }
-  const jobs = await withRetries(() => cluster.batch.listNamespacedJob({ namespace, labelSelector: selector }));
   // A Job without a session (doctor's check) has its own deadline and TTL: not reaped.
   const sessionOf = (j: (typeof jobs.items)[number]): string => j.metadata?.labels?.[label.session] ?? '';
   const orphaned = jobs.items.filter((j) => sessionOf(j) !== '' && !live.has(sessionOf(j)));

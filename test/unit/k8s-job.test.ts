@@ -206,6 +206,19 @@ describe('how a Job ended', () => {
     });
   });
 
+  it("waits a while for the pod's last status after the Job's end, and reads deletions and a Job with no pod", () => {
+    const complete = (s: number) =>
+      job([{ type: 'Complete', status: 'True', lastTransitionTime: new Date(at(s)) } as never]);
+    expect(judge(complete(5), pod(c({ running: {} })), 'harness', at(8), 60_000)).toBeNull();
+    expect(judge(complete(5), pod(c({ running: {} })), 'harness', at(16), 60_000)).toMatchObject({ exitCode: 0 });
+    expect(judge(job(), undefined, 'harness', at(30), 60_000)).toBeNull();
+    expect(judge(job(), undefined, 'harness', at(61), 60_000)?.reason).toMatch(/^no pod after 60 s/);
+    const deleting = { ...job(), metadata: { creationTimestamp: new Date(t0), deletionTimestamp: new Date(at(3)) } };
+    expect(judge(deleting, pod(c({ running: {} })), 'harness', at(5), 60_000)).toMatchObject({ infra: true });
+    const podGoing = { ...pod(c({ running: {} })), metadata: { deletionTimestamp: new Date(at(3)) } };
+    expect(judge(job(), podGoing, 'harness', at(5), 60_000)).toMatchObject({ infra: true });
+  });
+
   it('waits out the pending limit for a pull error or an unschedulable pod, not for an image that cannot come', () => {
     const pulling = pod(c({ waiting: { reason: 'ImagePullBackOff', message: 'no such host' } }));
     expect(judge(job(), pulling, 'harness', at(10), 60_000)).toBeNull();
