@@ -141,12 +141,12 @@ function createFailed(name: string, err: unknown): ProcessResult {
 /** Waits for the Job to end (or the abort, or alight's own deadline), following the pod's output once it runs. */
 function follow(ctx: Ctx, name: string, container: string, spec: ProcessSpec, logs: PodLogs): Promise<Outcome> {
   const deadline = spec.timeoutMs === null ? null : Date.now() + spec.timeoutMs + deadlineSlackMs;
-  const seen = { job: false, pod: false };
+  const seen: { job: boolean; pod: V1Pod | undefined } = { job: false, pod: undefined };
   const created = Date.now();
   const pendingMs = ctx.settings.pendingS * 1000;
   const evaluate = (): Outcome | null => {
     const job = ctx.watch.job(name);
-    const pod = ctx.watch.pod(name);
+    const pod = podOf(ctx.watch.pod(name), seen);
     if (pod && started(pod, container)) logs.start(pod.metadata!.name!, container);
     if (job) seen.job = true;
     else if (seen.job) return lost('the Job was deleted before it ended (by someone else, or its namespace went)');
@@ -154,8 +154,6 @@ function follow(ctx: Ctx, name: string, container: string, spec: ProcessSpec, lo
     else if (Date.now() - created > pendingMs) return lost('the Job was gone before alight saw it');
     const outcome = job ? judge(job, pod, container, Date.now(), pendingMs) : null;
     if (outcome) return outcome;
-    if (pod) seen.pod = true;
-    else if (seen.pod) return lost('the pod was deleted before its harness ended (its node lost, or deleted)');
     if (deadline !== null && Date.now() > deadline)
       return { exitCode: null, reason: 'timeout', infra: false, message: null };
     return null;
@@ -182,6 +180,17 @@ function follow(ctx: Ctx, name: string, container: string, spec: ProcessSpec, lo
     if (spec.signal.aborted) abort();
     else check();
   });
+}
+
+/**
+ * The pod as last seen: one that went from the watch is kept, marked deleted then (judge gives a deletion time to let
+ * the Job's own reason, say its deadline, arrive first).
+ */
+function podOf(current: V1Pod | undefined, seen: { pod: V1Pod | undefined }): V1Pod | undefined {
+  if (current) seen.pod = current;
+  else if (seen.pod && !seen.pod.metadata?.deletionTimestamp)
+    seen.pod = { ...seen.pod, metadata: { ...seen.pod.metadata, deletionTimestamp: new Date() } };
+  return seen.pod;
 }
 
 const lost = (reason: string): Outcome => ({ exitCode: null, reason, infra: true, message: null });

@@ -36,7 +36,7 @@ export function judge(
   if (failed?.reason === 'DeadlineExceeded') return end(null, 'timeout');
   if (job.metadata?.deletionTimestamp)
     return end(null, 'the Job is being deleted (by someone else, or its namespace)', true);
-  const lost = podLost(pod);
+  const lost = podLost(pod, now);
   if (lost) return end(null, lost, true);
   const done = pod?.status?.containerStatuses?.find((c) => c.name === container)?.state?.terminated;
   if (done) return ended(done);
@@ -80,13 +80,16 @@ function pendingProblem(pod: V1Pod | undefined, container: string, overdue: bool
 }
 
 /** Why the pod died under its harness (evicted, preempted, its node gone, deleted), or null. */
-function podLost(pod: V1Pod | undefined): string | null {
+function podLost(pod: V1Pod | undefined, now: number): string | null {
   const disrupted = pod?.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
   if (disrupted) return `${disrupted.reason ?? 'disrupted'}: ${disrupted.message ?? 'no message'}`;
   if (pod?.status?.phase === 'Failed' && pod.status.reason && pod.status.reason !== 'DeadlineExceeded')
     return `${pod.status.reason}: ${pod.status.message ?? 'no message'}`;
-  // alight deletes a Job only once its rollout ended: a pod going before that was deleted by someone else.
-  if (pod?.metadata?.deletionTimestamp) return 'the pod is being deleted (by someone else, or its node is going)';
+  // alight deletes a Job only once its rollout ended: a pod going before that was deleted by someone else, unless the
+  // Job's own reason (its deadline: the Job controller deletes its pods) comes within a while.
+  const deleted = pod?.metadata?.deletionTimestamp;
+  if (deleted && now - new Date(deleted).getTime() >= podStatusWaitMs)
+    return 'the pod was deleted before its harness ended (by someone else, or with its node)';
   return null;
 }
 

@@ -215,8 +215,12 @@ describe('how a Job ended', () => {
     expect(judge(job(), undefined, 'harness', at(61), 60_000)?.reason).toMatch(/^no pod after 60 s/);
     const deleting = { ...job(), metadata: { creationTimestamp: new Date(t0), deletionTimestamp: new Date(at(3)) } };
     expect(judge(deleting, pod(c({ running: {} })), 'harness', at(5), 60_000)).toMatchObject({ infra: true });
+    // A pod deleted under its harness: someone else's doing, unless the Job's deadline shows up meanwhile.
     const podGoing = { ...pod(c({ running: {} })), metadata: { deletionTimestamp: new Date(at(3)) } };
-    expect(judge(job(), podGoing, 'harness', at(5), 60_000)).toMatchObject({ infra: true });
+    expect(judge(job(), podGoing, 'harness', at(5), 60_000)).toBeNull();
+    const deadline = job([{ type: 'FailureTarget', status: 'True', reason: 'DeadlineExceeded' }]);
+    expect(judge(deadline, podGoing, 'harness', at(6), 60_000)?.reason).toBe('timeout');
+    expect(judge(job(), podGoing, 'harness', at(13), 60_000)).toMatchObject({ infra: true });
   });
 
   it('waits out the pending limit for a pull error or an unschedulable pod, not for an image that cannot come', () => {
