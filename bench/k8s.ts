@@ -12,6 +12,7 @@ import type { V1Job } from '@kubernetes/client-node';
 import { configSchema } from '../src/config/schema.js';
 import { connect } from '../src/k8s/cluster.js';
 import { startK8sLauncher } from '../src/k8s/launcher.js';
+import { perItem } from './per-item.js';
 
 const n = Number(process.env.N ?? 8);
 const image = process.env.IMAGE ?? 'localhost/busybox:local';
@@ -40,19 +41,6 @@ async function bare(i: number): Promise<void> {
   await cluster.batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Foreground' });
 }
 
-async function measure(start: (i: number) => Promise<void>, parallel: number) {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < n) await start(next++);
-    }),
-  );
-  const cpu = process.cpuUsage(cpu0);
-  return { wallMs: (performance.now() - t0) / n, cpuMs: (cpu.user + cpu.system) / 1000 / n };
-}
-
 const launcher = await startK8sLauncher(config);
 let rollout = 0;
 const viaLauncher = async (): Promise<void> => {
@@ -72,8 +60,8 @@ const viaLauncher = async (): Promise<void> => {
 console.log('| Jobs | parallel | bare API s/Job | launcher s/Job | ratio | bare CPU ms/Job | launcher CPU ms/Job |');
 console.log('|--:|--:|--:|--:|--:|--:|--:|');
 for (const parallel of [1, 4]) {
-  const b = await measure(bare, parallel);
-  const l = await measure(viaLauncher, parallel);
+  const b = await perItem(n, parallel, bare);
+  const l = await perItem(n, parallel, viaLauncher);
   console.log(
     `| ${n} | ${parallel} | ${(b.wallMs / 1000).toFixed(2)} | ${(l.wallMs / 1000).toFixed(2)} | ` +
       `${(l.wallMs / b.wallMs).toFixed(2)} | ${b.cpuMs.toFixed(1)} | ${l.cpuMs.toFixed(1)} |`,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../src/process/launch.js';
 import { localLauncher } from '../src/runner/process.js';
+import { perItem } from './per-item.js';
 
 const n = Number(process.env.N ?? 300);
 
@@ -22,19 +23,6 @@ function raw(command: string, args: string[], capture: boolean): Start {
       child.stdout?.on('data', (d) => (out += d));
       child.on('close', () => resolve(out));
     });
-}
-
-async function measure(start: Start, parallel: number): Promise<{ wallMs: number; cpuMs: number }> {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < n) await start(next++);
-    }),
-  );
-  const cpu = process.cpuUsage(cpu0);
-  return { wallMs: (performance.now() - t0) / n, cpuMs: (cpu.user + cpu.system) / 1000 / n };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'alight-bench-launch-'));
@@ -72,9 +60,9 @@ console.log(
 console.log('|---|---|---|---|---|---|---|');
 for (const [name, rawStart, launched] of cases) {
   for (const parallel of [1, 8]) {
-    await measure(rawStart, parallel); // warm-up
-    const a = await measure(rawStart, parallel);
-    const b = await measure(launched, parallel);
+    await perItem(n, parallel, rawStart); // warm-up
+    const a = await perItem(n, parallel, rawStart);
+    const b = await perItem(n, parallel, launched);
     console.log(
       `| ${name} | ${parallel} | ${a.wallMs.toFixed(2)} | ${b.wallMs.toFixed(2)} | ${(b.wallMs / a.wallMs).toFixed(2)}× | ` +
         `${a.cpuMs.toFixed(2)} | ${b.cpuMs.toFixed(2)} |`,
