@@ -9,6 +9,7 @@ import { advertiseHost } from './advertise.js';
 import { apiMessage, type Cluster, connect, statusOf } from './cluster.js';
 import { buildJob, harnessIndex } from './job-spec.js';
 import { loadJobTemplate } from './job-template.js';
+import { judge, type Outcome } from './outcome.js';
 import { deleteJob } from './session.js';
 
 /** What the runner does in its namespace, as [group, resource, verbs]. The minimal Role below grants exactly these. */
@@ -187,18 +188,43 @@ async function reachCheck(cluster: Cluster, config: Config): Promise<Check> {
   });
   try {
     await cluster.batch.createNamespacedJob({ namespace: cluster.namespace, body: job });
-    for (let i = 0; i < 120 && !reached; i++) await new Promise((r) => setTimeout(r, 500));
-    return reached
-      ? { name, ok: true, detail: `a pod in ${image ?? "the template's image"} reached ${host}` }
-      : {
-          name,
-          ok: false,
-          detail: `no request from the pod reached ${url} in 60 s: pass --gateway-host with an address pods can reach, and check firewalls`,
-        };
+    const ended = await untilReachedOrEnded(cluster, job.metadata!.name!, () => reached);
+    if (reached) return { name, ok: true, detail: `a pod in ${image ?? "the template's image"} reached ${host}` };
+    // The pod's own end says more than the silence (an image that does not pull, a command missing, a quota).
+    const why = ended?.reason ?? (ended ? `its command exited with code ${ended.exitCode}` : null);
+    return {
+      name,
+      ok: false,
+      detail: why
+        ? `the check's pod did not call ${url}: ${why}`
+        : `no request from the pod reached ${url} in 60 s: pass --gateway-host with an address pods can reach, and check firewalls`,
+    };
   } catch (err) {
     return { name, ok: false, detail: `could not run the check's Job: ${apiMessage(err)}` };
   } finally {
     server.close();
     await deleteJob(cluster, job.metadata!.name!).catch(() => {});
   }
+}
+
+/** Waits up to 60 s for the request, watching the check's Job: its outcome if it ended without one. */
+async function untilReachedOrEnded(cluster: Cluster, name: string, reached: () => boolean): Promise<Outcome | null> {
+  const { namespace } = cluster;
+  for (let i = 0; i < 120 && !reached(); i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    if (i % 4 !== 3) continue;
+    const job = await cluster.batch.readNamespacedJob({ namespace, name }).catch(() => null);
+    const pods = await cluster.core
+      .listNamespacedPod({ namespace, labelSelector: `job-name=${name}` })
+      .catch(() => null);
+    const pod = pods?.items[0];
+    const container = job?.spec?.template.spec?.containers[harnessIndex(job.spec.template.spec.containers)].name ?? '';
+    const outcome = job ? judge(job, pod, container, Date.now(), 20_000) : null;
+    if (outcome) {
+      // Give the request a moment to land: the pod may exit as it arrives.
+      await new Promise((r) => setTimeout(r, 500));
+      return reached() ? null : outcome;
+    }
+  }
+  return null;
 }

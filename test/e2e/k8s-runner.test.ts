@@ -346,6 +346,17 @@ describe('alight doctor --runner k8s', () => {
     ]);
   }, 180_000);
 
+  it("says why the reach check's pod did not call: an image that does not pull", async () => {
+    const res = await alight(['doctor', '--runner', 'k8s', '--image', 'localhost/no-such-image:local'], {
+      env,
+      timeoutMs: 120_000,
+    });
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(
+      /a pod reaches the gateway\s+FAIL\s+the check's pod did not call .*: (ErrImagePull|ImagePullBackOff)/,
+    );
+  }, 180_000);
+
   it('names what a service account lacks, and the Role it prints grants exactly that', async () => {
     const namespace = 'default';
     await cluster.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'alight-bot' } } });
