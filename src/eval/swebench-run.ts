@@ -2,12 +2,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
-import { startGateway } from '../gateway/server.js';
 import { withheldVars } from '../runner/env.js';
 import type { RunListener } from '../runner/events.js';
-import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.js';
+import { throughGateway } from '../runner/launchers.js';
 import { abortReason } from '../runner/process.js';
-import { type RolloutJob, runRollouts } from '../runner/run-rollouts.js';
+import { runRollouts } from '../runner/run-rollouts.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { containerWorkspace, hostWorkspace, podWorkspace } from './agent-workspace.js';
 import type { Runtime } from './container.js';
@@ -153,39 +152,11 @@ async function runAgents(o: EvalOptions, files: AttemptFiles, pending: Pending[]
   // The agent's diff, taken as its harness ends; its workspace (or container) goes at once.
   const patches = new Map<string, string>();
   const jobs = pending.map((p) => agentJob(o, files, p, patches));
-  const config: Config = o.runtime === 'k8s' ? { ...o.config, runner: 'k8s' } : o.config;
-  const launcher = await openLauncher(config, (message) => o.onEvent({ type: 'notice', message }));
-  let ids: string[];
-  try {
-    ids = await runThrough(o, files, launcher, jobs);
-  } finally {
-    await launcher.close();
-  }
-  const rollouts = new Map(o.store.rolloutSummaries({ ids }).map((r) => [r.id, r]));
-  return jobs
-    .map((job, i) => ({
-      id: job.task.id,
-      attempt: job.attempt,
-      rollout: rollouts.get(ids[i])!,
-      prediction: { instance_id: job.task.id, model_name_or_path: o.run, model_patch: patches.get(job.key) ?? null },
-    }))
-    .filter(({ rollout }) => !(o.signal.aborted && rollout.error === abortReason(o.signal)));
-}
-
-/** The attempts' harnesses through a recording gateway, where the launcher runs them. */
-async function runThrough(o: EvalOptions, files: AttemptFiles, launcher: RunLauncher, jobs: RolloutJob[]) {
-  const gateway = await startGateway({
-    store: o.store,
-    gateway: gatewayFor(o.config, launcher),
-    upstream: o.config.upstream,
-    adminKey: o.adminKey,
-    upstreamApiKey: o.upstreamApiKey,
-    onCall: (call) => o.onEvent({ type: 'call', ...call }),
-  });
-  o.onEvent({ type: 'started', run: o.run, gatewayUrl: gateway.url, total: jobs.length, logDir: files.logs });
   mkdirSync(files.logs, { recursive: true });
-  try {
-    return await runRollouts(
+  const config: Config = o.runtime === 'k8s' ? { ...o.config, runner: 'k8s' } : o.config;
+  const through = { ...o, config, total: jobs.length, logDir: files.logs };
+  const ids = await throughGateway(through, (gateway, launcher) =>
+    runRollouts(
       {
         store: o.store,
         gateway,
@@ -202,10 +173,17 @@ async function runThrough(o: EvalOptions, files: AttemptFiles, launcher: RunLaun
         launcher,
       },
       jobs,
-    );
-  } finally {
-    await gateway.close();
-  }
+    ),
+  );
+  const rollouts = new Map(o.store.rolloutSummaries({ ids }).map((r) => [r.id, r]));
+  return jobs
+    .map((job, i) => ({
+      id: job.task.id,
+      attempt: job.attempt,
+      rollout: rollouts.get(ids[i])!,
+      prediction: { instance_id: job.task.id, model_name_or_path: o.run, model_patch: patches.get(job.key) ?? null },
+    }))
+    .filter(({ rollout }) => !(o.signal.aborted && rollout.error === abortReason(o.signal)));
 }
 
 type Pending = { t: EvalTask; attempt: number };

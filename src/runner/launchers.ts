@@ -1,4 +1,7 @@
 import type { Config, GatewayConfig, RunnerKind } from '../config/schema.js';
+import { type Gateway, startGateway } from '../gateway/server.js';
+import type { Store } from '../store/store.js';
+import type { RunListener } from './events.js';
 import { type Launcher, localLauncher } from './process.js';
 
 /** A run's launcher: opened when the run starts, closed when it ends however it ends. */
@@ -24,4 +27,48 @@ export function openLauncher(config: Config, notice: (message: string) => void):
 /** The gateway's settings for a launcher: bound where its harnesses reach it. */
 export function gatewayFor(config: Config, launcher: RunLauncher): GatewayConfig {
   return launcher.gatewayHost ? { ...config.gateway, host: launcher.gatewayHost } : config.gateway;
+}
+
+/** What `throughGateway` needs of a run. */
+export interface GatewayRun {
+  store: Store;
+  config: Config;
+  run: string;
+  adminKey: string;
+  /** The upstream API key (from the variable the config names): sent upstream, never stored. */
+  upstreamApiKey?: string;
+  onEvent: RunListener;
+  /** For the `started` event: how many rollouts, and where their logs go. */
+  total: number;
+  logDir: string | null;
+}
+
+/**
+ * A run's harnesses through a recording gateway: the run's launcher opened (the Kubernetes one first deletes what killed
+ * runs left), the gateway bound where its harnesses reach it, then `work` with both; the gateway closed, then the
+ * launcher (which deletes what is left of the run's Jobs), however `work` ended.
+ */
+export async function throughGateway<T>(
+  o: GatewayRun,
+  work: (gateway: Gateway, launcher: RunLauncher) => Promise<T>,
+): Promise<T> {
+  const launcher = await openLauncher(o.config, (message) => o.onEvent({ type: 'notice', message }));
+  try {
+    const gateway = await startGateway({
+      store: o.store,
+      gateway: gatewayFor(o.config, launcher),
+      upstream: o.config.upstream,
+      adminKey: o.adminKey,
+      upstreamApiKey: o.upstreamApiKey,
+      onCall: (call) => o.onEvent({ type: 'call', ...call }),
+    });
+    o.onEvent({ type: 'started', run: o.run, gatewayUrl: gateway.url, total: o.total, logDir: o.logDir });
+    try {
+      return await work(gateway, launcher);
+    } finally {
+      await gateway.close();
+    }
+  } finally {
+    await launcher.close();
+  }
 }

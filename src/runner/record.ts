@@ -1,11 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
 import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
-import { gatewayFor, openLauncher, type RunLauncher } from './launchers.js';
+import { throughGateway } from './launchers.js';
 import { groupJobs, type RolloutJob, runRollouts } from './run-rollouts.js';
 import { type RecordSummary, summariseRun } from './summary.js';
 import type { Task } from './tasks.js';
@@ -43,51 +42,32 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
     // The pods' variables may hold credentials: their names only.
     ...(config.runner === 'k8s' ? { k8s: { ...config.k8s, env: Object.keys(config.k8s.env) } } : {}),
   });
-  const launcher = await openLauncher(config, (message) => onEvent({ type: 'notice', message }));
-  try {
-    await recordThrough(options, launcher, jobs, logDir);
-  } finally {
-    if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
-    await launcher.close();
-  }
-  return summariseRun(store, run, (performance.now() - started) / 1000, signal.aborted);
-}
-
-/** The run's gateway, and the harnesses through it. */
-async function recordThrough(o: RecordOptions, launcher: RunLauncher, jobs: RolloutJob[], logDir: string | null) {
-  const { store, config, run, onEvent } = o;
-  const gateway = await startGateway({
-    store,
-    gateway: gatewayFor(config, launcher),
-    upstream: config.upstream,
-    adminKey: o.adminKey,
-    upstreamApiKey: o.upstreamApiKey,
-    onCall: (call) => onEvent({ type: 'call', ...call }),
+  await throughGateway({ ...options, total: jobs.length, logDir }, async (gateway, launcher) => {
+    try {
+      await runRollouts(
+        {
+          store,
+          gateway,
+          run,
+          mode: 'record',
+          command: options.command,
+          timeoutMs: options.tasks ? config.record.timeoutS * 1000 : null,
+          rewardCmd: config.record.rewardCmd,
+          concurrency: options.tasks ? config.record.concurrency : 1,
+          logDir,
+          withhold: withheldVars(config.upstream),
+          harnessStdoutToStderr: options.harnessStdoutToStderr,
+          signal,
+          onEvent,
+          launcher,
+        },
+        jobs,
+      );
+    } finally {
+      if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
+    }
   });
-  onEvent({ type: 'started', run, gatewayUrl: gateway.url, total: jobs.length, logDir });
-  try {
-    await runRollouts(
-      {
-        store,
-        gateway,
-        run,
-        mode: 'record',
-        command: o.command,
-        timeoutMs: o.tasks ? config.record.timeoutS * 1000 : null,
-        rewardCmd: config.record.rewardCmd,
-        concurrency: o.tasks ? config.record.concurrency : 1,
-        logDir,
-        withhold: withheldVars(config.upstream),
-        harnessStdoutToStderr: o.harnessStdoutToStderr,
-        signal: o.signal,
-        onEvent,
-        launcher,
-      },
-      jobs,
-    );
-  } finally {
-    await gateway.close();
-  }
+  return summariseRun(store, run, (performance.now() - started) / 1000, signal.aborted);
 }
 
 /** A URL may carry `user:password@`: never store that. */
