@@ -1,21 +1,20 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { withOverrides } from '../src/config/load.js';
+import { loadConfig, withOverrides } from '../src/config/load.js';
+import { configSchema, type K8sConfig } from '../src/config/schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { readAllRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { compareRuns } from '../src/eval/compare.js';
-import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/container.js';
-import { type GradeRunOptions, type GraderName, gradePredictions, wilson } from '../src/eval/grade-run.js';
-import { type GradeOptions, gradeInstance } from '../src/eval/grader.js';
+import { gradePredictions, wilson } from '../src/eval/grade-run.js';
+import { gradeInstance } from '../src/eval/grader.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
-import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
 import { type EvalResult, evalSwebench, passAtK } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
-import { setupProgress } from '../src/ui/setup-progress.js';
 import { table } from '../src/ui/summary.js';
+import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
 import {
   defaultRunName,
   newSecret,
@@ -27,34 +26,11 @@ import {
   withUpstream,
 } from './shared.js';
 
-interface GraderFlags {
-  repos?: string;
-  grader?: GraderName;
-  image?: string;
-  imageTemplate?: string;
-  runtime?: Runtime | 'k8s';
-  sandbox?: boolean;
-  allowTestFrameworkAccess?: boolean;
-}
-
-/**
- * The local grader's sandbox: bubblewrap (installed if missing), hiding `hide` from the code under test; none in
- * containers, which isolate already; none, said loudly, when the user opts out with --no-sandbox.
- */
-async function sandboxFor(flags: GraderFlags, container: unknown, hide: string[]): Promise<GradeOptions['sandbox']> {
-  if (container) return undefined;
-  if (flags.sandbox === false) {
-    process.stderr.write(
-      'alight: grading without a sandbox (--no-sandbox): the ' +
-        'code under test runs as you, with your files and network\n',
-    );
-    return null;
-  }
-  await ensureSandbox(setupProgress());
-  return { hide, memoryMb: defaultMemoryMb, processes: defaultProcesses };
-}
-
 export type GradeFlags = GraderFlags & {
+  /** With --grader k8s only: where the cluster's settings are. */
+  config?: string;
+  namespace?: string;
+  kubeContext?: string;
   predictions: string;
   tasks: string;
   out?: string;
@@ -64,50 +40,20 @@ export type GradeFlags = GraderFlags & {
   json?: boolean;
 };
 
-/**
- * How predictions are graded. `local`: here, in workspaces from --repos. `podman` / `docker`: in a fresh container per
- * grade, network off: with --repos, alight's image (or --image) with the workspace mounted; without, each instance's
- * own image. `swebench`: the official package. The default: local with --repos, else the agents' container runtime.
- */
-function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'reposDir'> & { official: boolean } {
-  if (!flags.grader && !flags.repos && flags.runtime === 'k8s')
-    throw new AlightError(
-      '--runtime k8s grades here: pass --repos <dir> (the local grader) or --grader podman|docker|swebench ' +
-        '(the instance images on this machine); a grader on Kubernetes is not built yet',
-      ExitCode.usage,
-    );
-  const grader = flags.grader ?? (flags.repos ? 'local' : (flags.runtime as Runtime | undefined));
-  const reposDir = flags.repos ? resolve(flags.repos) : undefined;
-  if (!grader)
-    throw new AlightError(
-      "pass --repos <dir> (workspaces made here) or --grader podman|docker|swebench (each instance's image)",
-      ExitCode.usage,
-    );
-  if (grader === 'swebench') return { reposDir, official: true };
-  if (grader === 'local') {
-    if (!reposDir)
+/** `eval grade` reads the config only for `--grader k8s`: the cluster, the namespace, the pods' resources. */
+function gradeK8s(flags: GradeFlags, pods: boolean): K8sConfig {
+  const given = (['config', 'namespace', 'kubeContext'] as const).find((f) => flags[f] !== undefined);
+  if (!pods) {
+    if (given)
       throw new AlightError(
-        'the local grader makes its workspaces from --repos <dir>: pass ' +
-          'it, or grade in the instance images with --grader podman|docker',
+        `--${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} applies only with --grader k8s`,
         ExitCode.usage,
       );
-    return { reposDir, official: false };
+    return configSchema.parse({}).k8s;
   }
-  if (!reposDir) {
-    if (flags.image)
-      throw new AlightError(
-        '--image names the one image to mount --repos workspaces into: ' +
-          'pass --repos, or --image-template for per-instance images',
-        ExitCode.usage,
-      );
-    return { container: { runtime: grader }, official: false };
-  }
-  const image = flags.image ?? defaultImage;
-  if (!imageExists(image, grader)) {
-    if (flags.image) throw new AlightError(`${grader} has no image ${image}`, ExitCode.input);
-    buildImage(grader, image, undefined, (line) => process.stderr.write(`alight: ${line}\n`));
-  }
-  return { reposDir, container: { runtime: grader, image }, official: false };
+  return withOverrides(loadConfig(flags.config).config, {
+    k8s: { namespace: flags.namespace, context: flags.kubeContext },
+  }).k8s;
 }
 
 /**
@@ -115,23 +61,27 @@ function graderFor(flags: GraderFlags): Pick<GradeRunOptions, 'container' | 'rep
  * as JSON.
  */
 export async function gradeCommand(flags: GradeFlags) {
+  // `eval grade` has no --runtime: the Kubernetes grader is only ever asked for by name.
+  const k8s = gradeK8s(flags, flags.grader === 'k8s');
   const [tasks, predictions] = await Promise.all([
     readGradeTasks(flags.tasks, flags.imageTemplate),
     readPredictions(flags.predictions),
   ]);
   if (predictions.length === 0) throw new AlightError(`${flags.predictions} has no predictions`, ExitCode.input);
   const out = resolve(flags.out ?? join('.alight', 'eval', `grade-${Date.now()}`));
-  const { official, ...grader } = graderFor(flags);
-  const { summary, reports } = await gradePredictions(tasks, predictions, {
-    ...grader,
-    timeoutMs: flags.timeout * 1000,
-    allowTestEdits: Boolean(flags.allowTestEdits),
-    out,
-    workers: flags.concurrency,
-    sandbox: official ? undefined : await sandboxFor(flags, grader.container, [out]),
-    allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
-    official: official ? { runId: basename(out) } : undefined,
-  });
+  const chosen = graderFor(flags);
+  const { summary, reports } = await withGrader(chosen, k8s, flags.timeout, async ({ official, ...grader }) =>
+    gradePredictions(tasks, predictions, {
+      ...grader,
+      timeoutMs: flags.timeout * 1000,
+      allowTestEdits: Boolean(flags.allowTestEdits),
+      out,
+      workers: flags.concurrency,
+      sandbox: official ? undefined : await sandboxFor(flags, grader.container ?? grader.site, [out]),
+      allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
+      official: official ? { runId: basename(out) } : undefined,
+    }),
+  );
   if (flags.json) printJson(summary);
   else {
     const [lo, hi] = wilson(summary.resolved_instances, summary.submitted_instances);
@@ -189,7 +139,7 @@ export type SwebenchFlags = GraderFlags &
  */
 export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
   refuseSwebenchFlags(flags);
-  const { official, ...grader } = graderFor(flags);
+  const chosen = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
     const rows = flags.fromDb ? keptAsTasks(store).map((t) => t.data) : await readAllRows(flags.tasks!);
     const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
@@ -205,35 +155,39 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
       true,
     );
     return withUpstream(config, flags, (c, upstreamApiKey) =>
-      withInterrupt(async (signal) => {
-        const run = flags.run ?? defaultRunName('eval');
-        const result = await evalSwebench({
-          store,
-          config: c,
-          run,
-          command: cmd,
-          args,
-          tasks,
-          k: flags.n,
-          workers: flags.concurrency,
-          ...grader,
-          official,
-          runtime: flags.runtime,
-          timeoutMs: flags.timeout * 1000,
-          gradeTimeoutMs: flags.gradeTimeout * 1000,
-          allowTestEdits: Boolean(flags.allowTestEdits),
-          sandbox: official ? undefined : await sandboxFor(flags, grader.container, [dirname(store.path)]),
-          allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
-          out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')),
-          adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
-          upstreamApiKey,
-          signal,
-          onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
-        });
-        if (flags.json) printJson(result.summary);
-        else process.stdout.write(`${renderEval(result, flags.n)}\n`);
-        return result;
-      }),
+      withInterrupt((signal) =>
+        withGrader(chosen, c.k8s, flags.gradeTimeout, async ({ official, ...grader }) => {
+          const run = flags.run ?? defaultRunName('eval');
+          const result = await evalSwebench({
+            store,
+            config: c,
+            run,
+            command: cmd,
+            args,
+            tasks,
+            k: flags.n,
+            workers: flags.concurrency,
+            ...grader,
+            official,
+            runtime: flags.runtime,
+            timeoutMs: flags.timeout * 1000,
+            gradeTimeoutMs: flags.gradeTimeout * 1000,
+            allowTestEdits: Boolean(flags.allowTestEdits),
+            sandbox: official
+              ? undefined
+              : await sandboxFor(flags, grader.container ?? grader.site, [dirname(store.path)]),
+            allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
+            out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')),
+            adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
+            upstreamApiKey,
+            signal,
+            onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
+          });
+          if (flags.json) printJson(result.summary);
+          else process.stdout.write(`${renderEval(result, flags.n)}\n`);
+          return result;
+        }),
+      ),
     );
   });
 }

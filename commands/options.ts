@@ -190,8 +190,9 @@ export const graderOptions = (): Option[] => [
   new Option(
     '--grader <grader>',
     'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off ' +
-      "(each instance's image, or --image with --repos mounted); swebench: the " +
-      'official package (needs Docker). Default: local with --repos, else --runtime',
+      "(each instance's image, or --image with --repos mounted); k8s: a fresh pod of each instance's image " +
+      '(deny-all NetworkPolicy); swebench: the official package (needs Docker). Default: local with --repos, ' +
+      'else --runtime',
   ).choices([...graderNames]),
   new Option(
     '--image <name>',
@@ -218,6 +219,14 @@ export const evalK8sOptions = (): Option[] =>
   [...k8sTargetOptions().filter((o) => o.long !== '--image'), configOption('--retry-infra <n>', 'k8s.retryInfra')].map(
     (o) => onlyWith(o, 'runtime'),
   );
+
+/** `eval grade --grader k8s`: the cluster's settings (the config's k8s section) and the two most often changed. */
+export const gradeK8sOptions = (): Option[] =>
+  [
+    new Option('--config <file>', 'with --grader k8s: the config whose k8s section the grading pods use'),
+    configOption('--namespace <ns>', 'k8s.namespace'),
+    configOption('--kube-context <name>', 'k8s.context'),
+  ].map((o) => onlyWith(o, 'grader'));
 
 /** Which cluster and namespace the Kubernetes runner uses, what its pods run and where they reach the gateway. */
 export const k8sTargetOptions = (): Option[] => [

@@ -7,6 +7,7 @@ import {
   dbOption,
   engineOptions,
   evalK8sOptions,
+  gradeK8sOptions,
   graderOptions,
   gradingOptions,
   jsonOption,
@@ -98,7 +99,7 @@ function defineSwebench(evaluation: Command): void {
   });
 }
 
-/** `eval grade` opens no store and reads no config: it grades files into --out, so it has no --db or --config. */
+/** `eval grade` opens no store: it grades files into --out; it reads the config only for the Kubernetes grader. */
 function defineGrade(evaluation: Command): void {
   const concurrency = concurrencyOption(undefined, 'instances graded at once').default(1);
   define(evaluation, {
@@ -124,12 +125,14 @@ function defineGrade(evaluation: Command): void {
       timeoutOption('longest test run per instance'),
       ...gradingOptions(),
       ...graderOptions(),
+      ...gradeK8sOptions(),
       jsonOption('print the run summary (schema_version 2) as JSON'),
     ],
     examples: [
       'alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --concurrency 2',
       'alight eval grade --predictions preds.jsonl --tasks tasks.jsonl --repos repos/ --grader podman',
       'alight eval grade --predictions preds.jsonl --tasks verified.jsonl --grader docker',
+      'alight eval grade --predictions preds.jsonl --tasks verified.jsonl --grader k8s --namespace grading',
     ],
     action: async (opts: GradeFlags) => (await import('../eval.js')).gradeCommand(opts),
   });

@@ -32,7 +32,7 @@ export interface GradeSummary {
   flagged_ids: string[];
 }
 
-export const graderNames = ['local', 'podman', 'docker', 'swebench'] as const;
+export const graderNames = ['local', 'podman', 'docker', 'k8s', 'swebench'] as const;
 export type GraderName = (typeof graderNames)[number];
 
 export type GradeRunOptions = Omit<GradeOptions, 'logFile'> & {

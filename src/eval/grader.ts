@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { probe } from '../process/launch.js';
 import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
-import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
+import type { Runtime } from './container.js';
 import { markers, resolution, statusesFromLog, type TestsReport, testsReport } from './grading.js';
 import { fileSections, type GuardResult, guardPatch, protectedReason } from './guards.js';
+import { type OpenSite, testInImage } from './image-site.js';
 import { type ParserName, parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
 import { readResults, resultsEnv } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import type { Sandbox } from './sandbox.js';
-import { evalScript, shellQuote } from './specs.js';
+import { shellQuote } from './specs.js';
 import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.js';
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
@@ -56,22 +57,25 @@ export interface InstanceReport {
 }
 
 /**
- * Where the tests run. No container: on this machine, in a workspace made from `--repos`. A container with an image:
- * that image, with such a workspace mounted at /testbed. A container without one: each task's own image (its
- * /testbed, SWE-bench's layout), where the prediction is applied and the eval script run inside.
+ * Where the tests run. By default on this machine, in a workspace made from `--repos`. `container`: that image, with
+ * such a workspace mounted at /testbed. `site`: each task's own image (its /testbed, SWE-bench's layout) on a container
+ * engine or a Kubernetes pod (image-site.ts), where the judged tree is put and the eval script run.
  */
 export interface GradeOptions {
   reposDir?: string;
   timeoutMs: number;
   allowTestEdits: boolean;
   logFile: string;
-  container?: { runtime: Runtime; image?: string };
+  container?: { runtime: Runtime; image: string };
+  site?: OpenSite;
   /** Run the tests here inside bubblewrap (see sandbox.ts); null: as the user, unsandboxed (an explicit opt-out). */
   sandbox?: Omit<Sandbox, 'workspace'> | null;
   /** SWE-bench's exact behaviour: non-test code that reaches into the test framework is graded, not refused. */
   allowFrameworkAccess?: boolean;
   /** Test output kept at most (its tail); more is an error. */
   maxOutputBytes?: number;
+  /** Run the tests for an empty prediction too (the base's own results: alight data validate), not `empty_patch`. */
+  testEmpty?: boolean;
 }
 
 const defaultMaxOutput = 64 << 20;
@@ -90,8 +94,8 @@ export async function gradeInstance(
   o: GradeOptions,
 ): Promise<InstanceReport> {
   const report = ungraded(task.instance_id, prediction);
-  if (!report.patch_exists) return { ...report, status: 'empty_patch' };
-  const guarded = guardPatch(prediction!, o.allowTestEdits);
+  if (!report.patch_exists && !o.testEmpty) return { ...report, status: 'empty_patch' };
+  const guarded = guardPatch(prediction ?? '', o.allowTestEdits);
   report.guard = guarded.flags;
   const dir = mkdtempSync(join(tmpdir(), 'alight-grade-'));
   try {
@@ -99,10 +103,15 @@ export async function gradeInstance(
     const slipped = o.allowTestEdits ? null : slippedPastGuard(dir, join(dir, 'pred.diff'));
     if (slipped) return { ...report, error: slipped };
     const started = performance.now();
-    const ran =
-      o.container && !o.container.image
-        ? await testInImage(task, dir, guarded.patch.trim() !== '', o)
-        : await testOnHost(task, dir, guarded.patch.trim() !== '', o);
+    const ran = o.site
+      ? await testInImage(
+          task,
+          dir,
+          guarded.patch.trim() !== '',
+          { ...o, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput },
+          o.site,
+        )
+      : await testOnHost(task, dir, guarded.patch.trim() !== '', o);
     if ('error' in ran) return { ...report, error: ran.error };
     // The tree judge's flags, but one per file: a path the diff guard already flagged keeps that flag.
     report.guard = [...report.guard, ...(ran.flags ?? []).filter((f) => !report.guard.some((g) => g.file === f.file))];
@@ -166,8 +175,8 @@ export function slippedPastGuard(dir: string, diff: string): string | null {
 }
 
 /** The test log, the judge's flags, and pytest's results file (pytest-results.ts) as read. */
-type Tested = { log: string; flags?: GuardResult['flags']; results?: ReturnType<typeof readResults> };
-type Ran = Tested | { error: string };
+export type Tested = { log: string; flags?: GuardResult['flags']; results?: ReturnType<typeof readResults> };
+export type Ran = Tested | { error: string };
 
 /**
  * A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here
@@ -226,44 +235,6 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
     timeoutMs: o.timeoutMs,
     container,
     sandbox,
-    maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput,
-  });
-  return { log, flags: prepared.flags, results: readResults(results) };
-}
-
-/**
- * The task's own image: its /testbed copied out, the prediction applied and judged here as with --repos (the tree
- * restored between tries with git), then the eval script in a fresh container of the image with that copy mounted at
- * /testbed, network off.
- */
-async function testInImage(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
-  const runtime = o.container!.runtime;
-  await ensureImage(runtime, task.image!); // a pull is not the tests' time
-  const ws = join(dir, 'testbed');
-  await copyOutOfImage(runtime, task.image!, '/testbed', ws);
-  const reset = (): void => {
-    git(ws, ['checkout', '-q', '--', '.']);
-    git(ws, ['clean', '-fdq']);
-  };
-  const base = (file: string): string | undefined => fileAt(ws, 'HEAD', file);
-  const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, {
-    base,
-    reset,
-    testFiles: fileSections(task.test_patch).flatMap((s) => s.paths),
-  });
-  if (!('flags' in prepared)) return prepared;
-  writeFileSync(join(dir, 'eval.sh'), evalScript(task));
-  const results = join(dir, 'results');
-  mkdirSync(results);
-  const container = {
-    runtime,
-    image: task.image!,
-    mounts: [`${dir}/eval.sh:/alight/eval.sh:ro`, `${ws}:/testbed`, `${results}:/alight/results`],
-  };
-  const script = `${resultsEnv('/alight/results')}cd /testbed\nexec bash /alight/eval.sh\n`;
-  const log = await runScript(dir, script, {
-    timeoutMs: o.timeoutMs,
-    container,
     maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput,
   });
   return { log, flags: prepared.flags, results: readResults(results) };

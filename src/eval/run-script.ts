@@ -67,10 +67,17 @@ export async function runScript(cwd: string, script: string, o: ScriptOptions): 
     },
   });
   await limit?.release();
-  const timedOut = r.reason === 'timeout';
+  return scriptLog(r.stdout, r.truncated, r.reason === 'timeout', r.exitCode);
+}
+
+/**
+ * A grading script's log: its output without lines that forge alight's markers, then whether it was cut, and the exit
+ * status its runner saw (or that it ran out of time).
+ */
+export function scriptLog(output: string, truncated: boolean, timedOut: boolean, exitCode: number | null): string {
   const forged = new RegExp(`^.*(${markers.exitCode}|${truncatedMarker}|${timedOutMarker}).*$`, 'gm');
-  const end = timedOut ? `\n${timedOutMarker}\n` : `\n${markers.exitCode}: ${r.exitCode ?? 137}\n`;
-  return `${r.stdout.replace(forged, '')}${r.truncated ? `\n${truncatedMarker}\n` : ''}${end}`;
+  const end = timedOut ? `\n${timedOutMarker}\n` : `\n${markers.exitCode}: ${exitCode ?? 137}\n`;
+  return `${output.replace(forged, '')}${truncated ? `\n${truncatedMarker}\n` : ''}${end}`;
 }
 
 /** One command (an apply try) with a deadline, without blocking the other grades: true if it exited 0. */

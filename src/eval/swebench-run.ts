@@ -44,6 +44,7 @@ export interface EvalOptions {
   upstreamApiKey?: string;
   /** How predictions are graded (see GradeOptions): here, in containers, or by the official package. */
   container?: GradeOptions['container'];
+  site?: GradeOptions['site'];
   official?: boolean;
   signal: AbortSignal;
   onEvent: RunListener;
@@ -277,6 +278,7 @@ async function gradeAttempts(o: EvalOptions, files: AttemptFiles, attempt: numbe
       sandbox: o.sandbox,
       allowFrameworkAccess: o.allowFrameworkAccess,
       container: o.container,
+      site: o.site,
       official: o.official ? { runId: `${o.run}-${attempt}` } : undefined,
     },
   );

@@ -21,6 +21,8 @@ export interface Entry {
   kind: 'file' | 'dir' | 'link';
   size: number;
   mtimeMs: number;
+  /** Permission bits: a patch's `new mode` changes only these. */
+  mode: number;
   target?: string;
 }
 export type Tree = Map<string, Entry>;
@@ -37,6 +39,7 @@ export function snapshot(root: string): Tree {
         kind,
         size: st.size,
         mtimeMs: st.mtimeMs,
+        mode: st.mode & 0o7777,
         ...(kind === 'link' && { target: readlinkSync(join(root, path)) }),
       });
       if (kind === 'dir') walk(path);
@@ -55,7 +58,7 @@ export function changedPaths(before: Tree, after: Tree): string[] {
       !b ||
       b.kind !== e.kind ||
       b.target !== e.target ||
-      (e.kind === 'file' && (b.size !== e.size || b.mtimeMs !== e.mtimeMs))
+      (e.kind === 'file' && (b.size !== e.size || b.mtimeMs !== e.mtimeMs || b.mode !== e.mode))
     )
       changed.add(path);
   }

@@ -106,6 +106,14 @@ describe('one vocabulary across commands', () => {
         ['eval', 'swebench', '--tasks', 't.jsonl', '--namespace', 'rl', '--repos', '.', '--', 'x'],
         'applies only with --runtime',
       ],
+      [
+        ['eval', 'grade', '--predictions', 'p.jsonl', '--tasks', 't.jsonl', '--namespace', 'rl'],
+        "option '--namespace <ns>' applies only with --grader",
+      ],
+      [
+        ['eval', 'grade', '--predictions', 'p.jsonl', '--tasks', 't.jsonl', '--grader', 'podman', '--namespace', 'rl'],
+        '--namespace applies only with --grader k8s',
+      ],
     ]) {
       const res = await alight(argv as string[], { cwd: dir });
       expect(res.code, res.stderr).toBe(2);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Prediction } from '../../src/eval/grader.js';
@@ -7,7 +7,7 @@ import { Store } from '../../src/store/store.js';
 import { alight, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { dockerCli } from '../helpers/docker-cli.js';
 import { tempDir } from '../helpers/gateway.js';
-import { hacks } from '../helpers/hack-corpus.js';
+import { instanceGrading } from '../helpers/instance-grading.js';
 import { makeInstanceImage } from '../helpers/instance-image.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
@@ -25,49 +25,7 @@ describe('eval with instance images', () => {
   afterAll(() => {
     execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
   });
-  const tasks = (rows: Record<string, unknown>[]) => {
-    const file = join(root, `tasks-${Math.random().toString(36).slice(2)}.jsonl`);
-    writeFileSync(file, rows.map((r) => JSON.stringify({ ...fx.instance, image, ...r })).join('\n'));
-    return file;
-  };
-
-  const grade = async (
-    rows: Record<string, unknown>[],
-    patches: Record<string, string | null>,
-    extra: string[] = [],
-    env?: NodeJS.ProcessEnv,
-  ) => {
-    const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
-    writeFileSync(
-      preds,
-      Object.entries(patches)
-        .map(([id, p]) => JSON.stringify({ instance_id: id, model_name_or_path: 't', model_patch: p }))
-        .join('\n'),
-    );
-    const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
-    const res = await alight(
-      [
-        'eval',
-        'grade',
-        '--predictions',
-        preds,
-        '--tasks',
-        tasks(rows),
-        '--out',
-        out,
-        '--concurrency',
-        '2',
-        '--json',
-        ...extra,
-      ],
-      { timeoutMs: 300_000, env },
-    );
-    expect(res.code, res.stderr).toBe(0);
-    const reports = Object.fromEntries(
-      Object.keys(patches).map((id) => [id, JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id]]),
-    );
-    return { summary: JSON.parse(res.stdout), reports, out };
-  };
+  const { tasks, grade, gradeAllCases, corpusInImage } = instanceGrading(root, fx, image);
 
   /**
    * `eval swebench --runtime R` on three instances whose harness (working through `R exec`) fixes, breaks or leaves the
@@ -131,48 +89,11 @@ describe('eval with instance images', () => {
     expect(left).not.toMatch(new RegExp(`alight-agent-evi-${runtime}`)); // every agent container removed
   };
 
-  /** The seven prediction cases, graded with `grader` in the instance image: the same statuses as the local grader. */
-  const gradeAllCases = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
-    const cases = Object.entries(fx.predictions);
-    const { reports } = await grade(
-      cases.map(([name]) => ({ instance_id: `acme__calc-${name}` })),
-      Object.fromEntries(cases.map(([name, p]) => [`acme__calc-${name}`, p.patch])),
-      ['--grader', grader],
-      env,
-    );
-    for (const [name, p] of cases) {
-      const r = reports[`acme__calc-${name}`];
-      expect([name, r.status, r.guard.length > 0], JSON.stringify(r)).toEqual([name, p.status, Boolean(p.flagged)]);
-    }
-    expect(reports['acme__calc-malformed'].error).toBe('patch apply failed');
-  };
-
   it(
     'grades every prediction in the instance image as the local grader does (guards included)',
     () => gradeAllCases('podman'),
     300_000,
   );
-
-  /** The reward-hack corpus graded in the instance image by `grader`: applied and judged here, tested in the image. */
-  const corpusInImage = async (grader: 'podman' | 'docker', env?: NodeJS.ProcessEnv) => {
-    const names = Object.keys(hacks);
-    const { summary, reports } = await grade(
-      [...names, 'gold'].map((n) => ({ instance_id: `acme__calc-${n}` })),
-      Object.fromEntries([
-        ...names.map((n) => [`acme__calc-${n}`, hacks[n].patch]),
-        ['acme__calc-gold', fx.instance.patch],
-      ]),
-      ['--grader', grader],
-      env,
-    );
-    expect(summary.resolved_ids).toEqual(['acme__calc-gold']);
-    for (const n of names) {
-      const r = reports[`acme__calc-${n}`];
-      if (hacks[n].expect.flag)
-        expect(r.guard.map((g: { reason: string }) => g.reason).join('; '), n).toMatch(hacks[n].expect.flag!);
-      if (hacks[n].expect.error) expect(r.error, n).toMatch(hacks[n].expect.error!);
-    }
-  };
 
   it(
     'refuses the reward-hack corpus in the instance image: applied and judged here, tested in the image',

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { NetworkingV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { Prediction } from '../../src/eval/grader.js';
@@ -10,6 +10,7 @@ import { packageRoot } from '../../src/package-root.js';
 import { type RolloutSummary, Store } from '../../src/store/store.js';
 import { alight, BIN, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
+import { instanceGrading } from '../helpers/instance-grading.js';
 import { makeInstanceImage } from '../helpers/instance-image.js';
 import { clusterDown, clusterUp, importImage, KUBECONFIG, stopApiServer } from '../helpers/k8s-cluster.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
@@ -383,6 +384,8 @@ describe('alight doctor --runner k8s', () => {
       /may create\/get\/list\/watch\/delete jobs\s+FAIL\s+denied: create, get, list, watch, delete/,
     );
     expect(denied.stdout).toMatch(/may get pods\/log\s+FAIL/);
+    // The grader's permissions: a question, not a failure (only `eval --grader k8s` needs them).
+    expect(denied.stdout).toMatch(/may create pods\/exec\s+\?\s+denied: create \(needed only by eval --grader k8s/);
     expect(denied.stdout).not.toContain(token);
     // The printed Role and RoleBinding, applied as a user would (kubectl apply -f), make it pass.
     const [role, binding] = parseAllDocuments(denied.stdout.split('as a Role (kubectl apply -f):\n\n')[1]).map((d) =>
@@ -395,19 +398,26 @@ describe('alight doctor --runner k8s', () => {
     const allowed = await doctor();
     expect(allowed.code, allowed.stdout).toBe(0);
     expect(allowed.stdout).toMatch(/a pod reaches the gateway\s+ok/);
+    expect(allowed.stdout).toMatch(/may create networkpolicies\s+ok/);
   }, 300_000);
 });
 
+/** The fixture repository under `root` and its instance image (built with podman), imported into the cluster. */
+async function clusterInstance(root: string) {
+  const fx = makeSweRepo(root);
+  const image = makeInstanceImage(
+    join(fx.repos, 'acme__calc'),
+    fx.base,
+    `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
+  );
+  await importImage(image);
+  return { fx, image };
+}
+
 describe('alight eval swebench --runtime k8s', () => {
-  it('runs each attempt as a Job in the instance image, the harness inside it; the diff comes back and is graded', async () => {
+  it('runs each attempt as a Job in the instance image, the harness inside it; the diff comes back and is graded in a fresh pod', async () => {
     const root = join(dir, 'eval');
-    const fx = makeSweRepo(root);
-    const image = makeInstanceImage(
-      join(fx.repos, 'acme__calc'),
-      fx.base,
-      `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
-    );
-    await importImage(image);
+    const { fx, image } = await clusterInstance(root);
     const tasks = join(root, 'tasks.jsonl');
     const actions = ['fix', 'wrong', 'nothing'];
     writeFileSync(
@@ -425,8 +435,6 @@ describe('alight eval swebench --runtime k8s', () => {
         tasks,
         '--runtime',
         'k8s',
-        '--repos',
-        fx.repos,
         '--upstream',
         upstream.url,
         '--run',
@@ -457,6 +465,36 @@ describe('alight eval swebench --runtime k8s', () => {
     expect(fixed).toContain('+    return a + b');
     expect(fixed).toMatch(/\+\+\+ b\/NOTES\.md\n@@ -0,0 \+1(,\d+)? @@\n\+model said: answer \d+/);
     expect(predictions.find((p) => p.instance_id === 'acme__calc-3')?.model_patch).not.toContain('calc.py');
+    // This cluster's CNI (the bridge plugin) does not enforce NetworkPolicy: the grader found out, and says so.
+    expect(res.stderr).toContain('this cluster does not enforce NetworkPolicy, so the tests ran with the network on');
     expect(await jobsOf('k8s-eval')).toEqual([]);
+    expect(await jobsOf('grade')).toEqual([]);
   }, 600_000);
+
+  describe('--grader k8s', () => {
+    let grading: ReturnType<typeof instanceGrading>;
+    beforeAll(async () => {
+      const root = join(dir, 'grade');
+      const { fx, image } = await clusterInstance(root);
+      grading = instanceGrading(root, fx, image);
+    }, 300_000);
+
+    it('grades every prediction in a fresh pod of the instance image as the local grader does; no pod or policy left', async () => {
+      const { stderr } = await grading.gradeAllCases('k8s', env);
+      expect(stderr).toContain('does not enforce NetworkPolicy');
+      expect(await jobsOf('grade')).toEqual([]);
+      const networking = cluster.kc.makeApiClient(NetworkingV1Api);
+      // The policy is the session Lease's: the garbage collector takes it once the Lease goes.
+      for (let i = 0; i < 40; i++) {
+        const policies = await networking.listNamespacedNetworkPolicy({ namespace: 'default' });
+        if (policies.items.length === 0) return;
+        await sleep(500);
+      }
+      throw new Error('the grading NetworkPolicy was left behind');
+    }, 300_000);
+
+    it('refuses the reward-hack corpus in pods: applied and judged here, tested in the pod', async () => {
+      await grading.corpusInImage('k8s', env);
+    }, 600_000);
+  });
 });
