@@ -156,6 +156,20 @@ export async function statsCommand(o: Common) {
           s.repos.map((x) => [x.repo, x.n]),
         ),
         '',
+        s.validations.length
+          ? table(
+              ['validated: verdict', 'tasks'],
+              s.validations.map((x) => [x.verdict, x.n]),
+            )
+          : 'not validated (alight data validate)',
+        '',
+        s.probes.length
+          ? table(
+              ['probe run', 'k', 'tasks'],
+              s.probes.map((x) => [x.run, x.k, x.tasks]),
+            )
+          : 'not probed (alight data probe)',
+        '',
         table(
           ['kept', 'min', 'p50', 'p90', 'max', 'mean'],
           d.map(([k, v]) => [k, v.min, v.p50, v.p90, v.max, v.mean.toFixed(1)]),
@@ -182,7 +196,11 @@ export async function statsCommand(o: Common) {
 
 export async function explainCommand(instanceId: string, o: Common) {
   return withStore(o, (store) => {
-    const rows = store.data.explain(instanceId);
+    const rows = store.data.explain(instanceId).map((r) => ({
+      ...r,
+      validation: store.measures.validation(r.uid) ?? null,
+      probes: store.measures.probesFor(r.uid),
+    }));
     if (rows.length === 0)
       throw new AlightError(`no task ${instanceId} was imported (alight data stats)`, ExitCode.input);
     say(o, rows, () =>
@@ -198,6 +216,11 @@ export async function explainCommand(instanceId: string, o: Common) {
                 g.members.map((m) => `${m.instance_id} [${m.source}]${m.kept ? ' kept' : ''}`).join(', '),
             ),
             ...r.flags.map((f) => `  flag ${f.kind}: ${f.detail}`),
+            r.validation
+              ? `  validated (${r.validation.grader}, ${r.validation.seconds.toFixed(1)} s): ${r.validation.verdict}` +
+                (r.validation.detail ? ` — ${r.validation.detail}` : '')
+              : '  not validated',
+            ...r.probes.map((p) => `  probe ${p.run}: solved ${p.passes}/${p.k}`),
           ].join('\n'),
         )
         .join('\n'),
@@ -206,12 +229,20 @@ export async function explainCommand(instanceId: string, o: Common) {
   });
 }
 
-export async function exportCommand(o: Common & { out: string; format: ExportFormat; split?: string; seed: number }) {
+export async function exportCommand(
+  o: Common & { out: string; format: ExportFormat; split?: string; seed: number; heldOut?: boolean },
+) {
   writableFile(o.out, '--out');
   return withStore(o, async (store) => {
-    const count = store.data.keptCount();
-    if (count === 0) throw new AlightError('no kept tasks to export (alight data stats)', ExitCode.input);
-    const written = await exportTasks({ count, each: () => store.data.eachKeptTask() }, o);
+    // --held-out: the validation tasks `data select --val` set aside, instead of the kept (training) ones.
+    const each = () => (o.heldOut ? store.data.eachHeldOut() : store.data.eachKeptTask());
+    const count = o.heldOut ? [...each()].length : store.data.keptCount();
+    if (count === 0)
+      throw new AlightError(
+        o.heldOut ? 'no held-out tasks (alight data select --val N)' : 'no kept tasks to export (alight data stats)',
+        ExitCode.input,
+      );
+    const written = await exportTasks({ count, each }, o);
     say(o, written, () => written.map((w) => `wrote ${w.tasks} tasks to ${w.file}`).join('\n'));
     return written;
   });

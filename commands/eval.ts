@@ -12,6 +12,7 @@ import { gradeInstance } from '../src/eval/grader.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
 import { type EvalResult, evalSwebench, passAtK } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
+import type { Store } from '../src/store/store.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
 import { table } from '../src/ui/summary.js';
 import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
@@ -137,11 +138,19 @@ export type SwebenchFlags = GraderFlags &
  * `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or
  * --json.
  */
-export async function swebenchCommand(cmd: string, args: string[], flags: SwebenchFlags) {
+export async function swebenchCommand(
+  cmd: string,
+  args: string[],
+  flags: SwebenchFlags,
+  probe?: (result: EvalResult, store: Store) => void,
+) {
   refuseSwebenchFlags(flags);
   const chosen = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
-    const rows = flags.fromDb ? keptAsTasks(store).map((t) => t.data) : await readAllRows(flags.tasks!);
+    // A probe measures the tasks a selection chooses from: those kept before it.
+    const rows = flags.fromDb
+      ? keptAsTasks(store, probe ? 'select' : undefined).map((t) => t.data)
+      : await readAllRows(flags.tasks!);
     const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
     const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
     if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
@@ -183,7 +192,8 @@ export async function swebenchCommand(cmd: string, args: string[], flags: Sweben
             signal,
             onEvent: plainProgress((line) => process.stderr.write(`alight: ${line}\n`), 10_000),
           });
-          if (flags.json) printJson(result.summary);
+          if (probe) probe(result, store);
+          else if (flags.json) printJson(result.summary);
           else process.stdout.write(`${renderEval(result, flags.n)}\n`);
           return result;
         }),

@@ -9,8 +9,11 @@ import type {
   importCommand,
   statsCommand,
 } from '../data.js';
-import { int, jsonOption, num, onlyWith, storeOptions } from '../options.js';
+import type { SelectFlags, ValidateFlags } from '../data-measure.js';
+import type { SwebenchFlags } from '../eval.js';
+import { alias, graderOptions, gradingOptions, int, jsonOption, num, onlyWith, storeOptions } from '../options.js';
 import { define, group } from './define.js';
+import { attemptOptions, harnessArgs } from './eval.js';
 
 type Flags<F extends (...args: never[]) => unknown> = Parameters<F>[0];
 const intOption = (flags: string, description: string, value?: number): Option =>
@@ -57,7 +60,69 @@ export function registerData(program: Command): void {
   });
   defineDedupe(data);
   defineDecontaminate(data);
+  defineValidate(data);
+  defineSelection(data);
   defineReports(data);
+}
+
+/** A probe of the policy on the kept tasks, and the training set chosen from it. */
+function defineSelection(data: Command): void {
+  define(data, {
+    name: 'probe',
+    description:
+      'the harness k times on each task kept so far (eval swebench over them: recorded, graded); ' +
+      "each task's pass count stored with the run",
+    args: harnessArgs,
+    passThrough: true,
+    options: [...attemptOptions(4, 'probe'), jsonOption('JSON summary')],
+    examples: ['alight data probe -k 4 --repos repos/ --upstream http://127.0.0.1:8000/v1 -- python agent.py'],
+    action: async (cmd: string, args: string[], opts: SwebenchFlags) =>
+      (await import('../data-measure.js')).probeCommand(cmd, args, opts),
+  });
+  define(data, {
+    name: 'select',
+    description:
+      'the training set from a probe: tasks solved at a rate in --solve-rate, plus --add-unsolved never-solved ' +
+      'ones, less --val held out (seeded)',
+    options: [
+      new Option('--probe <run>', 'the probe run to select by (default: the latest)'),
+      new Option('--solve-rate <range>', 'the solve rates kept').default('0<r<1'),
+      intOption('--add-unsolved <n>', 'never-solved tasks added (a seeded sample)', 0),
+      intOption('--val <n>', 'of the selected, held out for validation (data export --held-out)', 0),
+      intOption('--seed <seed>', 'seed of the samples', 0),
+      ...storeOptions(),
+      jsonOption('JSON summary'),
+    ],
+    examples: ['alight data select --add-unsolved 1000 --val 400', "alight data select --solve-rate '0.25<=r<=0.75'"],
+    action: async (opts: SelectFlags) => (await import('../data-measure.js')).selectCommand(opts),
+  });
+}
+
+function defineValidate(data: Command): void {
+  const workers = new Option('--workers <n>', 'tasks validated at once').argParser(int).default(1);
+  define(data, {
+    name: 'validate',
+    description:
+      "check each kept task's environment: its gold patch must resolve it, and at the base F2P must fail and " +
+      'P2P pass (stored per task; invalid ones dropped as invalid-env)',
+    options: [
+      new Option('--repos <dir>', 'local clones (owner__name/) or bundles to grade in (else the instance images)'),
+      ...graderOptions().filter((opt) => opt.long !== '--image'),
+      ...gradingOptions().filter((opt) => opt.long === '--no-sandbox'),
+      workers,
+      alias('--concurrency <n>', workers),
+      new Option('--timeout <seconds>', 'longest test run per grade').argParser(num).default(1800),
+      new Option('--force', 'validate again the tasks validated before'),
+      ...storeOptions(),
+      jsonOption('JSON summary'),
+    ],
+    examples: [
+      'alight data validate --repos repos/ --workers 2',
+      'alight data validate --grader podman --workers 4',
+      'alight data validate --grader k8s --workers 16',
+    ],
+    action: async (opts: ValidateFlags) => (await import('../data-measure.js')).validateCommand(opts),
+  });
 }
 
 function defineDedupe(data: Command): void {
@@ -129,6 +194,7 @@ function defineReports(data: Command): void {
       new Option('--format <format>', 'file format').choices(exportFormats).default('jsonl'),
       new Option('--split <spec>', 'e.g. train=0.95,val=0.05'),
       onlyWith(intOption('--seed <seed>', 'shuffle seed for --split', 0), 'split'),
+      new Option('--held-out', 'the tasks data select held out for validation, instead of the kept ones'),
       ...storeOptions(),
       jsonOption('JSON summary'),
     ],

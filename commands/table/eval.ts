@@ -53,40 +53,53 @@ export function registerEval(program: Command): void {
   defineGrade(evaluation);
 }
 
-/** `eval swebench`: `-n`, `--concurrency` and `--run` as record and train spell them; `-k`, `--workers`, `--run-id` too. */
-function defineSwebench(evaluation: Command): void {
-  const rollouts = rolloutsOption(undefined, 'attempts per instance (pass@k)').default(1);
+/**
+ * What runs a harness over instances and grades its attempts: `eval swebench`, and `data probe` (which measures the
+ * kept tasks: `k` attempts by default). `-n`, `--concurrency` and `--run` as record and train spell them; `-k`,
+ * `--workers`, `--run-id` too.
+ */
+export function attemptOptions(k: number, runName: string): Option[] {
+  const rollouts = rolloutsOption(undefined, 'attempts per instance (pass@k)').default(k);
   const concurrency = concurrencyOption(undefined, 'harnesses (and grades) at once').default(2);
-  const run = runOption('run name (default: eval-<time>)');
+  const run = runOption(`run name (default: ${runName}-<time>; the same name resumes it)`);
+  return [
+    new Option('--instances <ids>', 'comma-separated instance ids to run (default: all)'),
+    ...[rollouts, alias('-k <k>', rollouts), concurrency, alias('--workers <n>', concurrency)],
+    ...engineOptions(),
+    new Option(
+      '--repos <dir>',
+      'agents work in fresh workspaces made from local clones (owner__name/) or bundles (owner__name.bundle)',
+    ),
+    runtimeOption(),
+    ...evalK8sOptions(),
+    timeoutOption('kill a harness after this long'),
+    new Option('--grade-timeout <seconds>', 'longest test run when grading').argParser(num).default(1800),
+    ...[run, alias('--run-id <id>', run)],
+    new Option('--out <dir>', 'where predictions, reports and summary go (default: the run folder)'),
+    ...gradingOptions(),
+    ...graderOptions(),
+    ...storeOptions(),
+  ];
+}
+
+/** The harness and its arguments, after `--`. */
+export const harnessArgs: [string, string][] = [
+  ['<cmd>', "harness command (runs in the instance's workspace; ALIGHT_TASK_JSON holds the SWE-bench row)"],
+  ['[args...]', 'its arguments'],
+];
+
+function defineSwebench(evaluation: Command): void {
   define(evaluation, {
     name: 'swebench',
     description:
       'each instance × k (-n): a fresh workspace at base_commit, the ' +
       'harness through the gateway (recorded, mode val), its diff graded',
-    args: [
-      ['<cmd>', "harness command (runs in the instance's workspace; ALIGHT_TASK_JSON holds the SWE-bench row)"],
-      ['[args...]', 'its arguments'],
-    ],
+    args: harnessArgs,
     passThrough: true,
     options: [
       new Option('--tasks <file>', "instances in SWE-bench's columns (JSONL, JSON, Parquet)"),
       new Option('--from-db', 'the tasks alight data kept'),
-      new Option('--instances <ids>', 'comma-separated instance ids to run (default: all)'),
-      ...[rollouts, alias('-k <k>', rollouts), concurrency, alias('--workers <n>', concurrency)],
-      ...engineOptions(),
-      new Option(
-        '--repos <dir>',
-        'agents work in fresh workspaces made from local clones (owner__name/) or bundles (owner__name.bundle)',
-      ),
-      runtimeOption(),
-      ...evalK8sOptions(),
-      timeoutOption('kill a harness after this long'),
-      new Option('--grade-timeout <seconds>', 'longest test run when grading').argParser(num).default(1800),
-      ...[run, alias('--run-id <id>', run)],
-      new Option('--out <dir>', 'where predictions, reports and summary go (default: the run folder)'),
-      ...gradingOptions(),
-      ...graderOptions(),
-      ...storeOptions(),
+      ...attemptOptions(1, 'eval'),
       jsonOption('print the run summary (schema_version 2) as JSON'),
     ],
     examples: [

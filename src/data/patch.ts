@@ -81,3 +81,72 @@ export function words(text: string): string[] {
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
+
+const headerSwaps: [RegExp, (m: RegExpMatchArray) => string][] = [
+  [/^diff --git (\S+) (\S+)$/, (m) => `diff --git ${m[2]} ${m[1]}`],
+  [/^new file mode (.*)$/, (m) => `deleted file mode ${m[1]}`],
+  [/^deleted file mode (.*)$/, (m) => `new file mode ${m[1]}`],
+  [/^old mode (.*)$/, (m) => `new mode ${m[1]}`],
+  [/^new mode (.*)$/, (m) => `old mode ${m[1]}`],
+  [/^(rename|copy) from (.*)$/, (m) => `${m[1]} to ${m[2]}`],
+  [/^(rename|copy) to (.*)$/, (m) => `${m[1]} from ${m[2]}`],
+  [/^index ([0-9a-f]+)\.\.([0-9a-f]+)(.*)$/, (m) => `index ${m[2]}..${m[1]}${m[3]}`],
+];
+
+/**
+ * A unified diff turned around: what it adds it removes and the other way round (SWE-smith's bug patch becomes its
+ * fix). File headers, modes, creations and deletions, renames and copies swap; each hunk's body is read by its
+ * header's line counts (so a body line that looks like a header stays a body line), removals written first.
+ */
+export function reverseDiff(patch: string): string {
+  const lines = patch.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const hunk = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$/.exec(line);
+    if (hunk) {
+      const range = (start: string, n?: string): string => (n === undefined ? start : `${start},${n}`);
+      out.push(`@@ -${range(hunk[3], hunk[4])} +${range(hunk[1], hunk[2])} @@${hunk[5]}`);
+      i = reverseHunkBody(lines, i + 1, Number(hunk[2] ?? 1), Number(hunk[4] ?? 1), out) - 1;
+    } else if (line.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) {
+      out.push(`--- ${lines[i + 1].slice(4)}`, `+++ ${line.slice(4)}`);
+      i++;
+    } else {
+      const swap = headerSwaps.find(([re]) => re.test(line));
+      out.push(swap ? swap[1](line.match(swap[0])!) : line);
+    }
+  }
+  return out.join('\n');
+}
+
+/** One hunk's body from `start`, signs swapped, each run of changes with its removals first; returns where it ended. */
+function reverseHunkBody(lines: string[], start: number, oldN: number, newN: number, out: string[]): number {
+  let minus: string[] = [];
+  let plus: string[] = [];
+  const flush = (): void => {
+    out.push(...minus, ...plus);
+    minus = [];
+    plus = [];
+  };
+  let i = start;
+  for (; i < lines.length && (oldN > 0 || newN > 0 || lines[i].startsWith('\\')); i++) {
+    const line = lines[i];
+    if (line.startsWith('-')) {
+      oldN--;
+      plus.push(`+${line.slice(1)}`);
+    } else if (line.startsWith('+')) {
+      newN--;
+      minus.push(`-${line.slice(1)}`);
+    } else if (line.startsWith('\\')) {
+      // "\ No newline at end of file" belongs to the line before it.
+      (plus.length || minus.length ? (plus.length ? plus : minus) : out).push(line);
+    } else {
+      flush();
+      oldN--;
+      newN--;
+      out.push(line);
+    }
+  }
+  flush();
+  return i;
+}

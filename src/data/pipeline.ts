@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import type { Drop } from '../store/data.js';
+import type { DataStage, Drop } from '../store/data.js';
 import type { Store } from '../store/store.js';
 import { addReference, decontaminate, emptyReference } from './decontaminate.js';
 import { type DedupeResult, dedupe } from './dedupe.js';
@@ -186,10 +186,11 @@ export async function decontaminateTasks(
 }
 
 /**
- * The kept tasks as training tasks (`alight train --from-db`): each in SWE-bench's columns, named by its instance id.
+ * The kept tasks (or those kept before stage `before`) as training tasks (`alight train --from-db`): each in
+ * SWE-bench's columns, named by its instance id.
  */
-export function keptAsTasks(store: Store): { id: string; data: Record<string, unknown> }[] {
-  const tasks = store.data.keptTasks();
+export function keptAsTasks(store: Store, before?: DataStage): { id: string; data: Record<string, unknown> }[] {
+  const tasks = [...store.data.eachKeptTask(before)];
   if (tasks.length === 0)
     throw new AlightError(`no kept tasks in ${store.path}: import some with alight data import`, ExitCode.input);
   const seen = new Set<string>();

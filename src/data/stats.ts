@@ -15,12 +15,17 @@ function distribution(values: number[]): Distribution | null {
   return { min: s[0], p50: at(0.5), p90: at(0.9), max: s[s.length - 1], mean: s.reduce((a, x) => a + x, 0) / s.length };
 }
 
-/** `alight data stats`: counts per source, repo and rule, and the shape of what is kept. */
+/**
+ * `alight data stats`: counts per source, repo and rule, validation verdicts and probe runs, and the shape of what is
+ * kept.
+ */
 export function dataStats(store: Store) {
   const counts = store.data.counts();
   const kept = store.data.keptNumbers();
   return {
     ...counts,
+    validations: store.measures.verdictCounts(),
+    probes: store.measures.probeRuns(),
     distributions: {
       patch_lines: distribution(kept.n_lines),
       files_changed: distribution(kept.n_files),

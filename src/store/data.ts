@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { DataTask } from '../data/task.js';
 
-export type DataStage = 'clean' | 'dedupe' | 'decontaminate';
+export type DataStage = 'clean' | 'dedupe' | 'decontaminate' | 'validate' | 'select';
 export interface Drop {
   uid: string;
   rule: string;
@@ -69,7 +69,7 @@ const factColumns =
   'patch_bytes, n_f2p, n_p2p, ps_chars, ps_words, patch_sha, ps_sha, seq';
 const statColumns = ['n_lines', 'n_files', 'n_f2p', 'n_p2p', 'ps_words'] as const;
 type StatColumn = (typeof statColumns)[number];
-export const dataStages: DataStage[] = ['clean', 'dedupe', 'decontaminate'];
+export const dataStages: DataStage[] = ['clean', 'dedupe', 'decontaminate', 'validate', 'select'];
 const kept = 'NOT EXISTS (SELECT 1 FROM data_drops d WHERE d.uid = t.uid)';
 /** What a stage works on: the tasks no earlier stage dropped (clean sees them all). */
 const keptBefore = (stage: DataStage): string => {
@@ -159,10 +159,6 @@ export class DataStore {
     };
   }
 
-  keptTasks(): DataTask[] {
-    return [...this.eachKeptTask()];
-  }
-
   /**
    * The kept tasks (or those `stage` works on) one at a time, so that a pass over a large store holds one in memory.
    */
@@ -172,6 +168,15 @@ export class DataStore {
       .iterate() as Iterable<{ task: string }>) {
       yield JSON.parse(r.task);
     }
+  }
+
+  /** The tasks select held out for validation: dropped by that rule alone. */
+  *eachHeldOut(): Generator<DataTask> {
+    const rows = this.db.prepare(
+      "SELECT task FROM data_tasks t WHERE EXISTS (SELECT 1 FROM data_drops d WHERE d.uid = t.uid AND d.rule = 'held-out') " +
+        "AND NOT EXISTS (SELECT 1 FROM data_drops d WHERE d.uid = t.uid AND d.rule != 'held-out') ORDER BY seq",
+    );
+    for (const r of rows.iterate() as Iterable<{ task: string }>) yield JSON.parse(r.task);
   }
 
   /**

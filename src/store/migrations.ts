@@ -144,4 +144,23 @@ export const migrations: string[] = [
   `
   CREATE INDEX data_tasks_by_seq ON data_tasks(seq);
   `,
+  // Measurements of tasks (alight data validate, probe): kept across the stages' verdicts, which are derived from them.
+  `
+  CREATE TABLE data_validations (
+    uid TEXT PRIMARY KEY,
+    verdict TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    grader TEXT NOT NULL,
+    at TEXT NOT NULL
+  );
+  CREATE TABLE data_probes (
+    uid TEXT NOT NULL,
+    run TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    passes INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (uid, run)
+  );
+  `,
 ];

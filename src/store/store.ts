@@ -5,6 +5,7 @@ import { AlightError, ExitCode } from '../errors.js';
 import type { RolloutMode, RolloutState } from '../rollouts/state.js';
 import { CallStore } from './calls.js';
 import { DataStore } from './data.js';
+import { MeasureStore } from './data-measures.js';
 import { migrations } from './migrations.js';
 
 export interface RunRow {
@@ -76,6 +77,7 @@ const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r
 export class Store {
   readonly calls: CallStore;
   readonly data: DataStore;
+  readonly measures: MeasureStore;
 
   private constructor(
     readonly db: Database.Database,
@@ -83,6 +85,7 @@ export class Store {
   ) {
     this.calls = new CallStore(db);
     this.data = new DataStore(db);
+    this.measures = new MeasureStore(db);
   }
 
   static open(path: string): Store {

@@ -238,7 +238,7 @@ describe('export round trip', () => {
       const store = Store.open(path);
       try {
         return Object.fromEntries(
-          store.data.keptTasks().map((t) => [t.instance_id, { format: t.format, row: toSweBenchRow(t) }]),
+          [...store.data.eachKeptTask()].map((t) => [t.instance_id, { format: t.format, row: toSweBenchRow(t) }]),
         );
       } finally {
         store.close();

@@ -31,7 +31,7 @@ async function pipeline(db: string, files: string[], extra: string[] = []) {
 function outcome(db: string): { kept: string[]; dropped: Record<string, string> } {
   const store = Store.open(db);
   try {
-    const kept = store.data.keptTasks().map((t) => t.instance_id);
+    const kept = [...store.data.eachKeptTask()].map((t) => t.instance_id);
     const rows = store.db
       .prepare(
         `SELECT t.instance_id AS id, d.rule FROM data_drops d JOIN data_tasks t ON t.uid = d.uid ORDER BY d.stage`,
@@ -77,7 +77,7 @@ describe('alight data', () => {
     const flagged = await run(['explain', 'acme__widgets-10'], db);
     expect(flagged[0].flags[0]).toMatchObject({ kind: 'ngram-overlap' });
     const smith = Store.open(db);
-    expect(smith.data.keptTasks().find((t) => t.repo.startsWith('swesmith/'))).toMatchObject({
+    expect([...smith.data.eachKeptTask()].find((t) => t.repo.startsWith('swesmith/'))).toMatchObject({
       patch_kind: 'bug',
       format: 'swe-smith',
       fail_to_pass: ['tests/test_core.py::test_empty_sum'],
@@ -112,7 +112,7 @@ describe('alight data', () => {
         await run(['dedupe'], again);
         expect(outcome(again).kept.sort()).toEqual([...fx.kept].sort());
         const store = Store.open(again);
-        expect(store.data.keptTasks().find((t) => t.format === 'swe-smith')?.patch_kind).toBe('bug');
+        expect([...store.data.eachKeptTask()].find((t) => t.format === 'swe-smith')?.patch_kind).toBe('bug');
         store.close();
       }
       const parts = await run(
@@ -172,7 +172,7 @@ describe('alight data', () => {
       );
       expect(await run(['import', file], db)).toMatchObject({ added: 2, invalid: 0 });
       const store = Store.open(db);
-      const [a, b] = store.data.keptTasks();
+      const [a, b] = [...store.data.eachKeptTask()];
       store.close();
       expect(a.pass_to_pass).toEqual([]);
       expect(b.created_at).toBe('2023-11-14T22:13:20.000Z');

@@ -1,0 +1,143 @@
+import { dirname, join } from 'node:path';
+import { applySelection, parseRateRange } from '../src/data/select.js';
+import { toSweBenchRow } from '../src/data/task.js';
+import { validateTasks } from '../src/data/validate.js';
+import { AlightError, ExitCode } from '../src/errors.js';
+import { gradeInstance } from '../src/eval/grader.js';
+import { gradeTask } from '../src/eval/inputs.js';
+import { progressBars } from '../src/ui/progress-bar.js';
+import { table } from '../src/ui/summary.js';
+import { type SwebenchFlags, swebenchCommand } from './eval.js';
+import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
+import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
+
+export type ValidateFlags = GraderFlags & {
+  db?: string;
+  config?: string;
+  json?: boolean;
+  workers: number;
+  timeout: number;
+  force?: boolean;
+};
+
+/**
+ * `alight data validate`: the kept tasks' environments checked with the grader chosen as for `eval grade` (the gold
+ * patch must resolve; at the base F2P fails and P2P passes); verdicts stored, `invalid-env` drops derived.
+ */
+export async function validateCommand(o: ValidateFlags) {
+  if (o.grader === 'swebench')
+    throw new AlightError(
+      'data validate grades with alight: --grader local|podman|docker|k8s (the official package grades ' +
+        'predictions, and an empty one it does not test)',
+      ExitCode.usage,
+    );
+  const chosen = graderFor(o);
+  return withStore(o, (store, config) =>
+    withInterrupt((signal) =>
+      withGrader(chosen, config.k8s, o.timeout, async ({ official: _official, ...grader }) => {
+        const sandbox = await sandboxFor(o, grader.container ?? grader.site, [dirname(store.path)]);
+        const progress = progressBars(!o.json && Boolean(process.stderr.isTTY));
+        const s = await validateTasks(
+          store,
+          {
+            grade: (task, prediction, logFile) =>
+              gradeInstance(task, prediction, {
+                ...grader,
+                timeoutMs: o.timeout * 1000,
+                allowTestEdits: false,
+                logFile,
+                sandbox,
+                testEmpty: true,
+              }),
+            toGradeTask: (t) => gradeTask(toSweBenchRow(t), o.imageTemplate),
+            grader: o.grader ?? 'local',
+            workers: o.workers,
+            force: Boolean(o.force),
+            logs: join(dirname(store.path), 'validate'),
+            signal,
+          },
+          progress,
+        ).finally(() => progress.stop());
+        if (o.json) printJson(s);
+        else
+          process.stdout.write(
+            `${s.checked} tasks checked: ${s.validated} validated now (${s.seconds.toFixed(1)} s), ` +
+              `${s.reused} validated before (--force to redo); ${s.dropped} dropped as invalid-env` +
+              (signal.aborted ? '\ninterrupted: the tasks not validated yet stay kept; run it again to go on' : '') +
+              `\n${table(['verdict', 'tasks'], Object.entries(s.byVerdict))}\n` +
+              'logs of each grade in .alight/validate/; why a task was dropped: alight data explain <id>\n',
+          );
+        return s;
+      }),
+    ),
+  );
+}
+
+/**
+ * `alight data probe`: the harness k times on each task kept before selection, through eval swebench's machinery
+ * (recorded, mode val, graded); each task's pass count stored with the run that measured it. Resumable by --run.
+ */
+export async function probeCommand(cmd: string, args: string[], flags: SwebenchFlags) {
+  const run = flags.run ?? defaultRunName('probe');
+  return swebenchCommand(cmd, args, { ...flags, run, fromDb: true }, (result, store) => {
+    const uidOf = new Map([...store.data.eachKeptTask('select')].map((t) => [t.instance_id, t.uid]));
+    const passes = new Map<string, number>();
+    for (const a of result.attempts)
+      passes.set(a.instance_id, (passes.get(a.instance_id) ?? 0) + (a.report.status === 'resolved' ? 1 : 0));
+    const probes = [...passes]
+      .filter(([id]) => uidOf.has(id))
+      .map(([id, n]) => ({ uid: uidOf.get(id)!, run: result.run, k: flags.n, passes: n }));
+    store.measures.setProbes(probes);
+    const bands = new Map<string, number>();
+    for (const p of probes) bands.set(`${p.passes}/${p.k}`, (bands.get(`${p.passes}/${p.k}`) ?? 0) + 1);
+    const summary = { run: result.run, k: flags.n, tasks: probes.length, passCounts: Object.fromEntries(bands) };
+    if (flags.json) printJson(summary);
+    else
+      process.stdout.write(
+        `probe ${result.run}: ${probes.length} tasks × ${flags.n} attempts\n` +
+          `${table(
+            ['solved', 'tasks'],
+            [...bands].sort((a, b) => a[0].localeCompare(b[0], undefined, { numeric: true })),
+          )}\n` +
+          `next: alight data select --probe ${result.run}\n`,
+      );
+  });
+}
+
+export interface SelectFlags {
+  db?: string;
+  config?: string;
+  json?: boolean;
+  probe?: string;
+  solveRate: string;
+  addUnsolved: number;
+  val: number;
+  seed: number;
+}
+
+/** `alight data select`: the training set from a probe (see src/data/select.ts); a table per band and repo. */
+export async function selectCommand(o: SelectFlags) {
+  const rate = parseRateRange(o.solveRate);
+  if (!rate)
+    throw new AlightError(
+      `--solve-rate ${o.solveRate}: write a range of r such as 0<r<1, 0<=r<1 or 0.25<=r<=0.75`,
+      ExitCode.usage,
+    );
+  return withStore(o, (store) => {
+    const s = applySelection(store, o.probe, { rate, addUnsolved: o.addUnsolved, val: o.val, seed: o.seed });
+    if (o.json) printJson(s);
+    else
+      process.stdout.write(
+        `from probe ${s.run}: ${s.checked} tasks, ${s.kept} kept for training, ${s.heldOut} held out\n` +
+          `${table(
+            ['band', 'tasks', 'kept'],
+            Object.entries(s.bands).map(([b, n]) => [b, n.tasks, n.kept]),
+          )}\n${table(
+            ['kept: repo', 'tasks'],
+            s.repos.map((r) => [r.repo, r.kept]),
+          )}\n` +
+          'then: alight data export --out train.jsonl (and --held-out --out val.jsonl), or alight train --from-db\n',
+      );
+    return s;
+  });
+}
