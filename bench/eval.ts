@@ -6,15 +6,14 @@
  *
  *   npm run bench:eval        # ~3 min on 2 cores
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { gradePredictions } from '../src/eval/grade-run.js';
 import { gradeTask } from '../src/eval/inputs.js';
 import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
-import { freshWorkspace, git, repoSource } from '../src/eval/workspace.js';
 import { tempDir } from '../test/helpers/gateway.js';
 import { makeSweRepo } from '../test/helpers/swe-repo.js';
+import { rawTestSeconds } from './raw-tests.js';
 
 const N = Number(process.env.EVAL_BENCH_INSTANCES ?? 100);
 const root = tempDir('alight-bench-eval-');
@@ -26,25 +25,14 @@ const predictions = tasks.map((t) => ({
   model_patch: fx.instance.patch,
 }));
 
-// The raw test command, alone, in a workspace that already has the fix and the test patch.
-const ws = join(root, 'raw');
-freshWorkspace(repoSource(fx.repos, 'acme/calc'), fx.base, ws);
-writeFileSync(join(root, 'fix.diff'), fx.instance.patch);
-writeFileSync(join(root, 'test.diff'), fx.instance.test_patch);
-git(ws, ['apply', join(root, 'fix.diff')]);
-git(ws, ['apply', join(root, 'test.diff')]);
-const rawRuns = 10;
-let started = performance.now();
-for (let i = 0; i < rawRuns; i++)
-  spawnSync('bash', ['-c', `${fx.instance.test_cmd} tests/test_calc.py`], { cwd: ws, stdio: 'ignore' });
-const raw = (performance.now() - started) / 1000 / rawRuns;
+const raw = rawTestSeconds(fx, root);
 
 await ensureSandbox(() => {});
 const results: { sandboxed: boolean; workers: number; seconds: number; resolved: number }[] = [];
 for (const sandboxed of [true, false]) {
   for (const workers of [1, 2]) {
     const out = join(root, `out-${sandboxed}-${workers}`);
-    started = performance.now();
+    const started = performance.now();
     const { summary } = await gradePredictions(tasks, predictions, {
       reposDir: fx.repos,
       timeoutMs: 600_000,

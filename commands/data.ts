@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { exportTasks } from '../src/data/export.js';
 import { cleanTasks, decontaminateTasks, dedupeTasks, importFiles } from '../src/data/pipeline.js';
 import type { Preset, RuleOptions } from '../src/data/rules.js';
-import { dataStats } from '../src/data/stats.js';
+import { type DataStats, dataStats } from '../src/data/stats.js';
 import type { ExportFormat, Format } from '../src/data/task.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { progressBars } from '../src/ui/progress-bar.js';
@@ -131,67 +131,62 @@ export async function statsCommand(o: Common) {
     const invalidRows = store.data.invalidRows();
     // The list is the first rows only: say so, rather than let 20 rows pass for all of them.
     const s = { ...dataStats(store), invalid_rows: invalidRows, invalid_rows_listed: invalidRows.length };
-    const d = Object.entries(s.distributions).filter(([, v]) => v !== null) as [
-      string,
-      NonNullable<(typeof s.distributions)[keyof typeof s.distributions]>,
-    ][];
-    say(o, s, () =>
-      [
-        `${s.tasks} tasks, ${s.kept} kept, ${s.invalid} invalid rows`,
-        '',
-        table(
-          ['source', 'tasks', 'kept'],
-          s.sources.map((x) => [x.source, x.n, x.kept]),
-        ),
-        '',
-        s.drops.length
-          ? table(
-              ['stage', 'rule', 'dropped'],
-              s.drops.map((x) => [x.stage, x.rule, x.n]),
-            )
-          : 'no drops',
-        '',
-        table(
-          ['kept: repo', 'tasks'],
-          s.repos.map((x) => [x.repo, x.n]),
-        ),
-        '',
-        s.validations.length
-          ? table(
-              ['validated: verdict', 'tasks'],
-              s.validations.map((x) => [x.verdict, x.n]),
-            )
-          : 'not validated (alight data validate)',
-        '',
-        s.probes.length
-          ? table(
-              ['probe run', 'k', 'tasks'],
-              s.probes.map((x) => [x.run, x.k, x.tasks]),
-            )
-          : 'not probed (alight data probe)',
-        '',
-        table(
-          ['kept', 'min', 'p50', 'p90', 'max', 'mean'],
-          d.map(([k, v]) => [k, v.min, v.p50, v.p90, v.max, v.mean.toFixed(1)]),
-        ),
-        ...(s.invalid_rows.length
-          ? [
-              '',
-              'invalid rows' +
-                (s.invalid > s.invalid_rows.length
-                  ? ` (the first ${s.invalid_rows.length} of ${s.invalid}; --json lists as many)`
-                  : '') +
-                ':',
-              table(
-                ['file', 'line', 'reason'],
-                s.invalid_rows.map((x) => [x.file, x.line, x.reason.slice(0, 100)]),
-              ),
-            ]
-          : []),
-      ].join('\n'),
-    );
+    say(o, s, () => renderStats(s));
     return s;
   });
+}
+
+/** A table, or what to say when it would be empty. */
+const tableOr = (header: string[], rows: (string | number)[][], none: string): string =>
+  rows.length ? table(header, rows) : none;
+
+function renderStats(s: DataStats & { invalid_rows: { file: string; line: number; reason: string }[] }): string {
+  const d = Object.entries(s.distributions).filter(([, v]) => v !== null) as [
+    string,
+    NonNullable<(typeof s.distributions)[keyof typeof s.distributions]>,
+  ][];
+  return [
+    `${s.tasks} tasks, ${s.kept} kept, ${s.invalid} invalid rows`,
+    table(
+      ['source', 'tasks', 'kept'],
+      s.sources.map((x) => [x.source, x.n, x.kept]),
+    ),
+    tableOr(
+      ['stage', 'rule', 'dropped'],
+      s.drops.map((x) => [x.stage, x.rule, x.n]),
+      'no drops',
+    ),
+    table(
+      ['kept: repo', 'tasks'],
+      s.repos.map((x) => [x.repo, x.n]),
+    ),
+    tableOr(
+      ['validated: verdict', 'tasks'],
+      s.validations.map((x) => [x.verdict, x.n]),
+      'not validated (alight data validate)',
+    ),
+    tableOr(
+      ['probe run', 'k', 'tasks'],
+      s.probes.map((x) => [x.run, x.k, x.tasks]),
+      'not probed (alight data probe)',
+    ),
+    table(
+      ['kept', 'min', 'p50', 'p90', 'max', 'mean'],
+      d.map(([k, v]) => [k, v.min, v.p50, v.p90, v.max, v.mean.toFixed(1)]),
+    ),
+    ...(s.invalid_rows.length
+      ? [
+          'invalid rows' +
+            (s.invalid > s.invalid_rows.length
+              ? ` (the first ${s.invalid_rows.length} of ${s.invalid}; --json lists as many)`
+              : '') +
+            `:\n${table(
+              ['file', 'line', 'reason'],
+              s.invalid_rows.map((x) => [x.file, x.line, x.reason.slice(0, 100)]),
+            )}`,
+        ]
+      : []),
+  ].join('\n\n');
 }
 
 export async function explainCommand(instanceId: string, o: Common) {

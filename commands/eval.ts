@@ -147,16 +147,7 @@ export async function swebenchCommand(
   refuseSwebenchFlags(flags);
   const chosen = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
-    // A probe measures the tasks a selection chooses from: those kept before it.
-    const rows = flags.fromDb
-      ? keptAsTasks(store, probe ? 'select' : undefined).map((t) => t.data)
-      : await readAllRows(flags.tasks!);
-    const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
-    const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
-    if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
-    const tasks = rows
-      .filter((r) => !wanted || wanted.has(String(r.instance_id)))
-      .map((row) => ({ row, grade: gradeTask(row, flags.imageTemplate) }));
+    const tasks = await instancesFor(store, flags, Boolean(probe));
     const config = withRunner(
       withOverrides(fileConfig, { upstream: { url: flags.upstream } }),
       { ...flags, image: undefined, runner: flags.runtime === 'k8s' ? 'k8s' : 'local' },
@@ -200,6 +191,19 @@ export async function swebenchCommand(
       ),
     );
   });
+}
+
+/** The instances to run: the file's or the store's (a probe: those kept before selection), or the ones named. */
+async function instancesFor(store: Store, flags: SwebenchFlags, probe: boolean) {
+  const rows = flags.fromDb
+    ? keptAsTasks(store, probe ? 'select' : undefined).map((t) => t.data)
+    : await readAllRows(flags.tasks!);
+  const wanted = flags.instances ? new Set(flags.instances.split(',').map((s) => s.trim())) : null;
+  const unknown = wanted ? [...wanted].filter((id) => !rows.some((r) => r.instance_id === id)) : [];
+  if (unknown.length) throw new AlightError(`unknown instance id(s): ${unknown.join(', ')}`, ExitCode.input);
+  return rows
+    .filter((r) => !wanted || wanted.has(String(r.instance_id)))
+    .map((row) => ({ row, grade: gradeTask(row, flags.imageTemplate) }));
 }
 
 /** Where the tasks, the model and the agents' workspaces come from: one of each. */

@@ -8,10 +8,9 @@ const next: Record<Template, string[]> = {
   ],
   swe: [
     'alight doctor --setup --backend verl',
-    'alight data import <SWE-bench-style file> && alight data clean && alight data dedupe && alight data decontaminate',
-    'alight data export --format jsonl --out train.jsonl && node fetch-repos.mjs train.jsonl',
-    'alight train --dry-run -- node swe-agent.mjs',
-    'alight train -- node swe-agent.mjs',
+    'alight serve-vllm <the policy> (its URL is UPSTREAM below)',
+    'TASKS=swe-smith.parquet sh recipe.sh   # import, clean, dedupe, decontaminate, validate, probe, select, train, eval',
+    'or step by step: each line of recipe.sh, e.g. alight train --dry-run -- node swe-agent.mjs first',
   ],
 };
 

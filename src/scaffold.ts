@@ -10,7 +10,7 @@ const templates = join(packageRoot, 'templates');
  */
 export const scaffoldFiles = {
   basic: ['alight.config.yaml', 'harness.mjs', 'tasks.jsonl'],
-  swe: ['alight.config.yaml', 'swe-agent.mjs', 'fetch-repos.mjs'],
+  swe: ['alight.config.yaml', 'swe-agent.mjs', 'fetch-repos.mjs', 'recipe.sh'],
 } as const satisfies Record<string, readonly string[]>;
 export type Template = keyof typeof scaffoldFiles;
 

@@ -88,8 +88,6 @@ const headerSwaps: [RegExp, (m: RegExpMatchArray) => string][] = [
   [/^deleted file mode (.*)$/, (m) => `new file mode ${m[1]}`],
   [/^old mode (.*)$/, (m) => `new mode ${m[1]}`],
   [/^new mode (.*)$/, (m) => `old mode ${m[1]}`],
-  [/^(rename|copy) from (.*)$/, (m) => `${m[1]} to ${m[2]}`],
-  [/^(rename|copy) to (.*)$/, (m) => `${m[1]} from ${m[2]}`],
   [/^index ([0-9a-f]+)\.\.([0-9a-f]+)(.*)$/, (m) => `index ${m[2]}..${m[1]}${m[3]}`],
 ];
 
@@ -110,6 +108,11 @@ export function reverseDiff(patch: string): string {
       i = reverseHunkBody(lines, i + 1, Number(hunk[2] ?? 1), Number(hunk[4] ?? 1), out) - 1;
     } else if (line.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) {
       out.push(`--- ${lines[i + 1].slice(4)}`, `+++ ${line.slice(4)}`);
+      i++;
+    } else if (/^(rename|copy) from /.test(line) && /^(rename|copy) to /.test(lines[i + 1] ?? '')) {
+      // The pair stays in git's order, the paths swapped.
+      const [kind, from] = line.split(/ from (.*)/);
+      out.push(`${kind} from ${lines[i + 1].replace(/^(rename|copy) to /, '')}`, `${kind} to ${from}`);
       i++;
     } else {
       const swap = headerSwaps.find(([re]) => re.test(line));

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 const task = JSON.parse(process.env.ALIGHT_TASK_JSON ?? 'null');
 if (!task?.problem_statement) throw new Error('ALIGHT_TASK_JSON holds no SWE-bench row: run me under alight with SWE tasks');
 const MAX_TURNS = Number(process.env.SWE_AGENT_TURNS ?? 30);
+const MAX_TOKENS = Number(process.env.SWE_AGENT_MAX_TOKENS ?? 1024); // per answer
 const REPOS = process.env.SWE_AGENT_REPOS ?? 'repos';
 
 const container = process.env.ALIGHT_CONTAINER;
@@ -48,7 +49,7 @@ function run(command) {
 async function chat(messages) {
   const res = await fetch(`${process.env.OPENAI_BASE_URL}/chat/completions`, {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${process.env.OPENAI_API_KEY}` },
-    body: JSON.stringify({ model: 'policy', messages, max_tokens: 1024, temperature: 1 }),
+    body: JSON.stringify({ model: 'policy', messages, max_tokens: MAX_TOKENS, temperature: 1 }),
   });
   if (!res.ok) throw new Error(`model call failed: ${res.status} ${await res.text()}`);
   return (await res.json()).choices[0].message.content ?? '';

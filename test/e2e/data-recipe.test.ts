@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../src/process/launch.js';
 import { Store } from '../../src/store/store.js';
-import { alight, FIXTURES, readJsonl } from '../helpers/cli.js';
+import { alight, BIN, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
@@ -171,4 +172,80 @@ describe('the recipe: validate, probe, select, export, train', () => {
     expect(tasks.sort()).toEqual([...train].sort());
     expect(readFileSync(join(p.dir, 'train.jsonl'), 'utf8')).not.toContain('acme__calc-6');
   }, 600_000);
+});
+
+describe('alight init --template swe: recipe.sh', () => {
+  it('runs the whole recipe on the fixture repository with a scripted model, each step as written', async () => {
+    const dir = join(root, 'swe-project');
+    const init = await alight(['init', '--template', 'swe', dir]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain('sh recipe.sh');
+    mkdirSync(join(dir, 'repos'));
+    cpSync(join(fx.repos, 'acme__calc'), join(dir, 'repos', 'acme__calc'), { recursive: true });
+    // Five tasks the model fixes on its first 4, 2, 1, 0 and 0 attempts; a sixth whose gold patch is wrong.
+    const fixes = [4, 2, 1, 0, 0];
+    const rows = [
+      ...fixes.map((n, i) => ({
+        ...fx.instance,
+        instance_id: `acme__calc-${i + 1}`,
+        patch: withNote(fx.instance.patch, i),
+        problem_statement: `Task ${i + 1}: add(2, 3) returns -1 instead of 5 (fixes ${n}).`,
+      })),
+      {
+        ...fx.instance,
+        instance_id: 'acme__calc-6',
+        patch: fx.predictions.wrong.patch,
+        problem_statement: 'Task 6: its gold patch is the wrong fix.',
+      },
+    ];
+    writeFileSync(join(dir, 'tasks.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
+    const attempts = new Map<string, number>();
+    const model = await startScriptedUpstream({
+      reply: (_, body) => {
+        const messages = body.messages as { content: string }[];
+        if (messages.length > 2) return 'SUBMIT';
+        const task = /Task (\d+): .*\(fixes (\d)\)/.exec(messages.map((m) => m.content).join('\n'));
+        if (!task) return 'SUBMIT';
+        const seen = attempts.get(task[1]) ?? 0;
+        attempts.set(task[1], seen + 1);
+        return seen < Number(task[2]) ? "```bash\nsed -i 's/a - b/a + b/' calc.py\n```" : 'SUBMIT';
+      },
+    });
+    try {
+      const res = await run({
+        command: 'sh',
+        args: ['recipe.sh'],
+        stdout: { tail: 1 << 20 },
+        stderr: { tail: 1 << 20 },
+        cwd: dir,
+        env: {
+          ...process.env,
+          ALIGHT: `${process.execPath} ${BIN}`,
+          ALIGHT_CLI: BIN,
+          TASKS: 'tasks.jsonl',
+          UPSTREAM: model.url,
+          ADD_UNSOLVED: '1',
+          VAL: '1',
+          CONCURRENCY: '2',
+          SWE_AGENT_TURNS: '2',
+          SWE_AGENT_MAX_TOKENS: '32', // the tiny policy's context is 1024 tokens
+          TRAIN_ARGS: `--backend torch --model ${tinyModel(1)} -n 2 --batch-size 2 --steps 1 --concurrency 4`,
+        },
+        timeoutMs: 600_000,
+      });
+      expect(res.exitCode, res.stderr).toBe(0);
+      expect(res.stdout).toMatch(/valid\s+5\n\s*gold-unresolved\s+1/);
+      expect(res.stdout).toMatch(/probe probe: 5 tasks × 4 attempts/);
+      expect(res.stdout).toMatch(/from probe probe: 5 tasks, 2 kept for training, 1 held out/);
+      expect(readJsonl(join(dir, 'train.jsonl'))).toHaveLength(2);
+      expect(readJsonl(join(dir, 'val.jsonl'))).toHaveLength(1);
+      const store = Store.open(join(dir, '.alight', 'alight.db'));
+      const steps = store.db.prepare('SELECT count(*) FROM train_steps').pluck().get();
+      store.close();
+      expect(steps).toBe(1);
+      expect(existsSync(join(dir, '.alight', 'runs', 'eval-val', 'eval', 'summary.json'))).toBe(true);
+    } finally {
+      await model.close();
+    }
+  }, 900_000);
 });
