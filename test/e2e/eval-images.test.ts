@@ -128,6 +128,25 @@ describe('eval with instance images', () => {
     expect(readFileSync(join(out, 'v5-wrong', 'test_output.txt'), 'utf8')).toMatch(/>>>>> Test Exit Code: 1\n$/);
   }, 300_000);
 
+  it('data validate --grader podman: verdicts from the instance image; an image that does not exist is named', async () => {
+    const db = join(root, 'validate.db');
+    const file = tasks([
+      { instance_id: 'acme__calc-1' },
+      { instance_id: 'acme__calc-2', patch: fx.predictions.wrong.patch, problem_statement: 'the gold patch is wrong' },
+      {
+        instance_id: 'acme__calc-3',
+        image: 'localhost/alight-test/none:1',
+        problem_statement: 'no image for this one',
+      },
+    ]);
+    expect((await alight(['data', 'import', file, '--db', db])).code).toBe(0);
+    const res = await alight(['data', 'validate', '--grader', 'podman', '--workers', '2', '--db', db, '--json'], {
+      timeoutMs: 300_000,
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout).byVerdict).toEqual({ valid: 1, 'gold-unresolved': 1, 'image-missing': 1 });
+  }, 300_000);
+
   it('eval swebench --runtime podman: the harness works in a container ' +
     'with no future history; diffs graded in fresh containers', async () => {
     await evalInContainers('podman');

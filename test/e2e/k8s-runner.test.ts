@@ -493,6 +493,22 @@ describe('alight eval swebench --runtime k8s', () => {
       throw new Error('the grading NetworkPolicy was left behind');
     }, 300_000);
 
+    it('data validate --grader k8s: the verdicts from fresh pods of the instance image', async () => {
+      const db = join(dir, 'grade', 'validate.db');
+      const file = grading.tasks([
+        { instance_id: 'acme__calc-1' },
+        { instance_id: 'acme__calc-2', FAIL_TO_PASS: '["tests/test_calc.py::test_mul"]', PASS_TO_PASS: '[]' },
+      ]);
+      expect((await alight(['data', 'import', file, '--db', db])).code).toBe(0);
+      const res = await alight(['data', 'validate', '--grader', 'k8s', '--workers', '2', '--db', db, '--json'], {
+        env,
+        timeoutMs: 300_000,
+      });
+      expect(res.code, res.stderr).toBe(0);
+      expect(JSON.parse(res.stdout).byVerdict).toEqual({ valid: 1, 'f2p-passes-without-fix': 1 });
+      expect(await jobsOf('grade')).toEqual([]);
+    }, 300_000);
+
     it('refuses the reward-hack corpus in pods: applied and judged here, tested in the pod', async () => {
       await grading.corpusInImage('k8s', env);
     }, 600_000);
