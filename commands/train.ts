@@ -57,6 +57,7 @@ export type TrainFlags = Partial<
     | 'oldLogprobs'
     | 'verl'
     | 'serveVllm'
+    | 'reportTo'
   >
 > & {
   device?: TrainConfig['vllmDevice'];

@@ -50,6 +50,7 @@ const loopOptions = (): Option[] => [
   configOption('--is-correction <kind>', 'train.isCorrection'),
   configOption('--is-cap <c>', 'train.isCap'),
   configOption('--timeout <seconds>', 'train.timeoutS'),
+  configOption('--report-to <tracker>', 'train.reportTo'),
 ];
 
 export function registerTrain(program: Command): void {

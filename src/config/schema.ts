@@ -71,6 +71,7 @@ const gateway = z
   .strict();
 
 export const runnerKinds = ['local', 'k8s'] as const;
+export const trackerKinds = ['tensorboard', 'wandb', 'mlflow'] as const;
 export type RunnerKind = (typeof runnerKinds)[number];
 
 const k8s = z
@@ -284,6 +285,13 @@ const train = z
     microBatchRows: z.number().int().min(1).default(8).describe('rows per forward/backward in the worker'),
     valTasks: z.string().optional().describe('validation tasks, JSONL; run once each with ALIGHT_MODE=val'),
     valEvery: z.number().int().min(0).default(0).describe('validate every N steps (0: never)'),
+    reportTo: z
+      .array(z.enum(trackerKinds))
+      .default([])
+      .describe(
+        'experiment trackers every step is written to, through their own libraries (repeatable): tensorboard ' +
+          '(<run>/tensorboard), wandb (offline without WANDB_API_KEY), mlflow (MLFLOW_TRACKING_URI, else <run>/mlruns)',
+      ),
     saveEvery: z
       .number()
       .int()

@@ -173,19 +173,28 @@ export class Store {
       .run(patch.state, patch.exit_code ?? null, patch.error ?? null, patch.at, id);
   }
 
-  rolloutSummaries(filter: { run?: string; ids?: string[] } = {}): RolloutSummary[] {
+  /** Rollouts with their reward and call counts; `endedAfter` (ms) and `limit` take the first to end after a time. */
+  rolloutSummaries(
+    filter: { run?: string; ids?: string[]; mode?: string; endedAfter?: number; limit?: number } = {},
+  ): RolloutSummary[] {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filter.run) {
-      where.push('r.run = ?');
-      params.push(filter.run);
+    for (const [column, value] of [
+      ['r.run = ?', filter.run],
+      ['r.mode = ?', filter.mode],
+      ['r.ended_at > ?', filter.endedAfter],
+    ] as const) {
+      if (value === undefined) continue;
+      where.push(column);
+      params.push(value);
     }
     if (filter.ids) {
       where.push(`r.id IN (${filter.ids.map(() => '?').join(',')})`);
       params.push(...filter.ids);
     }
+    const order = filter.endedAfter === undefined ? 'r.created_at, r.id' : 'r.ended_at, r.id';
     const sql = `SELECT ${summaryColumns} FROM rollouts r ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY r.created_at, r.id`;
+      ORDER BY ${order}${filter.limit ? ` LIMIT ${Math.floor(filter.limit)}` : ''}`;
     return this.db.prepare(sql).all(...params) as RolloutSummary[];
   }
 

@@ -14,6 +14,7 @@ import type { GroupPool } from './async-groups.js';
 import type { StepMetrics, TrainListener } from './events.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
 import { groupPool, runStep, type StepContext } from './step.js';
+import { openTrackers, recentSamples, type Trackers } from './trackers.js';
 import { type VerlPlan, verlPlan } from './verl-config.js';
 
 export interface TrainOptions {
@@ -57,7 +58,17 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   let gateway: Gateway | null = null;
   let serving: Serving = workerServing;
   let launcher: RunLauncher | null = null;
+  let trackers: Trackers | null = null;
   try {
+    if (c.reportTo.length)
+      trackers = await openTrackers({
+        kinds: c.reportTo,
+        runDir,
+        run,
+        settings: c,
+        onProblem: log,
+        listener: asLines(log),
+      });
     launcher = await openLauncher(config, log);
     const first = await workers.start();
     if (c.serveVllm) {
@@ -71,7 +82,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       });
     }
     gateway = await startGateway(gatewayOptions(options, c, serving, launcher));
-    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, workers, launcher });
+    const reporting = trackers && { trackers, since: Date.now() };
+    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, workers, launcher, reporting });
     const steps = store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics }));
     return { run, runDir, workerLog, steps };
   } catch (err) {
@@ -89,6 +101,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     await gateway?.close();
     await workers.stopAll();
     await serving.stop();
+    await trackers?.close();
   }
 }
 
@@ -157,6 +170,8 @@ interface Session extends TrainOptions {
   gateway: Gateway;
   serving: Serving;
   workers: WorkerSupervisor;
+  /** The trackers, and when the last step they were told of ended (its samples are the rollouts ended since). */
+  reporting: { trackers: Trackers; since: number } | null;
 }
 
 /** From the last checkpoint to the last step; a step the worker died in is redone by a new worker. */
@@ -212,6 +227,10 @@ async function trainStep(s: Session, step: number): Promise<void> {
     const { metrics, checkpoint } = await runStep({ ...ctx, pool: s.workers.poolFor(ctx, step) }, step);
     s.store.putTrainStep(s.run, step, metrics, checkpoint);
     s.onEvent({ type: 'step-end', step, metrics, checkpoint });
+    if (s.reporting) {
+      s.reporting.trackers.step(step, metrics, recentSamples(s.store, s.run, s.reporting.since));
+      s.reporting.since = Date.now();
+    }
   } finally {
     stepAbort.release();
   }

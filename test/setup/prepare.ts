@@ -8,6 +8,7 @@ import { ensurePythonEnv, pip } from '../../src/setup/python-env.js';
 import { commandNeed, ensureSystemPackages } from '../../src/setup/system.js';
 import { ensureVerlEnv } from '../../src/setup/verl-env.js';
 import { ensureVllm } from '../../src/setup/vllm-env.js';
+import { ensureTrackersEnv } from '../../src/train/trackers.js';
 import { setupProgress } from '../../src/ui/setup-progress.js';
 import { ensureHarnesses } from '../helpers/harnesses.js';
 import { prepareCluster } from '../helpers/k8s-cluster.js';
@@ -46,6 +47,8 @@ async function install(): Promise<void> {
   );
   await ensureRuff(await ensurePythonEnv(listener, ['test']), listener);
   await ensureVllm('cpu', listener);
+  // TensorBoard, W&B and MLflow for `train --report-to` and the readers its test checks them with.
+  await ensureTrackersEnv(listener);
   // The verl backend's own stack (CUDA wheels, ~5 GB): its CPU-side tests build verl's trainer and Ray for real.
   await ensureVerlEnv(listener);
   swebenchPython();

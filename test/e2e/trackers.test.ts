@@ -1,0 +1,99 @@
+import { writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { probe } from '../../src/process/launch.js';
+import { Store } from '../../src/store/store.js';
+import { alight, FIXTURES } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { tinyModel } from '../helpers/tiny-model.js';
+
+// `alight train --report-to`: two steps of the CPU trainer written to TensorBoard, W&B (offline) and MLflow (a local
+// file store) through their own libraries, then read back with each one's own reader.
+let model: string;
+beforeAll(() => {
+  model = tinyModel(1);
+}, 120_000);
+
+const trackersPython = join(
+  process.env.ALIGHT_TRACKERS_ENV ?? join(homedir(), '.cache', 'alight', 'trackers'),
+  'bin',
+  'python',
+);
+
+function project(): { dir: string; db: string; tasks: string } {
+  const dir = tempDir();
+  const tasks = join(dir, 'tasks.jsonl');
+  writeFileSync(
+    tasks,
+    [
+      { id: 'count', prompt: 'Count to three.' },
+      { id: 'year', prompt: 'What year is it?' },
+    ]
+      .map((t) => JSON.stringify(t))
+      .join('\n'),
+  );
+  return { dir, db: join(dir, '.alight', 'alight.db'), tasks };
+}
+
+const trainArgs = (p: { tasks: string }, run: string, ...more: string[]) => [
+  ...['train', '--model', model, '--tasks', p.tasks, '-n', '4', '--batch-size', '2', '--steps', '2', '--run', run],
+  ...more,
+  '--',
+  process.execPath,
+  join(FIXTURES, 'digits-harness.mjs'),
+];
+
+describe('alight train --report-to', () => {
+  it('writes every step to TensorBoard, W&B (offline) and MLflow, as their own readers find', async () => {
+    const p = project();
+    const res = await alight(
+      trainArgs(p, 'tracked', '--report-to', 'tensorboard', '--report-to', 'wandb', '--report-to', 'mlflow'),
+      { cwd: p.dir, env: { WANDB_API_KEY: '', WANDB_MODE: '' }, timeoutMs: 600_000 },
+    );
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).not.toMatch(/tracker \w+:/);
+    const store = Store.open(p.db);
+    const rewards = store
+      .trainSteps('tracked')
+      .map((s) => [s.step, (s.metrics as { reward_mean: number }).reward_mean]);
+    store.close();
+    const runDir = join(p.dir, '.alight', 'runs', 'tracked');
+    const read = probe(trackersPython, [join(FIXTURES, 'read_trackers.py'), runDir]);
+    expect(read.exitCode, read.stderr).toBe(0);
+    const got = JSON.parse(read.stdout);
+    const close = (pairs: number[][]) => pairs.map(([s, v]) => [s, Number(v.toFixed(5))]);
+    const want = close(rewards);
+    expect(close(got.tensorboard.reward_mean)).toEqual(want);
+    expect(got.tensorboard.tags).toEqual(expect.arrayContaining(['reward_mean', 'loss']));
+    expect(got.tensorboard.samples).toEqual([0, 1]);
+    expect(close(got.mlflow.reward_mean)).toEqual(want);
+    expect(got.mlflow).toMatchObject({
+      runs: 1,
+      name: 'tracked',
+      samples: ['samples/step-000000.json', 'samples/step-000001.json'],
+    });
+    expect(got.mlflow.params).toEqual(expect.arrayContaining(['lr', 'n', 'batchSize']));
+    expect(close(got.wandb.reward_mean)).toEqual(want);
+    expect(got.wandb.samples).toEqual([0, 1]);
+    expect(got.wandb.config).toEqual(expect.arrayContaining(['lr', 'n']));
+  }, 600_000);
+
+  it('reports a tracker that fails and trains on without it', async () => {
+    const p = project();
+    const res = await alight(trainArgs(p, 'broken', '--report-to', 'mlflow', '--report-to', 'tensorboard'), {
+      cwd: p.dir,
+      env: { MLFLOW_TRACKING_URI: 'bogus://nowhere' },
+      timeoutMs: 600_000,
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toMatch(/tracker mlflow: .*bogus.*left out from now on/);
+    const read = probe(trackersPython, [
+      '-c',
+      'import sys\nfrom tensorboard.backend.event_processing.event_accumulator import EventAccumulator as E\n' +
+        'a = E(sys.argv[1]); a.Reload(); print(len(a.Scalars("reward_mean")))',
+      join(p.dir, '.alight', 'runs', 'broken', 'tensorboard'),
+    ]);
+    expect(read.stdout.trim(), read.stderr).toBe('2');
+  }, 600_000);
+});
