@@ -9,7 +9,7 @@ import { registerEval } from './table/eval.js';
 import { registerGateway, registerRecord, registerServe, registerServeVllm } from './table/record.js';
 import { registerSamples } from './table/samples.js';
 import { registerDoctor, registerInit } from './table/setup.js';
-import { registerRuns, registerTraces } from './table/traces.js';
+import { registerRuns, registerTraces, registerUi } from './table/traces.js';
 import { registerTrain } from './table/train.js';
 
 /** What each exit code means: `--help` lists them, and so does the README. */
@@ -42,6 +42,7 @@ const table: ((program: Command) => void)[] = [
   registerData,
   registerEval,
   registerRuns,
+  registerUi,
 ];
 
 export function buildProgram(): Command {

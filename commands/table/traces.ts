@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import { int, jsonOption, runOption, storeOptions } from '../options.js';
 import type { listRuns, showRun } from '../runs.js';
 import type { exportTraces, listTraces, showTrace } from '../traces.js';
+import type { uiCommand } from '../ui.js';
 import { define, group } from './define.js';
 
 export function registerTraces(program: Command): void {
@@ -59,5 +60,19 @@ export function registerRuns(program: Command): void {
     options: [new Option('--plot <file.svg>', 'write the curves as an SVG image'), ...storeOptions(), jsonOption()],
     examples: ['alight runs show my-run --plot curves.svg'],
     action: async (run: string, opts: Parameters<typeof showRun>[1]) => (await import('../runs.js')).showRun(run, opts),
+  });
+}
+
+export function registerUi(program: Command): void {
+  define(program, {
+    name: 'ui',
+    description:
+      'a local web page over the store (read-only, 127.0.0.1): runs, training curves (live), rollouts, conversations',
+    options: [
+      new Option('--port <port>', 'port on 127.0.0.1 (default: a free one)').argParser(int).default(0),
+      ...storeOptions(),
+    ],
+    examples: ['alight ui', 'alight ui --port 8765 --db runs/alight.db'],
+    action: async (opts: Parameters<typeof uiCommand>[0]) => (await import('../ui.js')).uiCommand(opts),
   });
 }

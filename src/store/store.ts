@@ -42,6 +42,12 @@ export interface RolloutRow {
   started_at: number | null;
   ended_at: number | null;
 }
+/** Which rollouts: of a run, a mode (train, val), a state (succeeded, failed…). */
+export interface RolloutFilter {
+  run?: string;
+  mode?: string;
+  state?: string;
+}
 export interface RolloutSummary extends RolloutRow {
   reward: number | null;
   calls: number;
@@ -64,6 +70,22 @@ export interface EventRow {
 
 const rolloutColumns =
   'id, run, task_id, group_id, attempt, mode, state, exit_code, error, created_at, started_at, ended_at';
+/** The WHERE terms (on `rollouts r`) and parameters of a filter. */
+function rolloutWhere(filter: RolloutFilter): { where: string[]; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  for (const [column, value] of [
+    ['r.run = ?', filter.run],
+    ['r.mode = ?', filter.mode],
+    ['r.state = ?', filter.state],
+  ] as const) {
+    if (value === undefined) continue;
+    where.push(column);
+    params.push(value);
+  }
+  return { where, params };
+}
+
 const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r.state, r.exit_code, r.error,
   r.created_at, r.started_at, r.ended_at,
   (SELECT value FROM rewards w WHERE w.rollout_id = r.id ORDER BY w.id DESC LIMIT 1) AS reward,
@@ -175,18 +197,12 @@ export class Store {
 
   /** Rollouts with their reward and call counts; `endedAfter` (ms) and `limit` take the first to end after a time. */
   rolloutSummaries(
-    filter: { run?: string; ids?: string[]; mode?: string; endedAfter?: number; limit?: number } = {},
+    filter: RolloutFilter & { ids?: string[]; endedAfter?: number; limit?: number; offset?: number } = {},
   ): RolloutSummary[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    for (const [column, value] of [
-      ['r.run = ?', filter.run],
-      ['r.mode = ?', filter.mode],
-      ['r.ended_at > ?', filter.endedAfter],
-    ] as const) {
-      if (value === undefined) continue;
-      where.push(column);
-      params.push(value);
+    const { where, params } = rolloutWhere(filter);
+    if (filter.endedAfter !== undefined) {
+      where.push('r.ended_at > ?');
+      params.push(filter.endedAfter);
     }
     if (filter.ids) {
       where.push(`r.id IN (${filter.ids.map(() => '?').join(',')})`);
@@ -194,8 +210,17 @@ export class Store {
     }
     const order = filter.endedAfter === undefined ? 'r.created_at, r.id' : 'r.ended_at, r.id';
     const sql = `SELECT ${summaryColumns} FROM rollouts r ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY ${order}${filter.limit ? ` LIMIT ${Math.floor(filter.limit)}` : ''}`;
+      ORDER BY ${order}${filter.limit ? ` LIMIT ${Math.floor(filter.limit)} OFFSET ${Math.floor(filter.offset ?? 0)}` : ''}`;
     return this.db.prepare(sql).all(...params) as RolloutSummary[];
+  }
+
+  /** How many rollouts a filter matches (a page's total). */
+  countRollouts(filter: RolloutFilter): number {
+    const { where, params } = rolloutWhere(filter);
+    return this.db
+      .prepare(`SELECT count(*) FROM rollouts r WHERE ${['1', ...where].join(' AND ')}`)
+      .pluck()
+      .get(...params) as number;
   }
 
   // rewards and events

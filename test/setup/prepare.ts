@@ -41,8 +41,10 @@ async function install(): Promise<void> {
       commandNeed('runc', 'runc'),
       commandNeed('debootstrap', 'debootstrap'),
       commandNeed('bwrap', 'bubblewrap'),
+      // Debian's Chromium, which playwright-core drives for the `alight ui` tests (no browser download needed).
+      commandNeed('chromium', 'chromium'),
     ],
-    'the container and grader tests',
+    'the container, grader and browser tests',
     listener,
   );
   await ensureRuff(await ensurePythonEnv(listener, ['test']), listener);

@@ -1,0 +1,14 @@
+import { startUiServer } from '../src/web/server.js';
+import { withInterrupt, withStore } from './shared.js';
+
+/** `alight ui`: serves the page until Ctrl-C; prints its URL (open it in a browser). */
+export async function uiCommand(opts: { port: number; db?: string; config?: string }) {
+  return withStore(opts, (store) =>
+    withInterrupt(async (signal) => {
+      const server = await startUiServer(store, opts.port);
+      process.stdout.write(`alight ui: ${server.url} (read-only over ${store.path}; Ctrl-C stops it)\n`);
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await server.close();
+    }),
+  );
+}

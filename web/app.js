@@ -1,0 +1,244 @@
+// alight ui: a read-only view of the store. Everything recorded (model output, tool output, task text) is untrusted:
+// elements are built with textContent only, never innerHTML, and the server's CSP runs no other script.
+
+const main = document.getElementById('main');
+let timer = null;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (k === 'text') node.textContent = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+async function get(path) {
+  const res = await fetch(path);
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${(await res.json()).error ?? ''}`);
+  return res.json();
+}
+
+const fmt = (v) =>
+  v === null || v === undefined ? '–' : typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(4) : String(v);
+const when = (ms) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '–');
+
+function table(columns, rows, attrs) {
+  return el(
+    'table',
+    attrs,
+    el('thead', null, el('tr', null, ...columns.map((c) => el('th', { text: c })))),
+    el(
+      'tbody',
+      null,
+      ...rows.map((r) =>
+        el(
+          'tr',
+          r.attrs,
+          ...r.cells.map((c) =>
+            c instanceof Node
+              ? el('td', null, c)
+              : el('td', { text: fmt(c), class: typeof c === 'number' ? 'num' : '' }),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+async function runsPage() {
+  const runs = await get('/api/runs');
+  main.replaceChildren(
+    el('h1', { text: 'Runs' }),
+    table(
+      ['run', 'mode', 'created', 'rollouts', 'succeeded', 'failed', 'calls', 'mean reward'],
+      runs.map((r) => ({
+        attrs: { 'data-run': r.name },
+        cells: [
+          el('a', { href: `#/run/${encodeURIComponent(r.name)}`, text: r.name }),
+          r.mode,
+          when(r.created_at),
+          r.rollouts,
+          r.succeeded,
+          r.failed,
+          r.calls,
+          r.mean_reward,
+        ],
+      })),
+      { id: 'runs' },
+    ),
+  );
+}
+
+const curveMetrics = ['reward_mean', 'pass_rate', 'loss', 'kl_rollout', 'entropy', 'staleness_mean', 'tokens_per_s'];
+
+/** One metric over the steps as an SVG polyline (points as data attributes, for reading back). */
+function curve(name, steps) {
+  const points = steps.map((s) => [s.step, s.metrics[name]]).filter(([, v]) => typeof v === 'number');
+  if (points.length === 0) return null;
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('width', '220');
+  svg.setAttribute('height', '90');
+  const xs = points.map((p) => p[0]);
+  const ys = points.map((p) => p[1]);
+  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  const sx = (x) => 10 + ((x - x0) / (x1 - x0 || 1)) * 200;
+  const sy = (y) => 80 - ((y - y0) / (y1 - y0 || 1)) * 70;
+  const line = document.createElementNS(ns, 'polyline');
+  line.setAttribute('points', points.map(([x, y]) => `${sx(x)},${sy(y)}`).join(' '));
+  svg.append(line);
+  const box = el(
+    'div',
+    { class: 'curve', 'data-metric': name, 'data-points': JSON.stringify(points) },
+    el('div', { text: `${name}: ${fmt(ys.at(-1))}` }),
+    svg,
+  );
+  return box;
+}
+
+async function runPage(name, offset, state) {
+  const run = await get(`/api/runs/${encodeURIComponent(name)}`);
+  const page = await get(
+    `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${state ? `&state=${state}` : ''}`,
+  );
+  const metrics = [...new Set(run.steps.flatMap((s) => Object.keys(s.metrics)))].filter((m) =>
+    ['reward_mean', 'pass_rate', 'loss', 'entropy', 'rollouts', 'rollouts_failed', 'tokens'].includes(m),
+  );
+  const link = (o, s, text) =>
+    el('a', { href: `#/run/${encodeURIComponent(name)}?offset=${o}${s ? `&state=${s}` : ''}`, text });
+  main.replaceChildren(
+    el('h1', { text: `Run ${run.name}` }),
+    el('p', { text: `${run.mode}, created ${when(run.created_at)}` }),
+    run.steps.length
+      ? el('div', { class: 'curves', id: 'curves' }, ...curveMetrics.map((m) => curve(m, run.steps)).filter(Boolean))
+      : null,
+    run.steps.length ? el('h2', { text: 'Steps' }) : null,
+    run.steps.length
+      ? table(
+          ['step', ...metrics],
+          run.steps.map((s) => ({
+            attrs: { 'data-step': String(s.step) },
+            cells: [s.step, ...metrics.map((m) => s.metrics[m])],
+          })),
+          { id: 'steps' },
+        )
+      : null,
+    el('h2', { text: `Rollouts (${page.total}${state ? ` ${state}` : ''})` }),
+    el(
+      'p',
+      null,
+      link(0, '', 'all'),
+      ' · ',
+      link(0, 'failed', 'failed only'),
+      ' · ',
+      offset > 0 ? link(Math.max(0, offset - 50), state, '← previous') : '',
+      ' ',
+      offset + 50 < page.total ? link(offset + 50, state, 'next →') : '',
+    ),
+    table(
+      ['rollout', 'task', 'group', 'state', 'reward', 'calls', 'tokens', 'seconds', 'reason'],
+      page.rows.map((r) => ({
+        attrs: { 'data-rollout': r.id, class: r.state === 'failed' ? 'failed' : '' },
+        cells: [
+          el('a', { href: `#/rollout/${encodeURIComponent(r.id)}`, text: r.id }),
+          r.task_id,
+          r.group_id,
+          r.state,
+          r.reward,
+          r.calls,
+          r.prompt_tokens + r.completion_tokens,
+          r.ended_at && r.started_at ? (r.ended_at - r.started_at) / 1000 : null,
+          r.error,
+        ],
+      })),
+      { id: 'rollouts' },
+    ),
+    el('details', null, el('summary', { text: 'settings' }), el('pre', { text: JSON.stringify(run.config, null, 2) })),
+  );
+  // A train run still going: new steps appear as they end.
+  if (run.mode === 'train') timer = setTimeout(() => route(), 3000);
+}
+
+function content(value) {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value))
+    return value.map((p) => (typeof p?.text === 'string' ? p.text : JSON.stringify(p))).join('\n');
+  return JSON.stringify(value ?? '');
+}
+
+function messageView(m) {
+  const parts = [el('span', { class: 'role', text: m.role ?? '?' }), content(m.content)];
+  if (m.reasoning_content || m.reasoning)
+    parts.push(
+      el(
+        'details',
+        null,
+        el('summary', { text: 'reasoning' }),
+        el('pre', { text: content(m.reasoning_content ?? m.reasoning) }),
+      ),
+    );
+  for (const t of m.tool_calls ?? [])
+    parts.push(el('pre', { text: `→ ${t.function?.name}(${t.function?.arguments})` }));
+  return el('div', { class: `message ${m.role ?? ''}` }, ...parts);
+}
+
+/** What a call's answer said: a chat message, a completion's text, or the raw answer. */
+function answerView(response) {
+  const choice = response?.choices?.[0];
+  if (choice?.message) return messageView(choice.message);
+  if (typeof choice?.text === 'string') return el('div', { class: 'message assistant', text: choice.text });
+  return el('pre', { text: JSON.stringify(response, null, 2) });
+}
+
+async function rolloutPage(id) {
+  const r = await get(`/api/rollouts/${encodeURIComponent(id)}`);
+  main.replaceChildren(
+    el('h1', { text: `Rollout ${r.id}` }),
+    el(
+      'p',
+      null,
+      el('a', { href: `#/run/${encodeURIComponent(r.run)}`, text: `run ${r.run}` }),
+      ` · task ${r.task_id ?? '–'} · ${r.state} · reward ${fmt(r.reward)}${r.error ? ` · ${r.error}` : ''}`,
+    ),
+    ...r.calls.map((c) =>
+      el(
+        'div',
+        { class: 'call', 'data-call': String(c.seq) },
+        el('h3', {
+          text: `call ${c.seq}: ${c.protocol}${c.stream ? ', streamed' : ''}, ${c.status}, ${fmt(c.latencyMs)} ms, ${c.promptTokens ?? '–'} + ${c.completionTokens ?? '–'} tokens, version ${fmt(c.modelVersion)}`,
+        }),
+        ...(c.request.messages ?? [{ role: 'prompt', content: c.request.prompt ?? c.request.input ?? '' }]).map(
+          messageView,
+        ),
+        c.response ? answerView(c.response) : el('p', { class: 'failed', text: c.error ?? 'no answer' }),
+        el(
+          'details',
+          null,
+          el('summary', { text: 'raw request and answer' }),
+          el('pre', { text: JSON.stringify({ request: c.request, response: c.response }, null, 2) }),
+        ),
+      ),
+    ),
+  );
+}
+
+async function route() {
+  clearTimeout(timer);
+  const [path, q] = location.hash.slice(1).split('?');
+  const params = new URLSearchParams(q ?? '');
+  const parts = (path || '/').split('/').filter(Boolean).map(decodeURIComponent);
+  document.getElementById('where').textContent = parts.join(' / ');
+  try {
+    if (parts[0] === 'run') await runPage(parts[1], Number(params.get('offset') ?? 0), params.get('state') ?? '');
+    else if (parts[0] === 'rollout') await rolloutPage(parts[1]);
+    else await runsPage();
+    main.setAttribute('data-ready', location.hash || '#/');
+  } catch (err) {
+    main.replaceChildren(el('p', { class: 'failed', text: String(err.message ?? err) }));
+  }
+}
+
+window.addEventListener('hashchange', route);
+route();
