@@ -2,10 +2,10 @@ import { startUiServer } from '../src/web/server.js';
 import { withInterrupt, withStore } from './shared.js';
 
 /** `alight ui`: serves the page until Ctrl-C; prints its URL (open it in a browser). */
-export async function uiCommand(opts: { port: number; db?: string; config?: string }) {
-  return withStore(opts, (store) =>
+export async function uiCommand(opts: { port: number; tokenizer?: string; db?: string; config?: string }) {
+  return withStore(opts, (store, config) =>
     withInterrupt(async (signal) => {
-      const server = await startUiServer(store, opts.port);
+      const server = await startUiServer(store, opts.port, opts.tokenizer ?? config.tokenizer);
       process.stdout.write(`alight ui: ${server.url} (read-only over ${store.path}; Ctrl-C stops it)\n`);
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
       await server.close();

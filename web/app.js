@@ -221,6 +221,66 @@ async function rolloutPage(id) {
         ),
       ),
     ),
+    await rowsView(id),
+  );
+}
+
+function breakMark(b) {
+  return el('span', {
+    class: 'break',
+    'data-kind': b.kind,
+    'data-seq': String(b.seq),
+    'data-position': String(b.position),
+    title: b.reason,
+    text: `⟂ ${b.kind} (call ${b.seq})`,
+  });
+}
+
+/** One training row, token by token: prompt plain, sampled tokens coloured by their logprob, breaks marked in place. */
+function rowView(row, r, breaks) {
+  const here = breaks.filter((b) => b.row === r);
+  const box = el('div', { class: 'row', 'data-row': String(r) });
+  row.tokens.forEach((t, i) => {
+    for (const b of here.filter((x) => x.position === i)) box.append(breakMark(b));
+    const span = el('span', {
+      class: t.sampled ? 'tok sampled' : 'tok',
+      'data-i': String(i),
+      title: `#${i} id ${t.id}${t.sampled ? ` logprob ${t.logprob.toFixed(3)}` : ' (prompt)'}`,
+      text: t.text ?? `[${t.id}]`,
+    });
+    // CSSOM, not a style attribute: the CSP allows no inline style.
+    if (t.sampled)
+      span.style.setProperty('background-color', `hsl(${Math.round(120 * Math.exp(t.logprob))}, 70%, 82%)`);
+    box.append(span);
+  });
+  for (const b of here.filter((x) => x.position >= row.tokens.length)) box.append(breakMark(b));
+  const sampled = row.tokens.filter((t) => t.sampled).length;
+  return [
+    el('h3', { text: `row ${r}: calls ${row.calls.join(', ')}; ${row.tokens.length} tokens, ${sampled} sampled` }),
+    box,
+  ];
+}
+
+async function rowsView(id) {
+  const v = await get(`/api/rollouts/${encodeURIComponent(id)}/rows`);
+  return el(
+    'section',
+    { id: 'rows' },
+    el('h2', { text: `Training rows (${v.rows.length})` }),
+    el('p', {
+      text: `reward ${fmt(v.reward)} · advantage ${fmt(v.advantage)} (${v.estimator}, group of ${v.group}) · ${v.breaks.length} merge break(s)${v.tokenizer ? '' : ' · token ids only (no tokenizer: alight ui --tokenizer …)'}`,
+    }),
+    ...v.rows.flatMap((row, r) => rowView(row, r, v.breaks)),
+    v.breaks.length
+      ? table(
+          ['call', 'row', 'token', 'kind', 'why', 'row had', 'call sent'],
+          v.breaks.map((b) => ({
+            attrs: { 'data-break': String(b.seq) },
+            cells: [b.seq, b.row, b.position, b.kind, b.reason, b.contextText ?? '–', b.promptText ?? '–'],
+          })),
+          { id: 'breaks' },
+        )
+      : null,
   );
 }
 

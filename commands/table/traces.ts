@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { int, jsonOption, runOption, storeOptions } from '../options.js';
+import { configOption, int, jsonOption, runOption, storeOptions } from '../options.js';
 import type { listRuns, showRun } from '../runs.js';
 import type { exportTraces, listTraces, showTrace } from '../traces.js';
 import type { uiCommand } from '../ui.js';
@@ -70,6 +70,11 @@ export function registerUi(program: Command): void {
       'a local web page over the store (read-only, 127.0.0.1): runs, training curves (live), rollouts, conversations',
     options: [
       new Option('--port <port>', 'port on 127.0.0.1 (default: a free one)').argParser(int).default(0),
+      configOption(
+        '--tokenizer <spec>',
+        'tokenizer',
+        "decode the token view: a tokenizer.json, a model folder, a GGUF (default: a training run's own model)",
+      ),
       ...storeOptions(),
     ],
     examples: ['alight ui', 'alight ui --port 8765 --db runs/alight.db'],

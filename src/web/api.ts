@@ -1,5 +1,7 @@
+import type { Detokenize } from '../samples/diagnose.js';
 import type { StoredCall } from '../store/calls.js';
 import type { Store } from '../store/store.js';
+import { rolloutRows } from './rows.js';
 
 /** A JSON answer, or null for a path the API does not have (404). */
 export type ApiAnswer = { status: number; body: unknown } | null;
@@ -9,15 +11,26 @@ const pageMax = 200;
 /**
  * `alight ui`'s read-only API over the store: the runs; a run with its settings and steps (`?after=N`: only later
  * steps, for a page that follows a live run); a page of its rollouts (`?offset&limit&state`); one rollout's calls as
- * the harness sent and received them. Everything returned is data: the page renders it as text.
+ * the harness sent and received them, and its training rows token by token (rows.ts; decoded with `tokenizerFor`'s
+ * tokenizer for the run, when there is one). Everything returned is data: the page renders it as text.
  */
-export function answer(store: Store, path: string, query: URLSearchParams): ApiAnswer {
+export async function answer(
+  store: Store,
+  path: string,
+  query: URLSearchParams,
+  tokenizerFor: (run: string) => Promise<Detokenize | null> = async () => null,
+): Promise<ApiAnswer> {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] !== 'api') return null;
   if (parts[1] === 'runs' && parts.length === 2) return ok(store.listRuns());
   if (parts[1] === 'runs' && parts.length === 3) return run(store, parts[2], Number(query.get('after') ?? -1));
   if (parts[1] === 'runs' && parts[3] === 'rollouts' && parts.length === 4) return rollouts(store, parts[2], query);
   if (parts[1] === 'rollouts' && parts.length === 3) return rollout(store, parts[2]);
+  if (parts[1] === 'rollouts' && parts[3] === 'rows' && parts.length === 4) {
+    const run = store.getRollout(parts[2])?.run;
+    const rows = run === undefined ? null : rolloutRows(store, parts[2], await tokenizerFor(run));
+    return rows ? ok(rows) : missing(`rollout ${parts[2]}`);
+  }
   return null;
 }
 

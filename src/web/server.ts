@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
+import type { Detokenize } from '../samples/diagnose.js';
+import { loadDetokenizer } from '../samples/tokenizer.js';
 import type { Store } from '../store/store.js';
 import { answer } from './api.js';
 
@@ -37,8 +39,9 @@ export interface UiServer {
  * `alight ui`: the page (web/) and its read-only API (api.ts) on 127.0.0.1. Requests naming another host are refused,
  * so a web page elsewhere cannot reach it through DNS rebinding.
  */
-export async function startUiServer(store: Store, port = 0): Promise<UiServer> {
-  const server: Server = createServer((req, res) => {
+export async function startUiServer(store: Store, port = 0, tokenizer?: string): Promise<UiServer> {
+  const tokenizerFor = detokenizers(store, tokenizer);
+  const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
     const send = (status: number, type: string, body: string | Buffer): void => {
@@ -50,7 +53,7 @@ export async function startUiServer(store: Store, port = 0): Promise<UiServer> {
     const asset = assets[url.pathname];
     if (asset) return send(200, types[asset.split('.').pop()!], readFileSync(join(packageRoot, 'web', asset)));
     try {
-      const a = answer(store, url.pathname, url.searchParams);
+      const a = await answer(store, url.pathname, url.searchParams, tokenizerFor);
       if (!a) return send(404, 'application/json', '{"error":"not found"}');
       send(a.status, 'application/json', JSON.stringify(a.body));
     } catch (err) {
@@ -65,5 +68,24 @@ export async function startUiServer(store: Store, port = 0): Promise<UiServer> {
   return {
     url: `http://127.0.0.1:${bound}/`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The tokenizer that decodes a run's tokens: the one given (`--tokenizer`, the config's), else the run's own model
+ * folder when it holds a tokenizer.json (a training run's policy); loaded once each, none when neither is there.
+ */
+function detokenizers(store: Store, given?: string): (run: string) => Promise<Detokenize | null> {
+  const loaded = new Map<string, Promise<Detokenize | null>>();
+  return (run) => {
+    const model = (JSON.parse(store.getRun(run)?.config ?? '{}') as { train?: { model?: string } }).train?.model;
+    const spec = given ?? (model && existsSync(join(model, 'tokenizer.json')) ? model : null);
+    if (!spec) return Promise.resolve(null);
+    if (!loaded.has(spec))
+      loaded.set(
+        spec,
+        loadDetokenizer(spec).catch(() => null),
+      );
+    return loaded.get(spec)!;
   };
 }

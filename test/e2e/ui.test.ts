@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
+import { writeByteTokenizer } from '../helpers/byte-tokenizer.js';
 import { alight, BIN, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
@@ -18,6 +19,7 @@ let db: string;
 let upstream: ScriptedUpstream;
 let ui: ChildProcess;
 let url: string;
+let tokenizer: string;
 let browser: Browser;
 let page: Page;
 // Where the README's screenshots are written, when set.
@@ -26,7 +28,12 @@ const SHOTS = process.env.ALIGHT_UI_SCREENSHOTS;
 beforeAll(async () => {
   dir = tempDir();
   db = join(dir, 'alight.db');
-  upstream = await startScriptedUpstream({ reply: (i) => `${hostile} ${i}` });
+  // A chat template that drops earlier thinking: each later call's prompt breaks from the row (a `template` break).
+  upstream = await startScriptedUpstream({
+    stripThinking: true,
+    reply: (i) => `<think>plan ${i}</think>${hostile} ${i}`,
+  });
+  tokenizer = writeByteTokenizer(dir);
   const tasks = join(dir, 'tasks.jsonl');
   writeFileSync(
     tasks,
@@ -89,7 +96,9 @@ beforeAll(async () => {
     { cwd: dir, timeoutMs: 300_000 },
   );
   expect(train.code, train.stderr).toBe(0);
-  ui = spawn(process.execPath, [BIN, 'ui', '--db', db], { stdio: ['ignore', 'pipe', 'pipe'] });
+  ui = spawn(process.execPath, [BIN, 'ui', '--db', db, '--tokenizer', tokenizer], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   url = await new Promise<string>((resolve, reject) => {
     let out = '';
     ui.stdout!.on('data', (d) => {
@@ -164,6 +173,44 @@ describe('alight ui', () => {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.$$('main img, main script')).toHaveLength(0);
     expect(await page.$$('.call')).toHaveLength(first.calls);
+  });
+
+  it("marks each merge break in the rollout's training rows at the token samples diagnose names", async () => {
+    const diagnosed = await alight([
+      'samples',
+      'diagnose',
+      '--run',
+      'rec',
+      '--db',
+      db,
+      '--tokenizer',
+      tokenizer,
+      '--json',
+    ]);
+    expect(diagnosed.code, diagnosed.stderr).toBe(0);
+    const breaks = JSON.parse(diagnosed.stdout).breaks as {
+      rollout_id: string;
+      seq: number;
+      row: number;
+      position: number;
+      diagnosis: { kind: string };
+    }[];
+    const id = breaks[0].rollout_id;
+    const mine = breaks.filter((b) => b.rollout_id === id);
+    expect(mine.length).toBeGreaterThan(0);
+    await open(`#/rollout/${id}`, 'rollout-rows');
+    for (const b of mine) {
+      const mark = `.row[data-row="${b.row}"] .break[data-seq="${b.seq}"]`;
+      expect(await page.getAttribute(mark, 'data-kind')).toBe(b.diagnosis.kind);
+      // The token right after the mark is the first one that differs.
+      const next = await page.$eval(mark, (m) => (m.nextElementSibling as HTMLElement | null)?.dataset.i);
+      expect(Number(next)).toBe(b.position);
+    }
+    expect(mine[0].diagnosis.kind).toBe('template');
+    // Sampled tokens are marked and decoded: the model's own words are among them.
+    const sampled = (await page.$$eval('.row .tok.sampled', (s) => s.map((x) => x.textContent))).join('');
+    expect(sampled).toContain('window.__pwned');
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
   it('refuses a request that names another host (DNS rebinding)', async () => {
