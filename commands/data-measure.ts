@@ -7,6 +7,7 @@ import { gradeInstance } from '../src/eval/grader.js';
 import { gradeTask } from '../src/eval/inputs.js';
 import { progressBars } from '../src/ui/progress-bar.js';
 import { table } from '../src/ui/summary.js';
+import { clearedNote } from './data.js';
 import { type SwebenchFlags, swebenchCommand } from './eval.js';
 import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
 import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
@@ -45,6 +46,9 @@ export async function validateCommand(o: ValidateFlags) {
                 ...grader,
                 timeoutMs: o.timeout * 1000,
                 allowTestEdits: false,
+                // The gold patch is the dataset's, not a policy's: code that uses pytest (pytest's own repository)
+                // is graded as SWE-bench grades it.
+                allowFrameworkAccess: true,
                 logFile,
                 sandbox,
                 testEmpty: true,
@@ -64,6 +68,7 @@ export async function validateCommand(o: ValidateFlags) {
             `${s.checked} tasks checked: ${s.validated} validated now (${s.seconds.toFixed(1)} s), ` +
               `${s.reused} validated before (--force to redo); ${s.dropped} dropped as invalid-env` +
               (signal.aborted ? '\ninterrupted: the tasks not validated yet stay kept; run it again to go on' : '') +
+              clearedNote(s.cleared) +
               `\n${table(['verdict', 'tasks'], Object.entries(s.byVerdict))}\n` +
               'logs of each grade in .alight/validate/; why a task was dropped: alight data explain <id>\n',
           );
@@ -81,12 +86,18 @@ export async function probeCommand(cmd: string, args: string[], flags: SwebenchF
   const run = flags.run ?? defaultRunName('probe');
   return swebenchCommand(cmd, args, { ...flags, run, fromDb: true }, (result, store) => {
     const uidOf = new Map([...store.data.eachKeptTask('select')].map((t) => [t.instance_id, t.uid]));
-    const passes = new Map<string, number>();
-    for (const a of result.attempts)
-      passes.set(a.instance_id, (passes.get(a.instance_id) ?? 0) + (a.report.status === 'resolved' ? 1 : 0));
-    const probes = [...passes]
+    // Only attempts that ran and were graded count: an upstream outage or a grading error is not a failure to solve.
+    const counts = new Map<string, { k: number; passes: number }>();
+    for (const a of result.attempts) {
+      if (a.rollout.state !== 'succeeded' || a.report.status === 'error') continue;
+      const c = counts.get(a.instance_id) ?? { k: 0, passes: 0 };
+      c.k++;
+      if (a.report.status === 'resolved') c.passes++;
+      counts.set(a.instance_id, c);
+    }
+    const probes = [...counts]
       .filter(([id]) => uidOf.has(id))
-      .map(([id, n]) => ({ uid: uidOf.get(id)!, run: result.run, k: flags.n, passes: n }));
+      .map(([id, c]) => ({ uid: uidOf.get(id)!, run: result.run, ...c }));
     store.measures.setProbes(probes);
     const bands = new Map<string, number>();
     for (const p of probes) bands.set(`${p.passes}/${p.k}`, (bands.get(`${p.passes}/${p.k}`) ?? 0) + 1);

@@ -29,6 +29,14 @@ interface Common {
   db?: string;
   json?: boolean;
 }
+/** What a stage cleared by running again: later verdicts (a selection and its hold-out among them) to redo. */
+export const clearedNote = (stages: string[]): string =>
+  stages.length
+    ? `\nthis cleared the verdicts of ${stages.join(', ')}` +
+      (stages.includes('select') ? ' (the training selection and its held-out tasks)' : '') +
+      `: run ${stages.map((x) => `alight data ${x}`).join(', then ')} again`
+    : '';
+
 const say = (o: Common, value: unknown, text: () => string): void =>
   o.json ? printJson(value) : void process.stdout.write(`${text()}\n`);
 const bars = (o: Common) => progressBars(!o.json && Boolean(process.stderr.isTTY));
@@ -61,7 +69,8 @@ export async function cleanCommand(o: Common & { preset: Preset } & Partial<Rule
       s,
       () =>
         `clean (${preset}: ${s.rules.join(', ') || 'no rules'}): ${s.checked} tasks checked, ${s.dropped} dropped` +
-        (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : ''),
+        (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : '') +
+        clearedNote(s.cleared),
     );
     return s;
   });
@@ -92,7 +101,7 @@ export async function dedupeCommand(o: Common & { threshold: number; perms: numb
       () =>
         `dedupe: ${s.checked} tasks, ${s.groups} duplicate groups, ${s.dropped} dropped ` +
         `(${s.exactPairs} exact pairs; near: ${s.candidates} LSH candidates with ${s.bands} bands × ${s.rows} rows, ` +
-        `${s.nearPairs} verified at Jaccard ≥ ${o.threshold})`,
+        `${s.nearPairs} verified at Jaccard ≥ ${o.threshold})${clearedNote(s.cleared)}`,
     );
     return s;
   });
@@ -120,7 +129,8 @@ export async function decontaminateCommand(
           ? `\n${s.referenceUnreadable} reference rows could not be ` +
             `read and were not compared (first: ${s.firstUnreadable})`
           : '') +
-        (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : ''),
+        (Object.keys(s.byRule).length ? `\n${table(['rule', 'dropped'], Object.entries(s.byRule))}` : '') +
+        clearedNote(s.cleared),
     );
     return s;
   });

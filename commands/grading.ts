@@ -101,7 +101,7 @@ export async function withGrader<T>(
   ]);
   const pods = await openGradePods(k8s, (line) => process.stderr.write(`alight: ${line}\n`));
   try {
-    return await work({ ...rest, site: podSite(pods, podDeadlineS(timeoutS)) });
+    return await work({ ...rest, site: podSite(pods, podDeadlineS(timeoutS, k8s.pendingS)) });
   } finally {
     await pods.close();
   }

@@ -49,7 +49,7 @@ function table(columns, rows, attrs) {
 
 async function runsPage() {
   const runs = await get('/api/runs');
-  main.replaceChildren(
+  return [
     el('h1', { text: 'Runs' }),
     table(
       ['run', 'mode', 'created', 'rollouts', 'succeeded', 'failed', 'calls', 'mean reward'],
@@ -68,7 +68,7 @@ async function runsPage() {
       })),
       { id: 'runs' },
     ),
-  );
+  ];
 }
 
 const curveMetrics = ['reward_mean', 'pass_rate', 'loss', 'kl_rollout', 'entropy', 'staleness_mean', 'tokens_per_s'];
@@ -98,8 +98,13 @@ function curve(name, steps) {
   return box;
 }
 
+/** A training run with steps still to come: its page is fetched again every few seconds. */
+let follow = false;
+
 async function runPage(name, offset, state) {
   const run = await get(`/api/runs/${encodeURIComponent(name)}`);
+  follow = run.mode === 'train' && run.steps.length < (run.config?.train?.steps ?? 0);
+  const evaluation = await get(`/api/runs/${encodeURIComponent(name)}/eval`).catch(() => null);
   const page = await get(
     `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${state ? `&state=${state}` : ''}`,
   );
@@ -108,7 +113,7 @@ async function runPage(name, offset, state) {
   );
   const link = (o, s, text) =>
     el('a', { href: `#/run/${encodeURIComponent(name)}?offset=${o}${s ? `&state=${s}` : ''}`, text });
-  main.replaceChildren(
+  return [
     el('h1', { text: `Run ${run.name}` }),
     el('p', { text: `${run.mode}, created ${when(run.created_at)}` }),
     run.steps.length
@@ -155,10 +160,83 @@ async function runPage(name, offset, state) {
       })),
       { id: 'rollouts' },
     ),
+    evaluation ? evalSection(name, evaluation) : null,
     el('details', null, el('summary', { text: 'settings' }), el('pre', { text: JSON.stringify(run.config, null, 2) })),
+  ];
+}
+
+/** An eval run's attempts: status, flags, reason, each linked to its diff and test log. */
+function evalSection(name, e) {
+  const s = e.summary;
+  return el(
+    'section',
+    { id: 'eval' },
+    el('h2', { text: 'Evaluation' }),
+    el('p', {
+      text: `resolved ${s.resolved_instances} of ${s.submitted_instances} (unresolved ${s.unresolved_instances}, empty ${s.empty_patch_instances}, error ${s.error_instances})`,
+    }),
+    table(
+      ['instance', 'attempt', 'status', 'flags', 'reason', 'seconds', 'rollout'],
+      e.attempts.map((a) => ({
+        attrs: { 'data-instance': a.instance_id, 'data-attempt': String(a.attempt) },
+        cells: [
+          el('a', {
+            href: `#/eval/${encodeURIComponent(name)}/${encodeURIComponent(a.instance_id)}/${a.attempt}`,
+            text: a.instance_id,
+          }),
+          a.attempt,
+          a.status,
+          a.flags.map((f) => `${f.file}${f.removed ? ' (removed)' : ''}`).join(', ') || '–',
+          a.error,
+          a.seconds,
+          a.rollout_id ? el('a', { href: `#/rollout/${encodeURIComponent(a.rollout_id)}`, text: a.rollout_id }) : '–',
+        ],
+      })),
+      { id: 'attempts' },
+    ),
   );
-  // A train run still going: new steps appear as they end.
-  if (run.mode === 'train') timer = setTimeout(() => route(), 3000);
+}
+
+/** One attempt: its status, the diff it produced, the grader's test log. */
+async function evalPage(name, instance, attempt) {
+  const e = await get(`/api/runs/${encodeURIComponent(name)}/eval`);
+  const a = e.attempts.find((x) => x.instance_id === instance && x.attempt === attempt);
+  if (!a) throw new Error(`no attempt ${attempt} of ${instance} in ${name}`);
+  const log = await get(`/api/runs/${encodeURIComponent(name)}/eval/${encodeURIComponent(instance)}/${attempt}`).catch(
+    () => null,
+  );
+  return [
+    el('h1', { text: `${instance}, attempt ${attempt}` }),
+    el(
+      'p',
+      null,
+      el('a', { href: `#/run/${encodeURIComponent(name)}`, text: `run ${name}` }),
+      ` · ${a.status}${a.error ? ` · ${a.error}` : ''}`,
+    ),
+    el('h2', { text: 'The diff' }),
+    el('pre', { id: 'patch', text: a.patch ?? '(none)' }),
+    el('h2', { text: 'The test log' }),
+    el('pre', { id: 'log', text: log ?? '(no test log)' }),
+  ];
+}
+
+/** Two eval runs paired per instance, with the exact McNemar test (eval compare's numbers). */
+async function comparePage(a, b) {
+  const c = await get(`/api/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`);
+  return [
+    el('h1', { text: `${a} vs ${b}` }),
+    table(
+      ['instances in both', 'both resolved', `only ${a}`, `only ${b}`, 'neither', 'McNemar p'],
+      [
+        {
+          attrs: { id: 'paired' },
+          cells: [c.common, c.bothResolved, c.onlyA.length, c.onlyB.length, c.neither, c.pValue],
+        },
+      ],
+    ),
+    el('p', { text: `only ${a}: ${c.onlyA.join(', ') || '–'}` }),
+    el('p', { text: `only ${b}: ${c.onlyB.join(', ') || '–'}` }),
+  ];
 }
 
 function content(value) {
@@ -194,7 +272,7 @@ function answerView(response) {
 
 async function rolloutPage(id) {
   const r = await get(`/api/rollouts/${encodeURIComponent(id)}`);
-  main.replaceChildren(
+  return [
     el('h1', { text: `Rollout ${r.id}` }),
     el(
       'p',
@@ -222,7 +300,7 @@ async function rolloutPage(id) {
       ),
     ),
     await rowsView(id),
-  );
+  ];
 }
 
 function breakMark(b) {
@@ -284,20 +362,34 @@ async function rowsView(id) {
   );
 }
 
+function page(parts, params) {
+  if (parts[0] === 'run') return runPage(parts[1], Number(params.get('offset') ?? 0), params.get('state') ?? '');
+  if (parts[0] === 'rollout') return rolloutPage(parts[1]);
+  if (parts[0] === 'eval') return evalPage(parts[1], parts[2], Number(parts[3]));
+  if (parts[0] === 'compare') return comparePage(parts[1], parts[2]);
+  return runsPage();
+}
+
+// Each navigation's number: a page whose fetches end after the next navigation is dropped, not drawn over it.
+let generation = 0;
+
 async function route() {
   clearTimeout(timer);
+  const mine = ++generation;
   const [path, q] = location.hash.slice(1).split('?');
-  const params = new URLSearchParams(q ?? '');
   const parts = (path || '/').split('/').filter(Boolean).map(decodeURIComponent);
   document.getElementById('where').textContent = parts.join(' / ');
+  follow = false;
+  let nodes;
   try {
-    if (parts[0] === 'run') await runPage(parts[1], Number(params.get('offset') ?? 0), params.get('state') ?? '');
-    else if (parts[0] === 'rollout') await rolloutPage(parts[1]);
-    else await runsPage();
-    main.setAttribute('data-ready', location.hash || '#/');
+    nodes = await page(parts, new URLSearchParams(q ?? ''));
   } catch (err) {
-    main.replaceChildren(el('p', { class: 'failed', text: String(err.message ?? err) }));
+    nodes = [el('p', { class: 'failed', text: String(err.message ?? err) })];
   }
+  if (mine !== generation) return;
+  main.replaceChildren(...nodes.filter(Boolean));
+  main.setAttribute('data-ready', location.hash || '#/');
+  if (follow) timer = setTimeout(route, 3000);
 }
 
 window.addEventListener('hashchange', route);

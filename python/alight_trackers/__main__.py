@@ -8,6 +8,7 @@ others and the training go on. Ends at the end of stdin, closing each tracker.
 
 import json
 import os
+import signal
 import sys
 
 
@@ -97,6 +98,8 @@ def guarded(trackers, name, action):
 
 
 def main():
+    # alight ends the trackers by closing stdin, after its last step: a Ctrl-C meant for the training is not for us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     run_dir, names = sys.argv[1], sys.argv[2:]
     trackers = {}
     for line in sys.stdin:

@@ -131,23 +131,27 @@ function reverseHunkBody(lines: string[], start: number, oldN: number, newN: num
     minus = [];
     plus = [];
   };
+  // Where the last body line went: a "\ No newline at end of file" marker belongs right after it.
+  let last: string[] = out;
   let i = start;
   for (; i < lines.length && (oldN > 0 || newN > 0 || lines[i].startsWith('\\')); i++) {
     const line = lines[i];
     if (line.startsWith('-')) {
       oldN--;
       plus.push(`+${line.slice(1)}`);
+      last = plus;
     } else if (line.startsWith('+')) {
       newN--;
       minus.push(`-${line.slice(1)}`);
+      last = minus;
     } else if (line.startsWith('\\')) {
-      // "\ No newline at end of file" belongs to the line before it.
-      (plus.length || minus.length ? (plus.length ? plus : minus) : out).push(line);
+      last.push(line);
     } else {
       flush();
       oldN--;
       newN--;
       out.push(line);
+      last = out;
     }
   }
   flush();

@@ -90,6 +90,8 @@ async function importFile(
 
 export interface CleanSummary {
   checked: number;
+  /** Later stages whose verdicts this cleared: they must run again. */
+  cleared: DataStage[];
   dropped: number;
   byRule: Record<string, number>;
   rules: RuleName[];
@@ -107,10 +109,10 @@ export function cleanTasks(store: Store, preset: Preset, overrides: Partial<Rule
     checked++;
     for (const b of breaches(t, names, o)) drops.push({ uid: t.uid, ...b });
   }
-  store.data.setStage('clean', drops);
+  const cleared = store.data.setStage('clean', drops);
   const byRule: Record<string, number> = {};
   for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;
-  return { checked, dropped: new Set(drops.map((d) => d.uid)).size, byRule, rules: names };
+  return { checked, dropped: new Set(drops.map((d) => d.uid)).size, byRule, rules: names, cleared };
 }
 
 /** `alight data dedupe`: over the tasks clean kept; replaces the last dedupe. */
@@ -118,13 +120,13 @@ export function dedupeTasks(
   store: Store,
   o: Partial<MinHashOptions> & { near: boolean },
   progress?: DataProgress,
-): Omit<DedupeResult, 'drops' | 'groups'> & { dropped: number; groups: number } {
+): Omit<DedupeResult, 'drops' | 'groups'> & { dropped: number; groups: number; cleared: DataStage[] } {
   const result = dedupe(store.data.dedupeSource(), { ...defaultMinHash, ...o }, (done, total) =>
     progress?.({ stage: 'minhash', done, total }),
   );
-  store.data.setStage('dedupe', result.drops, result.groups);
+  const cleared = store.data.setStage('dedupe', result.drops, result.groups);
   const { drops, groups, ...numbers } = result;
-  return { ...numbers, dropped: drops.length, groups: groups.length };
+  return { ...numbers, dropped: drops.length, groups: groups.length, cleared };
 }
 
 /**
@@ -169,7 +171,7 @@ export async function decontaminateTasks(
     ref,
     o,
   );
-  store.data.setStage('decontaminate', drops, [], flags);
+  const cleared = store.data.setStage('decontaminate', drops, [], flags);
   const byRule: Record<string, number> = {};
   for (const d of drops) byRule[d.rule] = (byRule[d.rule] ?? 0) + 1;
   return {
@@ -182,6 +184,7 @@ export async function decontaminateTasks(
     dropped: drops.length,
     byRule,
     flagged: flags.length,
+    cleared,
   };
 }
 

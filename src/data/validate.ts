@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GradeTask, InstanceReport } from '../eval/grader.js';
 import { statusesFromLog } from '../eval/grading.js';
@@ -41,17 +41,18 @@ export function verdictOf(gold: Graded, base: Graded): { verdict: Verdict; detai
     const why = g.report.error;
     if (why && /ErrImage|ImagePull|pull failed|has no image|image .*not (found|known)|manifest unknown/i.test(why))
       return { verdict: 'image-missing', detail: why };
-    if (why && /timed out|took over/i.test(why)) return { verdict: 'timeout', detail: why };
+    if (why && /timed out|took over|^timeout$/i.test(why)) return { verdict: 'timeout', detail: why };
   }
   if (gold.report.error === 'patch apply failed')
     return { verdict: 'gold-does-not-apply', detail: 'the gold patch does not apply at the base commit' };
+  // A grade that failed before its tests (a pod that would not run, a lost connection) says nothing of the task.
+  const error = [gold, base].find((x) => x.report.error && !/no test results/.test(x.report.error))?.report.error;
+  if (error) return { verdict: 'error', detail: error };
   if (gold.results === 0 || base.results === 0)
     return {
       verdict: 'tests-do-not-run',
       detail: `the test log holds no results (${gold.results === 0 ? 'gold' : 'base'} run)`,
     };
-  const error = gold.report.error ?? base.report.error;
-  if (error) return { verdict: 'error', detail: error };
   const g = gold.report.tests_status!;
   if (!gold.report.resolved) {
     const failing = [...g.FAIL_TO_PASS.failure, ...g.PASS_TO_PASS.failure];
@@ -80,6 +81,9 @@ export interface ValidateOptions {
   signal?: AbortSignal;
 }
 
+const retried = new Set<string>(['error', 'timeout', 'image-missing']);
+const conclusive = (verdict: string | undefined): boolean => verdict !== undefined && !retried.has(verdict);
+
 export interface ValidateSummary {
   checked: number;
   validated: number;
@@ -87,6 +91,8 @@ export interface ValidateSummary {
   byVerdict: Record<string, number>;
   dropped: number;
   seconds: number;
+  /** Later stages whose verdicts this cleared (a selection): they must run again. */
+  cleared: string[];
 }
 
 /**
@@ -101,7 +107,8 @@ export async function validateTasks(
   progress?: DataProgress,
 ): Promise<ValidateSummary> {
   const tasks = [...store.data.eachKeptTask('validate')];
-  const todo = tasks.filter((t) => o.force || !store.measures.validation(t.uid));
+  // A verdict about the grading, not the task (an error, a timeout, an image that would not pull), is tried again.
+  const todo = tasks.filter((t) => o.force || !conclusive(store.measures.validation(t.uid)?.verdict));
   const started = performance.now();
   let next = 0;
   let done = 0;
@@ -130,7 +137,7 @@ export async function validateTasks(
     if (v.verdict !== 'valid')
       drops.push({ uid: t.uid, rule: 'invalid-env', detail: `${v.verdict}${v.detail ? `: ${v.detail}` : ''}` });
   }
-  store.data.setStage('validate', drops);
+  const cleared = store.data.setStage('validate', drops);
   return {
     checked: tasks.length,
     validated: done,
@@ -138,6 +145,7 @@ export async function validateTasks(
     byVerdict,
     dropped: drops.length,
     seconds: (performance.now() - started) / 1000,
+    cleared,
   };
 }
 
@@ -148,6 +156,8 @@ async function validateOne(t: DataTask, o: ValidateOptions): Promise<{ verdict: 
   const gold = t.patch_kind === 'bug' ? reverseDiff(t.patch) : t.patch;
   const graded = async (prediction: string, name: string): Promise<Graded> => {
     const logFile = join(dir, `${name}.txt`);
+    // A grade that fails before its tests writes no log: an earlier run's must not be read as this one's.
+    rmSync(logFile, { force: true });
     const report = await o.grade(task, prediction, logFile);
     return { report, results: resultsIn(logFile, task) };
   };

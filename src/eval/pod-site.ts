@@ -19,8 +19,13 @@ import { scriptLog } from './run-script.js';
 // Copying /testbed either way is not the tests' time, but it has an end.
 const copyTimeoutMs = 10 * 60_000;
 
-/** How long a grading pod may live: the tests' limit and a copy each way. */
-export const podDeadlineS = (testTimeoutS: number): number => testTimeoutS + (2 * copyTimeoutMs) / 1000 + 60;
+/**
+ * How long a grading pod may live, counted from its creation: its wait to run (`pendingS`, a pull included), the
+ * tests' limit, and each of the other exec steps (the copy out, the removals, the copy back, eval.sh, the results) at
+ * its limit.
+ */
+export const podDeadlineS = (testTimeoutS: number, pendingS: number): number =>
+  pendingS + testTimeoutS + (5 * copyTimeoutMs) / 1000 + 120;
 
 /**
  * Each grade in a fresh pod of the instance's image (grade-pods.ts: no credential, a deny-all NetworkPolicy): its

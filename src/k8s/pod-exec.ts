@@ -30,6 +30,12 @@ export async function execIn(
 ): Promise<ExecResult> {
   let status: V1Status | null = null;
   let timedOut = false;
+  // A local file that cannot be written (a full disk) ends the exec with that reason, not an uncaught exception.
+  const failed: { err: Error | null } = { err: null };
+  for (const s of [io.stdout, io.stderr])
+    s?.on('error', (err) => {
+      failed.err ??= err;
+    });
   const ws = await new Exec(cluster.kc)
     .exec(
       cluster.namespace,
@@ -45,7 +51,12 @@ export async function execIn(
       },
     )
     .catch((err: unknown) => new Error(wsMessage(err)));
-  if (ws instanceof Error) return { exitCode: null, reason: `exec in ${pod}: ${ws.message}` };
+  if (ws instanceof Error) {
+    await Promise.all([io.stdout, io.stderr].map((s) => s && flushed(s)));
+    io.stdin?.destroy();
+    return { exitCode: null, reason: `exec in ${pod}: ${ws.message}` };
+  }
+  for (const s of [io.stdout, io.stderr]) s?.on('error', () => ws.close());
   const closed = new Promise<string | null>((resolve) => {
     ws.on('error', (err) => resolve(err.message));
     ws.on('close', () => resolve(null));
@@ -61,6 +72,7 @@ export async function execIn(
   // The library ends the output streams on the status message; a connection lost before it ends them here.
   await Promise.all([io.stdout, io.stderr].map((s) => s && flushed(s)));
   if (timedOut) return { exitCode: null, reason: 'timeout' };
+  if (failed.err) return { exitCode: null, reason: `writing the output of ${command[0]}: ${failed.err.message}` };
   return resultOf(status, lost);
 }
 

@@ -210,14 +210,22 @@ export class DataStore {
 
   /**
    * Replaces a stage's verdicts and forgets those of the stages after it, which judged what this one kept: they must
-   * run again. Groups and flags are optional.
+   * run again (returned: the ones that had verdicts). Groups and flags are optional.
    */
   setStage(
     stage: DataStage,
     drops: Drop[],
     groups: Group[] = [],
     flags: { uid: string; kind: string; detail: string }[] = [],
-  ): void {
+  ): DataStage[] {
+    const later = dataStages.slice(dataStages.indexOf(stage) + 1);
+    // The later stages whose verdicts this clears (a selection and its hold-out among them): the caller says so.
+    const cleared = (
+      this.db
+        .prepare(`SELECT DISTINCT stage FROM data_drops WHERE stage IN (${later.map(() => '?').join(', ') || "''"})`)
+        .pluck()
+        .all(...later) as DataStage[]
+    ).sort((a, b) => dataStages.indexOf(a) - dataStages.indexOf(b));
     this.db.transaction(() => {
       for (const s of dataStages.slice(dataStages.indexOf(stage))) this.clearStage(s);
       const drop = this.db.prepare('INSERT OR REPLACE INTO data_drops (uid, stage, rule, detail) VALUES (?, ?, ?, ?)');
@@ -233,6 +241,7 @@ export class DataStore {
         for (const f of flags) flag.run(f.uid, f.kind, f.detail);
       }
     })();
+    return cleared;
   }
 
   private clearStage(stage: DataStage): void {

@@ -52,6 +52,8 @@ export async function openTrackers(o: {
     command: python,
     args: ['-m', 'alight_trackers', o.runDir, ...new Set(o.kinds)],
     cwd: PYTHON_DIR,
+    // A group of its own: Ctrl-C at the terminal stops training, and the trackers still close their runs after it.
+    group: true,
     stdin: 'pipe',
     stdout: { file: log },
     stderr: {

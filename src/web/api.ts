@@ -1,6 +1,7 @@
 import type { Detokenize } from '../samples/diagnose.js';
 import type { StoredCall } from '../store/calls.js';
 import type { Store } from '../store/store.js';
+import { comparison, evalRun, testLog } from './eval-files.js';
 import { rolloutRows } from './rows.js';
 
 /** A JSON answer, or null for a path the API does not have (404). */
@@ -25,6 +26,12 @@ export async function answer(
   if (parts[1] === 'runs' && parts.length === 2) return ok(store.listRuns());
   if (parts[1] === 'runs' && parts.length === 3) return run(store, parts[2], Number(query.get('after') ?? -1));
   if (parts[1] === 'runs' && parts[3] === 'rollouts' && parts.length === 4) return rollouts(store, parts[2], query);
+  if (parts[1] === 'runs' && parts[3] === 'eval' && parts.length === 4)
+    return found(evalRun(store, parts[2]), `eval files for run ${parts[2]}`);
+  if (parts[1] === 'runs' && parts[3] === 'eval' && parts.length === 6)
+    return found(testLog(store, parts[2], parts[4], Number(parts[5])), 'test log');
+  if (parts[1] === 'compare' && parts.length === 4)
+    return found(comparison(store, parts[2], parts[3]), `eval summaries for ${parts[2]} and ${parts[3]}`);
   if (parts[1] === 'rollouts' && parts.length === 3) return rollout(store, parts[2]);
   if (parts[1] === 'rollouts' && parts[3] === 'rows' && parts.length === 4) {
     const run = store.getRollout(parts[2])?.run;
@@ -36,6 +43,7 @@ export async function answer(
 
 const ok = (body: unknown): ApiAnswer => ({ status: 200, body });
 const missing = (what: string): ApiAnswer => ({ status: 404, body: { error: `no ${what}` } });
+const found = (body: unknown, what: string): ApiAnswer => (body === null ? missing(what) : ok(body));
 
 function run(store: Store, name: string, after: number): ApiAnswer {
   const row = store.getRun(name);

@@ -171,6 +171,11 @@ describe('the recipe: validate, probe, select, export, train', () => {
     store.close();
     expect(tasks.sort()).toEqual([...train].sort());
     expect(readFileSync(join(p.dir, 'train.jsonl'), 'utf8')).not.toContain('acme__calc-6');
+    // Validating again (nothing to grade) re-derives its drops, which clears the selection: it says so.
+    const again = await data(p, 'validate', '--repos', fx.repos);
+    expect(again.stdout).toContain(
+      'this cleared the verdicts of select (the training selection and its held-out tasks): run alight data select again',
+    );
   }, 600_000);
 });
 
@@ -224,6 +229,7 @@ describe('alight init --template swe: recipe.sh', () => {
           ALIGHT_CLI: BIN,
           TASKS: 'tasks.jsonl',
           UPSTREAM: model.url,
+          EVAL_UPSTREAM: model.url, // the trained tiny policy cannot fix anything: the eval step runs on the script
           ADD_UNSOLVED: '1',
           VAL: '1',
           CONCURRENCY: '2',

@@ -9,6 +9,7 @@ import { writeByteTokenizer } from '../helpers/byte-tokenizer.js';
 import { alight, BIN, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { makeSweRepo } from '../helpers/swe-repo.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 
 // `alight ui` in a real browser (Debian's Chromium through playwright-core) over runs the tests record: a training run
@@ -96,6 +97,41 @@ beforeAll(async () => {
     { cwd: dir, timeoutMs: 300_000 },
   );
   expect(train.code, train.stderr).toBe(0);
+  // Two eval runs of the fixture repository: each fixes one instance and breaks the other.
+  const fx = makeSweRepo(join(dir, 'swe'));
+  for (const [run, actions] of [
+    ['ev-a', ['fix', 'wrong']],
+    ['ev-b', ['wrong', 'fix']],
+  ] as const) {
+    const file = join(dir, `${run}.jsonl`);
+    writeFileSync(
+      file,
+      actions
+        .map((a, i) => JSON.stringify({ ...fx.instance, instance_id: `acme__calc-${i + 1}`, harness_action: a }))
+        .join('\n'),
+    );
+    const ev = await alight(
+      [
+        'eval',
+        'swebench',
+        '--tasks',
+        file,
+        '--repos',
+        fx.repos,
+        '--upstream',
+        upstream.url,
+        '--run',
+        run,
+        '--db',
+        db,
+        '--',
+        process.execPath,
+        join(FIXTURES, 'swe-harness.mjs'),
+      ],
+      { timeoutMs: 300_000 },
+    );
+    expect(ev.code, ev.stderr).toBe(0);
+  }
   ui = spawn(process.execPath, [BIN, 'ui', '--db', db, '--tokenizer', tokenizer], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -211,6 +247,20 @@ describe('alight ui', () => {
     const sampled = (await page.$$eval('.row .tok.sampled', (s) => s.map((x) => x.textContent))).join('');
     expect(sampled).toContain('window.__pwned');
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it("shows an eval run's attempts, each one's diff and test log, and two runs paired", async () => {
+    await open('#/run/ev-a', 'eval-run');
+    expect(await cells('#attempts tr[data-instance="acme__calc-1"] td')).toEqual(
+      expect.arrayContaining(['acme__calc-1', '0', 'resolved']),
+    );
+    expect((await cells('#attempts tr[data-instance="acme__calc-2"] td'))[2]).toBe('unresolved');
+    await open('#/eval/ev-a/acme__calc-1/0', 'eval-attempt');
+    expect(await page.textContent('#patch')).toContain('+    return a + b');
+    expect(await page.textContent('#log')).toMatch(/PASSED tests\/test_calc.py::test_add/);
+    await open('#/compare/ev-a/ev-b', 'compare');
+    // Each run resolved the instance the other did not: 2 in both, 1 only each side, p = 1.
+    expect((await cells('#paired td')).map(Number)).toEqual([2, 0, 1, 1, 0, 1]);
   });
 
   it('refuses a request that names another host (DNS rebinding)', async () => {

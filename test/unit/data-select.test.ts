@@ -94,6 +94,18 @@ describe('reverseDiff', () => {
   });
 });
 
+describe('reverseDiff and a missing newline at the end of a file', () => {
+  it('keeps the marker with the line it follows, on either side', () => {
+    const diff =
+      'diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n';
+    const rev = reverseDiff(diff);
+    expect(rev).toBe(
+      'diff --git b/f a/f\n--- b/f\n+++ a/f\n@@ -1,2 +1,2 @@\n a\n-c\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n',
+    );
+    expect(reverseDiff(rev)).toBe(diff);
+  });
+});
+
 describe('data select', () => {
   it('reads solve-rate ranges and refuses what is not one', () => {
     expect(parseRateRange('0<r<1')).toEqual({ lo: 0, loInclusive: false, hi: 1, hiInclusive: false });
