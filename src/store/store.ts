@@ -47,6 +47,7 @@ export interface RolloutFilter {
   run?: string;
   mode?: string;
   state?: string;
+  group?: string;
 }
 export interface RolloutSummary extends RolloutRow {
   reward: number | null;
@@ -78,6 +79,7 @@ function rolloutWhere(filter: RolloutFilter): { where: string[]; params: unknown
     ['r.run = ?', filter.run],
     ['r.mode = ?', filter.mode],
     ['r.state = ?', filter.state],
+    ['r.group_id = ?', filter.group],
   ] as const) {
     if (value === undefined) continue;
     where.push(column);
@@ -209,8 +211,12 @@ export class Store {
       params.push(...filter.ids);
     }
     const order = filter.endedAfter === undefined ? 'r.created_at, r.id' : 'r.ended_at, r.id';
-    const sql = `SELECT ${summaryColumns} FROM rollouts r ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY ${order}${filter.limit ? ` LIMIT ${Math.floor(filter.limit)} OFFSET ${Math.floor(filter.offset ?? 0)}` : ''}`;
+    const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    // A page: its ids first (an index walk), then the per-rollout sums for those rows only, not for the skipped ones.
+    const sql = filter.limit
+      ? `SELECT ${summaryColumns} FROM rollouts r WHERE r.id IN (SELECT r.id FROM rollouts r ${whereSql}
+          ORDER BY ${order} LIMIT ${Math.floor(filter.limit)} OFFSET ${Math.floor(filter.offset ?? 0)}) ORDER BY ${order}`
+      : `SELECT ${summaryColumns} FROM rollouts r ${whereSql} ORDER BY ${order}`;
     return this.db.prepare(sql).all(...params) as RolloutSummary[];
   }
 

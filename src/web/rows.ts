@@ -55,7 +55,7 @@ function advantageOf(store: Store, run: string, group: string | null, id: string
   const config = JSON.parse(store.getRun(run)?.config ?? '{}') as { train?: { advantage?: string } };
   const named = config.train?.advantage;
   const estimator = (named && named in advantageEstimators ? named : 'grpo') as AdvantageEstimator;
-  const members = store.rolloutSummaries({ run, state: 'succeeded' }).filter((m) => m.group_id === group);
+  const members = group === null ? [] : store.rolloutSummaries({ run, state: 'succeeded', group });
   const at = members.findIndex((m) => m.id === id);
   if (at === -1 || group === null) return { estimator, advantage: null, group: members.length };
   const advantages = groupAdvantages(

@@ -343,6 +343,8 @@ describe('alight doctor --runner k8s', () => {
       ['may get/list/watch pods', true],
       ['may get pods/log', true],
       ['may create/get/list/update/delete leases', true],
+      ['may create pods/exec', true],
+      ['may create networkpolicies', true],
       ['a pod reaches the gateway', true],
     ]);
   }, 180_000);
