@@ -18,6 +18,7 @@ import { table } from '../src/ui/summary.js';
 import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
 import {
   defaultRunName,
+  flagOf,
   newSecret,
   printJson,
   type RunnerFlags,
@@ -45,11 +46,7 @@ export type GradeFlags = GraderFlags & {
 function gradeK8s(flags: GradeFlags, pods: boolean): K8sConfig {
   const given = (['config', 'namespace', 'kubeContext'] as const).find((f) => flags[f] !== undefined);
   if (!pods) {
-    if (given)
-      throw new AlightError(
-        `--${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} applies only with --grader k8s`,
-        ExitCode.usage,
-      );
+    if (given) throw new AlightError(`${flagOf(given)} applies only with --grader k8s`, ExitCode.usage);
     return configSchema.parse({}).k8s;
   }
   return withOverrides(loadConfig(flags.config).config, {

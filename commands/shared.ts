@@ -157,7 +157,7 @@ export function withRunner(
     (f) => flags[f] !== undefined,
   );
   if (merged.runner !== 'k8s' && k8sOnly.length > 0) {
-    const flag = `--${k8sOnly[0].replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    const flag = flagOf(k8sOnly[0]);
     throw new AlightError(`${flag} applies only with --runner k8s (or runner: k8s in the config)`, ExitCode.usage);
   }
   if (merged.runner === 'k8s' && !imagePerTask && !merged.k8s.image && !merged.k8s.template)
@@ -167,3 +167,6 @@ export function withRunner(
     );
   return merged;
 }
+
+/** The command-line flag of an option's attribute name (`kubeContext` → `--kube-context`). */
+export const flagOf = (attribute: string): string => `--${attribute.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';
 import type { Detokenize } from '../samples/diagnose.js';
-import { loadDetokenizer } from '../samples/tokenizer.js';
 import type { Store } from '../store/store.js';
 import { answer } from './api.js';
 
@@ -84,7 +83,7 @@ function detokenizers(store: Store, given?: string): (run: string) => Promise<De
     if (!loaded.has(spec))
       loaded.set(
         spec,
-        loadDetokenizer(spec).catch(() => null),
+        import('../samples/tokenizer.js').then((t) => t.loadDetokenizer(spec)).catch(() => null),
       );
     return loaded.get(spec)!;
   };
