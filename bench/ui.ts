@@ -1,7 +1,7 @@
 /**
  * `alight ui` on a large run: a store with 10,000 recorded rollouts of 3 calls each (chat histories of ~1 KB, token
  * ids), the page's API timed over HTTP for what opening the run costs (the runs list, the run, its first and last
- * page of rollouts, one rollout with its calls, its token rows); the baseline is the same rows read straight from
+ * page of rollouts, the filters, one rollout with its calls, its token rows); the baseline is the same rows read straight from
  * SQLite (the store's own query for a page, in the same process), measured in the same run.
  *
  *   npm run bench:ui          # ~1 min on 2 cores
@@ -91,6 +91,9 @@ const rows = [
   ['the run (settings, steps)', await time('/api/runs/big'), null],
   ['rollouts, first page of 50', await time('/api/runs/big/rollouts?offset=0&limit=50'), baseline(0)],
   [`rollouts, last page`, await time(`/api/runs/big/rollouts?offset=${N - 50}&limit=50`), baseline(N - 50)],
+  ['rollouts, zero-variance groups filter', await time('/api/runs/big/rollouts?filter=zero-variance'), null],
+  ['rollouts, merge-breaks filter, first request', await time('/api/runs/big/rollouts?filter=breaks', 1), null],
+  ['rollouts, merge-breaks filter, later requests', await time('/api/runs/big/rollouts?filter=breaks'), null],
   ['one rollout with its 3 calls', await time(`/api/rollouts/${last}`), null],
   ['its token rows (merged)', await time(`/api/rollouts/${last}/rows`), null],
 ] as const;

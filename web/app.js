@@ -101,18 +101,20 @@ function curve(name, steps) {
 /** A training run with steps still to come: its page is fetched again every few seconds. */
 let follow = false;
 
-async function runPage(name, offset, state) {
+const filters = { failed: 'failed', 'zero-variance': 'zero-variance groups', breaks: 'merge breaks' };
+
+async function runPage(name, offset, filter) {
   const run = await get(`/api/runs/${encodeURIComponent(name)}`);
   follow = run.mode === 'train' && run.steps.length < (run.config?.train?.steps ?? 0);
   const evaluation = await get(`/api/runs/${encodeURIComponent(name)}/eval`).catch(() => null);
   const page = await get(
-    `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${state ? `&state=${state}` : ''}`,
+    `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${filter ? `&filter=${filter}` : ''}`,
   );
   const metrics = [...new Set(run.steps.flatMap((s) => Object.keys(s.metrics)))].filter((m) =>
     ['reward_mean', 'pass_rate', 'loss', 'entropy', 'rollouts', 'rollouts_failed', 'tokens'].includes(m),
   );
   const link = (o, s, text) =>
-    el('a', { href: `#/run/${encodeURIComponent(name)}?offset=${o}${s ? `&state=${s}` : ''}`, text });
+    el('a', { href: `#/run/${encodeURIComponent(name)}?offset=${o}${s ? `&filter=${s}` : ''}`, text });
   return [
     el('h1', { text: `Run ${run.name}` }),
     el('p', { text: `${run.mode}, created ${when(run.created_at)}` }),
@@ -130,20 +132,23 @@ async function runPage(name, offset, state) {
           { id: 'steps' },
         )
       : null,
-    el('h2', { text: `Rollouts (${page.total}${state ? ` ${state}` : ''})` }),
+    el('h2', { text: `Rollouts (${page.total}${filter ? `: ${filters[filter]}` : ''})` }),
     el(
       'p',
-      null,
+      { id: 'filters' },
       link(0, '', 'all'),
-      ' · ',
-      link(0, 'failed', 'failed only'),
-      ' · ',
-      offset > 0 ? link(Math.max(0, offset - 50), state, '← previous') : '',
-      ' ',
-      offset + 50 < page.total ? link(offset + 50, state, 'next →') : '',
+      ...Object.entries(filters).flatMap(([f, text]) => [' · ', link(0, f, text)]),
+      ...(offset > 0 || offset + 50 < page.total
+        ? [
+            ' · ',
+            offset > 0 ? link(Math.max(0, offset - 50), filter, '← previous') : '',
+            ' ',
+            offset + 50 < page.total ? link(offset + 50, filter, 'next →') : '',
+          ]
+        : []),
     ),
     table(
-      ['rollout', 'task', 'group', 'state', 'reward', 'calls', 'tokens', 'seconds', 'reason'],
+      ['rollout', 'task', 'group', 'state', 'reward', 'advantage', 'calls', 'tokens', 'breaks', 'seconds', 'reason'],
       page.rows.map((r) => ({
         attrs: { 'data-rollout': r.id, class: r.state === 'failed' ? 'failed' : '' },
         cells: [
@@ -152,8 +157,10 @@ async function runPage(name, offset, state) {
           r.group_id,
           r.state,
           r.reward,
+          r.advantage,
           r.calls,
           r.prompt_tokens + r.completion_tokens,
+          r.breaks,
           r.ended_at && r.started_at ? (r.ended_at - r.started_at) / 1000 : null,
           r.error,
         ],
@@ -323,7 +330,8 @@ function rowView(row, r, breaks) {
     const span = el('span', {
       class: t.sampled ? 'tok sampled' : 'tok',
       'data-i': String(i),
-      title: `#${i} id ${t.id}${t.sampled ? ` logprob ${t.logprob.toFixed(3)}` : ' (prompt)'}`,
+      'data-weight': t.weight === null ? '' : String(t.weight),
+      title: `#${i} id ${t.id}${t.sampled ? ` logprob ${t.logprob.toFixed(3)}` : ' (prompt)'}${t.weight === null ? '' : ` loss weight ${t.weight.toExponential(3)}`}`,
       text: t.text ?? `[${t.id}]`,
     });
     // CSSOM, not a style attribute: the CSP allows no inline style.
@@ -333,8 +341,17 @@ function rowView(row, r, breaks) {
   });
   for (const b of here.filter((x) => x.position >= row.tokens.length)) box.append(breakMark(b));
   const sampled = row.tokens.filter((t) => t.sampled).length;
+  const weighted = row.tokens.filter((t) => t.weight > 0);
+  const batch =
+    row.inBatch === null
+      ? ''
+      : row.inBatch
+        ? `; loss weight ${weighted.length ? weighted[0].weight.toExponential(3) : 0} on ${weighted.length} tokens`
+        : '; dropped from the batch';
   return [
-    el('h3', { text: `row ${r}: calls ${row.calls.join(', ')}; ${row.tokens.length} tokens, ${sampled} sampled` }),
+    el('h3', {
+      text: `row ${r}: calls ${row.calls.join(', ')}; ${row.tokens.length} tokens, ${sampled} sampled${batch}`,
+    }),
     box,
   ];
 }
@@ -346,7 +363,7 @@ async function rowsView(id) {
     { id: 'rows' },
     el('h2', { text: `Training rows (${v.rows.length})` }),
     el('p', {
-      text: `reward ${fmt(v.reward)} · advantage ${fmt(v.advantage)} (${v.estimator}, group of ${v.group}) · ${v.breaks.length} merge break(s)${v.tokenizer ? '' : ' · token ids only (no tokenizer: alight ui --tokenizer …)'}`,
+      text: `reward ${fmt(v.reward)} · advantage ${fmt(v.advantage)} (${v.estimator}, group of ${v.group}) · ${v.step === null ? 'in no training step' : `trained in step ${v.step}`} · ${v.breaks.length} merge break(s)${v.tokenizer ? '' : ' · token ids only (no tokenizer: alight ui --tokenizer …)'}`,
     }),
     ...v.rows.flatMap((row, r) => rowView(row, r, v.breaks)),
     v.breaks.length
@@ -363,7 +380,7 @@ async function rowsView(id) {
 }
 
 function page(parts, params) {
-  if (parts[0] === 'run') return runPage(parts[1], Number(params.get('offset') ?? 0), params.get('state') ?? '');
+  if (parts[0] === 'run') return runPage(parts[1], Number(params.get('offset') ?? 0), params.get('filter') ?? '');
   if (parts[0] === 'rollout') return rolloutPage(parts[1]);
   if (parts[0] === 'eval') return evalPage(parts[1], parts[2], Number(parts[3]));
   if (parts[0] === 'compare') return comparePage(parts[1], parts[2]);

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 
 /** The typed arrays a batch file holds, by safetensors dtype name. */
 export type Tensor = Int32Array | BigInt64Array | Uint8Array | Float32Array;
@@ -54,17 +54,35 @@ const constructors: Record<string, { new (buffer: ArrayBuffer): Tensor; BYTES_PE
   F32: Float32Array,
 };
 
+type Header = Record<string, { dtype: string; data_offsets: [number, number] }>;
+
+/** The JSON header of a safetensors file at the start of `bytes` (8-byte length, then the JSON), and its length. */
+function parseHeader(path: string, bytes: Buffer): { header: Header; length: number } {
+  if (bytes.length < 8) throw new Error(`${path} is not a safetensors file (too short)`);
+  const length = Number(bytes.readBigUInt64LE(0));
+  if (8 + length > bytes.length) throw new Error(`${path} is not a safetensors file (header past the end)`);
+  return { header: JSON.parse(bytes.subarray(8, 8 + length).toString('utf8')) as Header, length };
+}
+
+/** Only a safetensors file's metadata: its header read without the tensors. */
+export function readSafetensorsMetadata(path: string): Record<string, string> {
+  const fd = openSync(path, 'r');
+  try {
+    const size = Buffer.alloc(8);
+    readSync(fd, size, 0, 8, 0);
+    const bytes = Buffer.alloc(8 + Math.min(Number(size.readBigUInt64LE(0)), 1 << 30));
+    readSync(fd, bytes, 0, bytes.length, 0);
+    return (parseHeader(path, bytes).header.__metadata__ ?? {}) as unknown as Record<string, string>;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Reads a file written by `writeSafetensors` (or any 1-D safetensors file of those dtypes). */
 export function readSafetensors(path: string): SafetensorsFile {
   const bytes = readFileSync(path);
-  if (bytes.length < 8) throw new Error(`${path} is not a safetensors file (too short)`);
-  const headerLength = Number(bytes.readBigUInt64LE(0));
-  if (8 + headerLength > bytes.length) throw new Error(`${path} is not a safetensors file (header past the end)`);
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8')) as Record<
-    string,
-    { dtype: string; data_offsets: [number, number] }
-  >;
-  const data = 8 + headerLength;
+  const { header, length } = parseHeader(path, bytes);
+  const data = 8 + length;
   const tensors: Record<string, Tensor> = {};
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') continue;

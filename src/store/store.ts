@@ -48,6 +48,8 @@ export interface RolloutFilter {
   mode?: string;
   state?: string;
   group?: string;
+  /** Only those of the run's groups whose succeeded rollouts (two or more) all got the same reward. */
+  zeroVariance?: boolean;
 }
 export interface RolloutSummary extends RolloutRow {
   reward: number | null;
@@ -85,12 +87,21 @@ function rolloutWhere(filter: RolloutFilter): { where: string[]; params: unknown
     where.push(column);
     params.push(value);
   }
+  if (filter.zeroVariance) {
+    where.push(`r.group_id IN (SELECT g FROM (SELECT x.group_id AS g, (${latestReward('x')}) AS v FROM rollouts x
+      WHERE x.run = ? AND x.state = 'succeeded' AND x.group_id IS NOT NULL)
+      GROUP BY g HAVING count(*) > 1 AND count(v) = count(*) AND max(v) = min(v))`);
+    params.push(filter.run ?? null);
+  }
   return { where, params };
 }
 
+const latestReward = (r: string) =>
+  `SELECT value FROM rewards w WHERE w.rollout_id = ${r}.id ORDER BY w.id DESC LIMIT 1`;
+
 const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r.state, r.exit_code, r.error,
   r.created_at, r.started_at, r.ended_at,
-  (SELECT value FROM rewards w WHERE w.rollout_id = r.id ORDER BY w.id DESC LIMIT 1) AS reward,
+  (${latestReward('r')}) AS reward,
   (SELECT count(*) FROM calls c WHERE c.rollout_id = r.id) AS calls,
   (SELECT count(*) FROM calls c WHERE c.rollout_id = r.id AND c.status != 'ok') AS error_calls,
   (SELECT coalesce(sum(prompt_tokens), 0) FROM calls c WHERE c.rollout_id = r.id) AS prompt_tokens,
@@ -218,6 +229,24 @@ export class Store {
           ORDER BY ${order} LIMIT ${Math.floor(filter.limit)} OFFSET ${Math.floor(filter.offset ?? 0)}) ORDER BY ${order}`
       : `SELECT ${summaryColumns} FROM rollouts r ${whereSql} ORDER BY ${order}`;
     return this.db.prepare(sql).all(...params) as RolloutSummary[];
+  }
+
+  /** A run's rollouts' ids and states, in page order. */
+  rolloutStates(run: string): { id: string; state: RolloutState }[] {
+    return this.db.prepare('SELECT id, state FROM rollouts WHERE run = ? ORDER BY created_at, id').all(run) as {
+      id: string;
+      state: RolloutState;
+    }[];
+  }
+
+  /** The latest reward of each succeeded rollout of a run's `groups` (what advantages are computed from). */
+  groupRewards(run: string, groups: readonly string[]): { id: string; group_id: string; reward: number | null }[] {
+    if (groups.length === 0) return [];
+    return this.db
+      .prepare(`SELECT r.id, r.group_id, (${latestReward('r')}) AS reward FROM rollouts r
+        WHERE r.run = ? AND r.state = 'succeeded' AND r.group_id IN (${groups.map(() => '?').join(',')})
+        ORDER BY r.created_at, r.id`)
+      .all(run, ...groups) as { id: string; group_id: string; reward: number | null }[];
   }
 
   /** How many rollouts a filter matches (a page's total). */

@@ -1,31 +1,40 @@
 import type { Detokenize } from '../samples/diagnose.js';
 import type { StoredCall } from '../store/calls.js';
-import type { Store } from '../store/store.js';
+import type { RolloutSummary, Store } from '../store/store.js';
+import type { BreakCounts } from './breaks.js';
 import { comparison, evalRun, testLog } from './eval-files.js';
+import { advantagesIn } from './groups.js';
 import { rolloutRows } from './rows.js';
+import type { TrainedRows } from './trained.js';
 
 /** A JSON answer, or null for a path the API does not have (404). */
 export type ApiAnswer = { status: number; body: unknown } | null;
 
 const pageMax = 200;
 
+/** What the API keeps between requests: the tokenizer per run, break counts, which step trained which rollout. */
+export interface ApiContext {
+  tokenizerFor: (run: string) => Promise<Detokenize | null>;
+  breaks: BreakCounts;
+  trained: TrainedRows;
+}
+
+/** The rollouts page's filters. */
+export const rolloutFilters = ['failed', 'zero-variance', 'breaks'] as const;
+
 /**
  * `alight ui`'s read-only API over the store: the runs; a run with its settings and steps (`?after=N`: only later
- * steps, for a page that follows a live run); a page of its rollouts (`?offset&limit&state`); one rollout's calls as
+ * steps, for a page that follows a live run); a page of its rollouts (`?offset&limit&filter`); one rollout's calls as
  * the harness sent and received them, and its training rows token by token (rows.ts; decoded with `tokenizerFor`'s
  * tokenizer for the run, when there is one). Everything returned is data: the page renders it as text.
  */
-export async function answer(
-  store: Store,
-  path: string,
-  query: URLSearchParams,
-  tokenizerFor: (run: string) => Promise<Detokenize | null> = async () => null,
-): Promise<ApiAnswer> {
+export async function answer(store: Store, path: string, query: URLSearchParams, ctx: ApiContext): Promise<ApiAnswer> {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] !== 'api') return null;
   if (parts[1] === 'runs' && parts.length === 2) return ok(store.listRuns());
   if (parts[1] === 'runs' && parts.length === 3) return run(store, parts[2], Number(query.get('after') ?? -1));
-  if (parts[1] === 'runs' && parts[3] === 'rollouts' && parts.length === 4) return rollouts(store, parts[2], query);
+  if (parts[1] === 'runs' && parts[3] === 'rollouts' && parts.length === 4)
+    return rollouts(store, parts[2], query, ctx.breaks);
   if (parts[1] === 'runs' && parts[3] === 'eval' && parts.length === 4)
     return found(evalRun(store, parts[2]), `eval files for run ${parts[2]}`);
   if (parts[1] === 'runs' && parts[3] === 'eval' && parts.length === 6)
@@ -35,7 +44,7 @@ export async function answer(
   if (parts[1] === 'rollouts' && parts.length === 3) return rollout(store, parts[2]);
   if (parts[1] === 'rollouts' && parts[3] === 'rows' && parts.length === 4) {
     const run = store.getRollout(parts[2])?.run;
-    const rows = run === undefined ? null : rolloutRows(store, parts[2], await tokenizerFor(run));
+    const rows = run === undefined ? null : rolloutRows(store, parts[2], await ctx.tokenizerFor(run), ctx.trained);
     return rows ? ok(rows) : missing(`rollout ${parts[2]}`);
   }
   return null;
@@ -52,15 +61,39 @@ function run(store: Store, name: string, after: number): ApiAnswer {
   return ok({ ...row, config: row.config ? JSON.parse(row.config) : null, steps });
 }
 
-function rollouts(store: Store, name: string, query: URLSearchParams): ApiAnswer {
+/** A page of a run's rollouts, filtered, each with its advantage in its group and its merge breaks. */
+function rollouts(store: Store, name: string, query: URLSearchParams, breaks: BreakCounts): ApiAnswer {
   if (!store.getRun(name)) return missing(`run ${name}`);
-  const state = query.get('state') || undefined;
+  const filter = query.get('filter') || undefined;
+  if (filter !== undefined && !(rolloutFilters as readonly string[]).includes(filter))
+    return { status: 400, body: { error: `unknown filter ${filter} (one of ${rolloutFilters.join(', ')})` } };
   const limit = Math.min(pageMax, Math.max(1, Number(query.get('limit') ?? 50) || 50));
   const offset = Math.max(0, Number(query.get('offset') ?? 0) || 0);
+  let total: number;
+  let rows: RolloutSummary[];
+  if (filter === 'breaks') {
+    // Breaks come from merging each rollout's calls, which SQL cannot do: the ids first, then the page's summaries.
+    const ids = breaks.withBreaks(name);
+    total = ids.length;
+    rows = store.rolloutSummaries({ ids: ids.slice(offset, offset + limit) });
+  } else {
+    const where = {
+      run: name,
+      state: filter === 'failed' ? 'failed' : undefined,
+      zeroVariance: filter === 'zero-variance',
+    };
+    total = store.countRollouts(where);
+    rows = store.rolloutSummaries({ ...where, limit, offset });
+  }
+  const advantages = advantagesIn(
+    store,
+    name,
+    rows.flatMap((r) => r.group_id ?? []),
+  );
   return ok({
-    total: store.countRollouts({ run: name, state }),
+    total,
     offset,
-    rows: store.rolloutSummaries({ run: name, state, limit, offset }),
+    rows: rows.map((r) => ({ ...r, advantage: advantages.get(r.id) ?? null, breaks: breaks.of(r) })),
   });
 }
 

@@ -1,7 +1,8 @@
-import { type AdvantageEstimator, advantageEstimators, groupAdvantages } from '../algo/advantages.js';
 import { type Detokenize, diagnose } from '../samples/diagnose.js';
-import { mergeCalls } from '../samples/merge.js';
+import { mergeCalls, type Row } from '../samples/merge.js';
 import type { Store } from '../store/store.js';
+import { advantagesIn, estimatorOf } from './groups.js';
+import type { BatchRow, TrainedRows } from './trained.js';
 
 export interface TokenView {
   id: number;
@@ -10,33 +11,36 @@ export interface TokenView {
   /** The policy sampled it (it carries loss). */
   sampled: boolean;
   logprob: number | null;
+  /** Its loss weight in the step that trained it (0: cut from the batch); null when no step trained the rollout. */
+  weight: number | null;
 }
 
 /**
  * A rollout's training rows as `samples build` makes them (trajectory merging), token by token: what was prompt and
- * what the policy sampled with its logprob, the rollout's advantage within its group (the run's estimator), and each
- * merge break at the row and token where it happened, classified as `samples diagnose` does.
+ * what the policy sampled with its logprob, the rollout's advantage, each token's loss weight where a step trained it
+ * (read from that step's batch file: what the trainer got), and each merge break at the row and token where it
+ * happened, classified as `samples diagnose` does. The advantage is the batch's when a step trained the rollout, else
+ * the one its group gives it by the run's estimator.
  */
-export function rolloutRows(store: Store, id: string, detokenize: Detokenize | null) {
+export function rolloutRows(store: Store, id: string, detokenize: Detokenize | null, trained: TrainedRows) {
   const [r] = store.rolloutSummaries({ ids: [id] });
   if (!r) return null;
   const decode = detokenize ?? undefined;
   const merged = mergeCalls(store.calls.tokenCalls(id), 'trajectory', (context, prompt, position, answers) =>
     diagnose(context, prompt, position, answers, decode),
   );
+  const batch = trained.find(r.run, id);
+  const unused = [...(batch?.rows ?? [])];
+  const group = r.group_id === null ? new Map<string, number>() : advantagesIn(store, r.run, [r.group_id]);
   return {
     rollout: id,
     reward: r.reward,
-    ...advantageOf(store, r.run, r.group_id, id),
+    estimator: estimatorOf(store, r.run),
+    advantage: (batch && batchAdvantage(batch.rows)) ?? group.get(id) ?? null,
+    group: r.group_id === null ? 0 : store.groupRewards(r.run, [r.group_id]).length,
+    step: batch?.step ?? null,
     tokenizer: detokenize !== null,
-    rows: merged.rows.map((row) => ({
-      calls: row.calls,
-      promptLength: row.promptLength,
-      tokens: Array.from(row.tokens, (t, i): TokenView => {
-        const sampled = row.mask[i] === 1;
-        return { id: t, text: detokenize ? detokenize([t]) : null, sampled, logprob: sampled ? row.logprobs[i] : null };
-      }),
-    })),
+    rows: merged.rows.map((row) => rowView(row, batch ? takeBatchRow(unused, row) : undefined, detokenize)),
     breaks: merged.breaks.map((b) => ({
       seq: b.seq,
       row: b.row,
@@ -50,18 +54,41 @@ export function rolloutRows(store: Store, id: string, detokenize: Detokenize | n
   };
 }
 
-/** The rollout's advantage among its group's succeeded rollouts, by the run's estimator (GRPO for a recorded run). */
-function advantageOf(store: Store, run: string, group: string | null, id: string) {
-  const config = JSON.parse(store.getRun(run)?.config ?? '{}') as { train?: { advantage?: string } };
-  const named = config.train?.advantage;
-  const estimator = (named && named in advantageEstimators ? named : 'grpo') as AdvantageEstimator;
-  const members = group === null ? [] : store.rolloutSummaries({ run, state: 'succeeded', group });
-  const at = members.findIndex((m) => m.id === id);
-  if (at === -1 || group === null) return { estimator, advantage: null, group: members.length };
-  const advantages = groupAdvantages(
-    members.map((m) => m.reward ?? 0),
-    members.map(() => group),
-    estimator,
+/**
+ * A merged row's tokens; `inBatch` is its batch row (null: the step dropped it), undefined when no step trained the
+ * rollout. A batch row is the merged row, or its start when the step cut tokens past the response budget.
+ */
+function rowView(row: Row, inBatch: BatchRow | null | undefined, detokenize: Detokenize | null) {
+  return {
+    calls: row.calls,
+    promptLength: row.promptLength,
+    inBatch: inBatch === undefined ? null : inBatch !== null,
+    tokens: Array.from(row.tokens, (t, i): TokenView => {
+      const sampled = row.mask[i] === 1;
+      return {
+        id: t,
+        text: detokenize ? detokenize([t]) : null,
+        sampled,
+        logprob: sampled ? row.logprobs[i] : null,
+        weight: inBatch === undefined ? null : (inBatch?.weights[i] ?? 0),
+      };
+    }),
+  };
+}
+
+/** The first unclaimed batch row that is this row or its start (claimed: rows can repeat within a rollout). */
+function takeBatchRow(unused: BatchRow[], row: Row): BatchRow | null {
+  const at = unused.findIndex(
+    (b) => b.tokens.length <= row.tokens.length && b.tokens.every((t, i) => t === row.tokens[i]),
   );
-  return { estimator, advantage: advantages[at], group: members.length };
+  return at === -1 ? null : unused.splice(at, 1)[0];
+}
+
+/** The advantage a step's batch gave the rollout: the one on its loss tokens. */
+function batchAdvantage(rows: readonly BatchRow[]): number | undefined {
+  for (const b of rows) {
+    const at = b.mask.indexOf(1);
+    if (at !== -1) return b.advantages[at];
+  }
+  return undefined;
 }

@@ -1,11 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { packageRoot } from '../package-root.js';
 import type { Detokenize } from '../samples/diagnose.js';
 import type { Store } from '../store/store.js';
-import { answer } from './api.js';
+import { type ApiContext, answer } from './api.js';
+import { BreakCounts } from './breaks.js';
+import { TrainedRows } from './trained.js';
 
 // Recorded text is untrusted: the page builds every element with textContent, and the browser is told to run no
 // script but the page's own file, load nothing from elsewhere, and never be framed.
@@ -39,7 +41,11 @@ export interface UiServer {
  * so a web page elsewhere cannot reach it through DNS rebinding.
  */
 export async function startUiServer(store: Store, port = 0, tokenizer?: string): Promise<UiServer> {
-  const tokenizerFor = detokenizers(store, tokenizer);
+  const ctx: ApiContext = {
+    tokenizerFor: detokenizers(store, tokenizer),
+    breaks: new BreakCounts(store),
+    trained: new TrainedRows(dirname(resolve(store.path))),
+  };
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
@@ -52,7 +58,7 @@ export async function startUiServer(store: Store, port = 0, tokenizer?: string):
     const asset = assets[url.pathname];
     if (asset) return send(200, types[asset.split('.').pop()!], readFileSync(join(packageRoot, 'web', asset)));
     try {
-      const a = await answer(store, url.pathname, url.searchParams, tokenizerFor);
+      const a = await answer(store, url.pathname, url.searchParams, ctx);
       if (!a) return send(404, 'application/json', '{"error":"not found"}');
       send(a.status, 'application/json', JSON.stringify(a.body));
     } catch (err) {

@@ -8,7 +8,7 @@ import { alight, FIXTURES } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 
-// `alight train --report-to`: two steps of the CPU trainer written to TensorBoard, W&B (offline) and MLflow (a local
+// `alight train --report-to`: two steps of the CPU trainer (validating after each) written to TensorBoard, W&B (offline) and MLflow (a local
 // file store) through their own libraries, then read back with each one's own reader.
 let model: string;
 beforeAll(() => {
@@ -48,15 +48,20 @@ describe('alight train --report-to', () => {
   it('writes every step to TensorBoard, W&B (offline) and MLflow, as their own readers find', async () => {
     const p = project();
     const res = await alight(
-      trainArgs(p, 'tracked', '--report-to', 'tensorboard', '--report-to', 'wandb', '--report-to', 'mlflow'),
+      trainArgs(
+        p,
+        'tracked',
+        ...['--report-to', 'tensorboard', '--report-to', 'wandb', '--report-to', 'mlflow'],
+        ...['--val-tasks', p.tasks, '--val-every', '1'],
+      ),
       { cwd: p.dir, env: { WANDB_API_KEY: '', WANDB_MODE: '' }, timeoutMs: 600_000 },
     );
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).not.toMatch(/tracker \w+:/);
     const store = Store.open(p.db);
-    const rewards = store
-      .trainSteps('tracked')
-      .map((s) => [s.step, (s.metrics as { reward_mean: number }).reward_mean]);
+    const steps = store.trainSteps('tracked');
+    const metric = (name: string) => steps.map((s) => [s.step, (s.metrics as Record<string, number>)[name]]);
+    const [rewards, validation] = [metric('reward_mean'), metric('val_reward')];
     store.close();
     const runDir = join(p.dir, '.alight', 'runs', 'tracked');
     const read = probe(trackersPython, [join(FIXTURES, 'read_trackers.py'), runDir]);
@@ -64,6 +69,10 @@ describe('alight train --report-to', () => {
     const got = JSON.parse(read.stdout);
     const close = (pairs: number[][]) => pairs.map(([s, v]) => [s, Number(v.toFixed(5))]);
     const want = close(rewards);
+    // Validation ran each step: its reward is a metric of its own in every tracker.
+    expect(validation.every(([, v]) => typeof v === 'number')).toBe(true);
+    for (const tracker of ['tensorboard', 'mlflow', 'wandb'])
+      expect(close(got[tracker].val_reward)).toEqual(close(validation));
     expect(close(got.tensorboard.reward_mean)).toEqual(want);
     expect(got.tensorboard.tags).toEqual(expect.arrayContaining(['reward_mean', 'loss']));
     expect(got.tensorboard.samples).toEqual([0, 1]);

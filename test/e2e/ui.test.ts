@@ -4,6 +4,7 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSafetensors } from '../../src/samples/safetensors.js';
 import { Store } from '../../src/store/store.js';
 import { writeByteTokenizer } from '../helpers/byte-tokenizer.js';
 import { alight, BIN, FIXTURES } from '../helpers/cli.js';
@@ -13,7 +14,8 @@ import { makeSweRepo } from '../helpers/swe-repo.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 
 // `alight ui` in a real browser (Debian's Chromium through playwright-core) over runs the tests record: a training run
-// of the CPU trainer and a recorded run whose model answers carry markup that must stay text.
+// of the CPU trainer, a recorded run (two rollouts a task) whose model answers carry markup that must stay text and
+// whose task `c` delegates to a sub-agent, and two eval runs.
 const hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> done';
 let dir: string;
 let db: string;
@@ -40,7 +42,8 @@ beforeAll(async () => {
     tasks,
     [
       { id: 'a', turns: 2 },
-      { id: 'b', turns: 2 },
+      { id: 'b', turns: 2, jitter: 1 },
+      { id: 'c', turns: 2, subagent: true, jitter: 1 },
     ]
       .map((t) => JSON.stringify(t))
       .join('\n'),
@@ -48,6 +51,8 @@ beforeAll(async () => {
   const rec = await alight(
     [
       'record',
+      '-n',
+      '2',
       '--upstream',
       upstream.url,
       '--tasks',
@@ -63,9 +68,8 @@ beforeAll(async () => {
     { timeoutMs: 120_000 },
   );
   expect(rec.code, rec.stderr).toBe(0);
-  const trainTasks = join(dir, 'train.jsonl');
   writeFileSync(
-    trainTasks,
+    join(dir, 'train.jsonl'),
     [
       { id: 'count', prompt: 'Count to three.' },
       { id: 'year', prompt: 'What year is it?' },
@@ -73,29 +77,7 @@ beforeAll(async () => {
       .map((t) => JSON.stringify(t))
       .join('\n'),
   );
-  const train = await alight(
-    [
-      'train',
-      '--model',
-      tinyModel(1),
-      '--tasks',
-      trainTasks,
-      '-n',
-      '4',
-      '--batch-size',
-      '2',
-      '--steps',
-      '3',
-      '--run',
-      'learn',
-      '--db',
-      db,
-      '--',
-      process.execPath,
-      join(FIXTURES, 'digits-harness.mjs'),
-    ],
-    { cwd: dir, timeoutMs: 300_000 },
-  );
+  const train = await alight(trainArgs('learn'), { cwd: dir, timeoutMs: 300_000 });
   expect(train.code, train.stderr).toBe(0);
   // Two eval runs of the fixture repository: each fixes one instance and breaks the other.
   const fx = makeSweRepo(join(dir, 'swe'));
@@ -162,6 +144,24 @@ const open = async (hash: string, name?: string) => {
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
 };
+/** Three steps of the CPU trainer on the two prompts (`train.jsonl`), 4 rollouts a task, 2 tasks a step. */
+const trainArgs = (run: string) => [
+  ...['train', '--model', tinyModel(1), '--tasks', join(dir, 'train.jsonl'), '-n', '4', '--batch-size', '2'],
+  ...['--steps', '3', '--run', run, '--db', db, '--', process.execPath, join(FIXTURES, 'digits-harness.mjs')],
+];
+
+/** `samples diagnose`'s breaks of the recorded run. */
+async function diagnosed() {
+  const res = await alight(['samples', 'diagnose', '--run', 'rec', '--db', db, '--tokenizer', tokenizer, '--json']);
+  expect(res.code, res.stderr).toBe(0);
+  return JSON.parse(res.stdout).breaks as {
+    rollout_id: string;
+    seq: number;
+    row: number;
+    position: number;
+    diagnosis: { kind: string };
+  }[];
+}
 const cells = (selector: string) => page.$$eval(selector, (tds) => tds.map((td) => td.textContent ?? ''));
 
 describe('alight ui', () => {
@@ -211,42 +211,108 @@ describe('alight ui', () => {
     expect(await page.$$('.call')).toHaveLength(first.calls);
   });
 
+  it('follows a training run while it goes: new steps appear on the open page', async () => {
+    const train = alight(trainArgs('live'), { cwd: dir, timeoutMs: 300_000 });
+    // Opened as soon as the run exists, before its first step ends; then only waited on, never reloaded.
+    const store = Store.open(db);
+    while (!store.getRun('live')) await new Promise((r) => setTimeout(r, 100));
+    const before = store.trainSteps('live').length;
+    store.close();
+    await open('#/run/live');
+    expect(before).toBeLessThan(3);
+    const shown = page.waitForSelector('#steps tr[data-step]:nth-child(3)', { timeout: 300_000 });
+    const done = await train;
+    expect(done.code, done.stderr).toBe(0);
+    await shown;
+    expect(await page.$$('#steps tr[data-step]')).toHaveLength(3);
+    expect(await page.evaluate(() => location.hash)).toBe('#/run/live');
+  });
+
   it("marks each merge break in the rollout's training rows at the token samples diagnose names", async () => {
-    const diagnosed = await alight([
-      'samples',
-      'diagnose',
-      '--run',
-      'rec',
-      '--db',
-      db,
-      '--tokenizer',
-      tokenizer,
-      '--json',
-    ]);
-    expect(diagnosed.code, diagnosed.stderr).toBe(0);
-    const breaks = JSON.parse(diagnosed.stdout).breaks as {
-      rollout_id: string;
-      seq: number;
-      row: number;
-      position: number;
-      diagnosis: { kind: string };
-    }[];
-    const id = breaks[0].rollout_id;
-    const mine = breaks.filter((b) => b.rollout_id === id);
-    expect(mine.length).toBeGreaterThan(0);
-    await open(`#/rollout/${id}`, 'rollout-rows');
-    for (const b of mine) {
-      const mark = `.row[data-row="${b.row}"] .break[data-seq="${b.seq}"]`;
-      expect(await page.getAttribute(mark, 'data-kind')).toBe(b.diagnosis.kind);
-      // The token right after the mark is the first one that differs.
-      const next = await page.$eval(mark, (m) => (m.nextElementSibling as HTMLElement | null)?.dataset.i);
-      expect(Number(next)).toBe(b.position);
+    const breaks = await diagnosed();
+    const store = Store.open(db);
+    const byTask = (task: string) => store.rolloutSummaries({ run: 'rec' }).find((r) => r.task_id === task)!.id;
+    const [plain, delegating] = [byTask('a'), byTask('c')];
+    store.close();
+    for (const id of [plain, delegating]) {
+      const mine = breaks.filter((b) => b.rollout_id === id);
+      expect(mine.length).toBeGreaterThan(0);
+      await open(`#/rollout/${id}`, id === plain ? 'rollout-rows' : undefined);
+      for (const b of mine) {
+        const mark = `.row[data-row="${b.row}"] .break[data-seq="${b.seq}"]`;
+        expect(await page.getAttribute(mark, 'data-kind')).toBe(b.diagnosis.kind);
+        // The token right after the mark is the first one that differs.
+        const next = await page.$eval(mark, (m) => (m.nextElementSibling as HTMLElement | null)?.dataset.i);
+        expect(Number(next)).toBe(b.position);
+      }
+      if (id === plain) expect(mine.map((b) => b.diagnosis.kind)).toEqual(['template']);
     }
-    expect(mine[0].diagnosis.kind).toBe('template');
+    // The sub-agent's conversation is a row of its own, begun by a new-context break; the main one breaks at its
+    // template as task a's does.
+    expect(breaks.filter((b) => b.rollout_id === delegating).map((b) => b.diagnosis.kind)).toEqual(
+      expect.arrayContaining(['new-context', 'template']),
+    );
+    const rows = await page.$$eval('.row', (r) => r.map((x) => x.textContent ?? ''));
+    expect(rows.filter((r) => r.includes('You are a sub-agent.'))).toHaveLength(1);
+    expect(rows.filter((r) => r.includes('You are a test agent.')).length).toBeGreaterThan(0);
     // Sampled tokens are marked and decoded: the model's own words are among them.
     const sampled = (await page.$$eval('.row .tok.sampled', (s) => s.map((x) => x.textContent))).join('');
     expect(sampled).toContain('window.__pwned');
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it("filters a run's rollouts: failed, zero-variance groups, merge breaks", async () => {
+    const store = Store.open(db);
+    const all = store.rolloutSummaries({ run: 'rec' });
+    store.close();
+    const rewardsOf = (g: string | null) => all.filter((r) => r.group_id === g).map((r) => r.reward);
+    const flat = all.filter((r) => new Set(rewardsOf(r.group_id)).size === 1 && rewardsOf(r.group_id).length > 1);
+    const broken = new Set((await diagnosed()).map((b) => b.rollout_id));
+    // Task a's two rollouts both got reward 1; b and c's got jittered rewards.
+    expect(flat.map((r) => r.task_id)).toEqual(['a', 'a']);
+    for (const [filter, expected] of [
+      ['zero-variance', flat.map((r) => r.id)],
+      ['breaks', all.filter((r) => broken.has(r.id)).map((r) => r.id)],
+      ['failed', []],
+    ] as const) {
+      await open(`#/run/rec?offset=0&filter=${filter}`, filter === 'breaks' ? 'filter-breaks' : undefined);
+      expect(
+        await page.$$eval('#rollouts tr[data-rollout]', (t) => t.map((r) => r.getAttribute('data-rollout'))),
+      ).toEqual(expected);
+      expect(await page.textContent('h2:has-text("Rollouts")')).toContain(`Rollouts (${expected.length}:`);
+    }
+  });
+
+  it('shows each token of a trained rollout with the advantage and loss weight its step trained it with', async () => {
+    // A rollout the steps trained with a non-zero advantage when there is one (the tiny policy's rewards vary).
+    const candidates = [0, 1, 2].flatMap((step) => {
+      const file = readSafetensors(join(dir, 'runs', 'learn', 'batches', `step-${step}.safetensors`));
+      const meta = JSON.parse(file.metadata.alight) as { rollouts: { rollout_id: string }[] };
+      const t = file.tensors;
+      const [owner, offsets, mask] = [t.rollout_index as Int32Array, t.row_offsets as BigInt64Array, t.loss_mask];
+      const span = (b: number): [number, number] => [Number(offsets[b]), Number(offsets[b + 1])];
+      return meta.rollouts.map((r, index) => {
+        const mine = [...owner.keys()].filter((b) => owner[b] === index);
+        const first = span(mine[0])[0] + (mask as Uint8Array).subarray(...span(mine[0])).indexOf(1);
+        return {
+          id: r.rollout_id,
+          step,
+          weights: mine.flatMap((b) => [...(t.loss_weights as Float32Array).subarray(...span(b))]),
+          advantage: (t.advantages as Float32Array)[first],
+        };
+      });
+    });
+    const { id, step, weights, advantage } = candidates.find((c) => c.advantage !== 0) ?? candidates[0];
+    await open(`#/rollout/${id}`, 'trained-rows');
+    const shown = await page.$$eval('.row .tok', (s) =>
+      s.map((x) => ({ weight: Number((x as HTMLElement).dataset.weight), sampled: x.classList.contains('sampled') })),
+    );
+    expect(shown.map((x) => x.weight)).toEqual(weights.map((w) => Math.fround(w)));
+    expect(shown.filter((x) => x.weight > 0).every((x) => x.sampled)).toBe(true);
+    expect(weights.some((w) => w > 0)).toBe(true);
+    const summary = await page.textContent('#rows p');
+    expect(summary).toContain(`trained in step ${step}`);
+    expect(summary).toContain(`advantage ${Number.isInteger(advantage) ? advantage : advantage.toFixed(4)}`);
   });
 
   it("shows an eval run's attempts, each one's diff and test log, and two runs paired", async () => {
