@@ -6,6 +6,7 @@ import { HttpError, sendJson } from '../http.js';
 import type { CallStatus } from '../store/calls.js';
 import type { Endpoint } from './endpoints.js';
 import type { Extracted, HarnessView, Protocol, StreamAssembler } from './protocols/index.js';
+import { type ReadMode, readAnswer, type ScannedAnswer } from './protocols/token-fields.js';
 import { type SseEvent, SseSplitter } from './sse.js';
 import { readWhole, type UpstreamClient, UpstreamStatusError, versionOf } from './upstream.js';
 
@@ -38,32 +39,35 @@ class MidStreamError extends Error {}
 const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
 
 export async function wholeCall(c: Relayed): Promise<Outcome> {
-  let answer: { status: number; text: string; version: number | null };
+  let answer: { status: number; bytes: Buffer; version: number | null };
   try {
     answer = await c.upstream.post(c.endpoint, c.path, c.payload, c.signal, readWhole);
   } catch (err) {
     return failed(c, err);
   }
+  let read: ScannedAnswer;
   let extracted: Extracted;
-  let parsed: Record<string, unknown>;
   try {
-    const value: unknown = JSON.parse(answer.text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
-    parsed = value as Record<string, unknown>;
-    extracted = c.protocol.extract(parsed);
+    read = readAnswer(answer.bytes, readMode(c));
+    extracted = c.protocol.extract(read);
   } catch {
-    return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
+    const text = answer.bytes.toString('utf8', 0, 200);
+    return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${text}`);
   }
-  const body = c.view().whole(parsed);
-  const text = body ? JSON.stringify(body) : answer.text;
+  const body = c.view().whole(read) ?? answer.bytes;
   return {
     status: 'ok',
     httpStatus: answer.status,
     error: null,
     extracted,
     version: answer.version,
-    reply: () => c.res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text),
+    reply: () => c.res.writeHead(answer.status, { 'content-type': 'application/json' }).end(body),
   };
+}
+
+/** How the call's answers are read: token fields scanned from a vLLM upstream's bytes (token-fields.ts). */
+function readMode(c: Relayed): ReadMode {
+  return !c.protocol.tokenFields ? 'raw' : c.endpoint.kind === 'vllm' ? 'scan' : 'parse';
 }
 
 export async function streamCall(c: Relayed): Promise<Outcome> {
@@ -122,13 +126,14 @@ class StreamRelay {
   /** The events of one read as the harness sees them; each chunk also goes to the assembler. */
   private translate(events: SseEvent[]): string {
     let out = '';
+    const mode = readMode(this.c);
     for (const event of events) {
       if (event.data === '[DONE]') {
         this.sawDone = true;
         continue;
       }
-      const chunk = event.data ? parseChunk(event.data) : null;
-      if (chunk?.error) this.upstreamError = errorText(chunk.error);
+      const chunk = event.data ? parseChunk(event.data, mode) : null;
+      if (chunk?.body.error) this.upstreamError = errorText(chunk.body.error);
       else if (chunk) this.assembler.push(chunk);
       out += chunk ? this.view.event(event.raw, chunk) : event.raw;
     }
@@ -178,10 +183,9 @@ async function refuseNonStream(up: Dispatcher.ResponseData, type: string): Promi
   );
 }
 
-function parseChunk(data: string): Record<string, unknown> {
+function parseChunk(data: string, mode: ReadMode): ScannedAnswer {
   try {
-    const chunk = JSON.parse(data);
-    if (typeof chunk === 'object' && chunk !== null) return chunk;
+    return readAnswer(data, mode);
   } catch {
     /* reported below */
   }

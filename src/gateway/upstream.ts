@@ -117,8 +117,16 @@ export function versionOf(headers: Dispatcher.ResponseData['headers']): number |
 /** Reads a response whole, throwing on an error status so that the retry loop sees it. */
 export async function readWhole(
   res: Dispatcher.ResponseData,
-): Promise<{ status: number; text: string; version: number | null }> {
-  const text = await res.body.text();
-  if (res.statusCode >= 400) throw new UpstreamStatusError(res.statusCode, text, retryAfterOf(res.headers));
-  return { status: res.statusCode, text, version: versionOf(res.headers) };
+): Promise<{ status: number; bytes: Buffer; readonly text: string; version: number | null }> {
+  // Bytes: the token fields are read from them (token-fields.ts) and the harness's answer cut from them.
+  const bytes = Buffer.from(await res.body.arrayBuffer());
+  if (res.statusCode >= 400) throw new UpstreamStatusError(res.statusCode, bytes.toString(), retryAfterOf(res.headers));
+  return {
+    status: res.statusCode,
+    bytes,
+    get text() {
+      return bytes.toString();
+    },
+    version: versionOf(res.headers),
+  };
 }

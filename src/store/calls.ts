@@ -146,9 +146,9 @@ export class CallStore {
     if (h.ref !== null) shareItems(history, recents.find((r) => r.id === h.ref)!.history, h.prefix);
     const harnessHistory = call.harness?.request.history ?? null;
     const hh = bestHistoryRef(harnessHistory, recents, (r) => r.harness);
-    const prompt = call.promptIds ? Int32Array.from(call.promptIds) : null;
+    const prompt = call.promptIds ? int32(call.promptIds) : null;
     const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
-    const completion = call.completionIds ? Int32Array.from(call.completionIds) : null;
+    const completion = call.completionIds ? int32(call.completionIds) : null;
 
     const id = Number(
       this.insert.run(
@@ -376,3 +376,6 @@ function concat(a: Int32Array, b: Int32Array): Int32Array {
   out.set(b, a.length);
   return out;
 }
+
+/** Ids as an Int32Array: the gateway's scanner already gives one (token-fields.ts); other callers give arrays. */
+const int32 = (ids: ArrayLike<number>): Int32Array => (ids instanceof Int32Array ? ids : Int32Array.from(ids));

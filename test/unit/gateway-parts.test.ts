@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openaiChat } from '../../src/gateway/protocols/openai-chat.js';
 import { openaiCompletions } from '../../src/gateway/protocols/openai-completions.js';
+import { readAnswer } from '../../src/gateway/protocols/token-fields.js';
 import { SseSplitter } from '../../src/gateway/sse.js';
 import { backoffMs, isRetryable, UpstreamStatusError } from '../../src/gateway/upstream.js';
 import { nestedDeeperThan } from '../../src/json-depth.js';
@@ -19,52 +20,68 @@ describe('SSE splitting', () => {
   });
 });
 
+/** An upstream event or answer as the gateway reads it from a vLLM upstream. */
+const read = (o: object) => readAnswer(Buffer.from(JSON.stringify(o)), 'scan');
+
 describe('stream assembly', () => {
   it('assembles chat chunks with tool calls, reasoning and token ids into one answer', () => {
     const a = openaiChat.assembler();
-    a.push({
-      id: 'c1',
-      created: 5,
-      model: 'm',
-      prompt_token_ids: [1, 2],
-      choices: [{ index: 0, delta: { role: 'assistant', content: '' } }],
-    });
-    a.push({
-      id: 'c1',
-      choices: [
-        { index: 0, delta: { reasoning_content: 'think' }, token_ids: [3], logprobs: { content: [{ logprob: -0.5 }] } },
-      ],
-    });
-    a.push({
-      id: 'c1',
-      choices: [
-        {
-          index: 0,
-          delta: {
-            tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'bash', arguments: '{"cmd":' } }],
+    a.push(
+      read({
+        id: 'c1',
+        created: 5,
+        model: 'm',
+        prompt_token_ids: [1, 2],
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' } }],
+      }),
+    );
+    a.push(
+      read({
+        id: 'c1',
+        choices: [
+          {
+            index: 0,
+            delta: { reasoning_content: 'think' },
+            token_ids: [3],
+            logprobs: { content: [{ logprob: -0.5 }] },
           },
-          token_ids: [4, 5],
-          logprobs: { content: [{ logprob: -1 }, { logprob: -2 }] },
-        },
-      ],
-    });
-    a.push({
-      id: 'c1',
-      choices: [
-        {
-          index: 0,
-          delta: { tool_calls: [{ index: 0, function: { arguments: '"ls"}' } }] },
-          token_ids: [6],
-          logprobs: { content: [{ logprob: -3 }] },
-          finish_reason: 'tool_calls',
-        },
-      ],
-    });
+        ],
+      }),
+    );
+    a.push(
+      read({
+        id: 'c1',
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'bash', arguments: '{"cmd":' } }],
+            },
+            token_ids: [4, 5],
+            logprobs: { content: [{ logprob: -1 }, { logprob: -2 }] },
+          },
+        ],
+      }),
+    );
+    a.push(
+      read({
+        id: 'c1',
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, function: { arguments: '"ls"}' } }] },
+            token_ids: [6],
+            logprobs: { content: [{ logprob: -3 }] },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      }),
+    );
     expect(a.finished()).toBe(true);
-    a.push({ id: 'c1', choices: [], usage: { prompt_tokens: 2, completion_tokens: 4 } });
+    a.push(read({ id: 'c1', choices: [], usage: { prompt_tokens: 2, completion_tokens: 4 } }));
     const r = a.result();
-    expect(r.promptIds).toEqual([1, 2]);
-    expect(r.completionIds).toEqual([3, 4, 5, 6]);
+    expect(Array.from(r.promptIds!)).toEqual([1, 2]);
+    expect(Array.from(r.completionIds!)).toEqual([3, 4, 5, 6]);
     expect(r.completionLogprobs).toEqual([-0.5, -1, -2, -3]);
     expect(r.finishReason).toBe('tool_calls');
     expect(r.response).toEqual({
@@ -89,22 +106,24 @@ describe('stream assembly', () => {
   });
 
   it('extracts whole answers without keeping their bulky token fields', () => {
-    const x = openaiCompletions.extract({
-      id: 'x',
-      choices: [
-        {
-          index: 0,
-          text: 'hi',
-          finish_reason: 'length',
-          prompt_token_ids: [1],
-          token_ids: [2, 3],
-          logprobs: { token_logprobs: [-1, -2] },
-        },
-      ],
-    });
+    const x = openaiCompletions.extract(
+      read({
+        id: 'x',
+        choices: [
+          {
+            index: 0,
+            text: 'hi',
+            finish_reason: 'length',
+            prompt_token_ids: [1],
+            token_ids: [2, 3],
+            logprobs: { token_logprobs: [-1, -2] },
+          },
+        ],
+      }),
+    );
     expect(x).toMatchObject({
-      promptIds: [1],
-      completionIds: [2, 3],
+      promptIds: Int32Array.from([1]),
+      completionIds: Int32Array.from([2, 3]),
       completionLogprobs: [-1, -2],
       finishReason: 'length',
       promptTokens: 1,

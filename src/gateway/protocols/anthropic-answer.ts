@@ -102,14 +102,10 @@ export function anthropicView(harness: Obj): HarnessView {
   return partsView(parts, {
     whole: (answer) => anthropicMessage(chatAnswer(answer), model),
     start(chunk) {
-      const promptIds = chunk.prompt_token_ids;
-      const message = anthropicMessage(
-        { ...parts.answer(), inputTokens: Array.isArray(promptIds) ? promptIds.length : 0 },
-        model,
-      );
+      const message = anthropicMessage({ ...parts.answer(), inputTokens: chunk.tokens.promptIds?.length ?? 0 }, model);
       return (
         sse('message_start', {
-          message: { ...message, id: messageId(String(chunk.id ?? 'alight')), content: [], stop_reason: null },
+          message: { ...message, id: messageId(String(chunk.body.id ?? 'alight')), content: [], stop_reason: null },
         }) + sse('ping')
       );
     },

@@ -1,4 +1,6 @@
 import { openaiChat } from './openai-chat.js';
+import type { ScannedAnswer } from './token-fields.js';
+import { streamChoice } from './tokens.js';
 import { type ChatAnswer, chatAnswer } from './translate.js';
 import type { HarnessView, StreamAssembler } from './types.js';
 
@@ -27,9 +29,9 @@ export class ChatParts {
 
   constructor(private readonly events: PartEvents) {}
 
-  push(chunk: Obj): string {
-    this.chat.push(chunk);
-    const choice = (chunk.choices as Obj[] | undefined)?.find((c) => (c.index ?? 0) === 0);
+  push(read: ScannedAnswer): string {
+    this.chat.push(read);
+    const { choice } = streamChoice(read);
     const delta = (choice?.delta ?? {}) as Obj;
     let out = '';
     const reasoning = delta.reasoning ?? delta.reasoning_content;
@@ -79,9 +81,10 @@ export class ChatParts {
 
 /** How one translated protocol opens, closes and breaks its stream around its parts' events. */
 export interface StreamShape {
+  /** The harness's answer for a whole chat answer (without its token fields). */
   whole(answer: Obj): Obj;
   /** The events before the first chunk's (given that chunk). */
-  start(chunk: Obj): string;
+  start(chunk: ScannedAnswer): string;
   /** The events after the last part closed. */
   end(): string;
   broken(message: string): string;
@@ -91,9 +94,10 @@ export interface StreamShape {
 export function partsView(parts: ChatParts, shape: StreamShape): HarnessView {
   let started = false;
   return {
-    whole: shape.whole,
+    whole: (a) => JSON.stringify(shape.whole(a.body)),
     event(_raw, chunk) {
-      if (chunk.error) return shape.broken(String((chunk.error as Obj).message ?? JSON.stringify(chunk.error)));
+      const { error } = chunk.body;
+      if (error) return shape.broken(String((error as Obj).message ?? JSON.stringify(error)));
       const opening = started ? '' : shape.start(chunk);
       started = true;
       return opening + parts.push(chunk);

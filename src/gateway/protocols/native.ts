@@ -1,3 +1,4 @@
+import type { ScannedAnswer } from './token-fields.js';
 import { isObj } from './translate.js';
 import type { Extracted, HarnessView, Protocol, StreamAssembler } from './types.js';
 
@@ -26,7 +27,7 @@ class MessageAssembler implements StreamAssembler {
   private message: Obj = { content: [] };
   private done = false;
 
-  push(e: Obj): void {
+  push({ body: e }: ScannedAnswer): void {
     const content = this.message.content as Obj[];
     const delta = (e.delta ?? {}) as Obj;
     if (e.type === 'message_start' && isObj(e.message)) this.message = { ...e.message, content: [] };
@@ -60,7 +61,7 @@ class ResponseAssembler implements StreamAssembler {
   private response: Obj = {};
   private done = false;
 
-  push(e: Obj): void {
+  push({ body: e }: ScannedAnswer): void {
     if (isObj(e.response)) this.response = e.response;
     if (e.type === 'response.completed' || e.type === 'response.incomplete') this.done = true;
   }
@@ -79,7 +80,7 @@ function heldLastView(last: Set<string>, broken: (message: string) => string): H
   return {
     whole: () => null,
     event(raw, chunk) {
-      if (!last.has(String(chunk.type))) return raw;
+      if (!last.has(String(chunk.body.type))) return raw;
       held += raw;
       return '';
     },
@@ -97,7 +98,8 @@ export function nativeProtocol(
   return {
     ...of,
     upstream: (body) => ({ path: of.path, body: { ...body } }),
-    extract: (body) => extracted(body, kind === 'messages' ? body.stop_reason : body.status),
+    tokenFields: false,
+    extract: ({ body }) => extracted(body, kind === 'messages' ? body.stop_reason : body.status),
     assembler: () => (kind === 'messages' ? new MessageAssembler() : new ResponseAssembler()),
     view: () => heldLastView(last, broken),
   };

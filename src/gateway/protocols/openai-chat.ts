@@ -1,14 +1,10 @@
 import { errorBody } from '../../http.js';
 import { relayView } from './relay-view.js';
-import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
+import type { ScannedAnswer } from './token-fields.js';
+import { extractWhole, streamChoice, TokenAccumulator } from './tokens.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
-
-function chatLogprobs(choice: Obj | undefined): number[] | null {
-  const content = (choice?.logprobs as Obj | null | undefined)?.content;
-  return Array.isArray(content) ? content.map((t: Obj) => t.logprob as number) : null;
-}
 
 interface ToolCall {
   id?: string;
@@ -24,13 +20,13 @@ class ChatAssembler implements StreamAssembler {
   private reasoning: string | null = null;
   private readonly toolCalls: ToolCall[] = [];
 
-  push(chunk: Obj): void {
+  push(read: ScannedAnswer): void {
+    const chunk = read.body;
     if (!this.head.id) this.head = { id: chunk.id, created: chunk.created, model: chunk.model };
     if (chunk.usage) this.tokens.usage = chunk.usage as Obj;
-    const choices = chunk.choices as Obj[] | undefined;
     // n > 1 is not recorded: agents sample one answer per call.
-    const choice = choices?.find((c) => (c.index ?? 0) === 0);
-    this.tokens.add(numbers(chunk.prompt_token_ids), numbers(choice?.token_ids), chatLogprobs(choice));
+    const { choice, tokens } = streamChoice(read);
+    this.tokens.add(read.tokens.promptIds, tokens?.tokenIds ?? null, tokens?.content ?? null);
     if (!choice) return;
     const delta = (choice.delta ?? {}) as Obj;
     if (typeof delta.role === 'string') this.role = delta.role;
@@ -77,10 +73,8 @@ export const openaiChat: Protocol = {
     path: 'chat/completions',
     body: kind === 'vllm' ? { ...body, return_token_ids: true, logprobs: true } : { ...body },
   }),
-  extract(body) {
-    const choice = (body.choices as Obj[] | undefined)?.[0];
-    return extractWhole(body, choice, numbers(body.prompt_token_ids), chatLogprobs(choice));
-  },
+  tokenFields: true,
+  extract: (a) => extractWhole(a, a.tokens.promptIds, a.tokens.choices[0]?.content ?? null),
   assembler: () => new ChatAssembler(),
   view: (harness, upstream, kind) =>
     relayView(harness, upstream, kind, {

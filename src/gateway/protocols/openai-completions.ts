@@ -1,6 +1,7 @@
 import { errorBody, HttpError } from '../../http.js';
 import { relayView } from './relay-view.js';
-import { extractWhole, numbers, TokenAccumulator } from './tokens.js';
+import type { ChoiceTokens, ScannedAnswer } from './token-fields.js';
+import { extractWhole, streamChoice, TokenAccumulator } from './tokens.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -9,11 +10,11 @@ type Obj = Record<string, unknown>;
  * The sampled tokens' logprobs. With `echo`, vLLM's logprobs cover the prompt first (its first entry null); the
  * sampled tokens' are the last as many as the choice's token ids.
  */
-function completionLogprobs(choice: Obj | undefined): number[] | null {
-  const lp = (choice?.logprobs as Obj | null | undefined)?.token_logprobs;
-  if (!Array.isArray(lp)) return null;
-  const ids = numbers(choice?.token_ids);
-  return (ids && lp.length > ids.length ? lp.slice(lp.length - ids.length) : lp) as number[];
+function completionLogprobs(choice: ChoiceTokens | undefined): number[] | null {
+  const lp = choice?.tokenLogprobs;
+  if (!lp) return null;
+  const ids = choice.tokenIds;
+  return ids && lp.length > ids.length ? lp.slice(lp.length - ids.length) : lp;
 }
 
 /** A prompt given as one text (or a list holding one text), else null. */
@@ -43,8 +44,8 @@ function echoView(request: Obj): ((answer: Obj) => Obj) | undefined {
 }
 
 // vLLM puts the prompt ids on the choice for completions; accept the top level too.
-function promptIdsOf(body: Obj, choice: Obj | undefined): number[] | null {
-  return numbers(choice?.prompt_token_ids) ?? numbers(body.prompt_token_ids);
+function promptIdsOf(a: ScannedAnswer, choice: ChoiceTokens | undefined): Int32Array | null {
+  return choice?.promptIds ?? a.tokens.promptIds;
 }
 
 class CompletionsAssembler implements StreamAssembler {
@@ -52,11 +53,12 @@ class CompletionsAssembler implements StreamAssembler {
   private head: Obj = {};
   private text = '';
 
-  push(chunk: Obj): void {
+  push(read: ScannedAnswer): void {
+    const chunk = read.body;
     if (!this.head.id) this.head = { id: chunk.id, created: chunk.created, model: chunk.model };
     if (chunk.usage) this.tokens.usage = chunk.usage as Obj;
-    const choice = (chunk.choices as Obj[] | undefined)?.find((c) => (c.index ?? 0) === 0);
-    this.tokens.add(promptIdsOf(chunk, choice), numbers(choice?.token_ids), completionLogprobs(choice));
+    const { choice, tokens } = streamChoice(read);
+    this.tokens.add(promptIdsOf(read, tokens), tokens?.tokenIds ?? null, completionLogprobs(tokens));
     if (!choice) return;
     if (typeof choice.text === 'string') this.text += choice.text;
     if (typeof choice.finish_reason === 'string') this.tokens.finishReason = choice.finish_reason;
@@ -96,10 +98,8 @@ export const openaiCompletions: Protocol = {
       body: { ...body, return_token_ids: true, logprobs: typeof body.logprobs === 'number' ? body.logprobs : 0 },
     };
   },
-  extract(body) {
-    const choice = (body.choices as Obj[] | undefined)?.[0];
-    return extractWhole(body, choice, promptIdsOf(body, choice), completionLogprobs(choice));
-  },
+  tokenFields: true,
+  extract: (a) => extractWhole(a, promptIdsOf(a, a.tokens.choices[0]), completionLogprobs(a.tokens.choices[0])),
   assembler: () => new CompletionsAssembler(),
   view: (harness, upstream, kind) =>
     relayView(

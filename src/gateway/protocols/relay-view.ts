@@ -1,6 +1,7 @@
 import type { UpstreamKind } from '../../config/schema.js';
 import { errorBody } from '../../http.js';
 import { sseData } from '../sse.js';
+import { cutMembers, dropSets, type ScannedAnswer, strip } from './token-fields.js';
 import type { HarnessView } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -14,27 +15,21 @@ export interface Asked {
 const idFields = ['prompt_token_ids', 'token_ids'];
 const logprobFields = ['logprobs', 'prompt_logprobs'];
 
-/** A copy without `drop`'s keys (built, not deleted from: deleting makes V8 objects slow on every later access). */
-function without(o: Obj, drop: Set<string>): Obj {
-  const out: Obj = {};
-  for (const k in o) if (!drop.has(k)) out[k] = o[k];
-  return out;
-}
-
 /** The answer as the harness asked for it: its model name, and only the token fields it asked for. */
 function reshaper(model: unknown, asked: Asked): (answer: Obj) => Obj {
   const drop = new Set([...(asked.tokenIds ? [] : idFields), ...(asked.logprobs ? [] : logprobFields)]);
   return (answer) => {
-    const out = drop.size ? without(answer, drop) : { ...answer };
+    const out = drop.size ? strip(answer, drop) : { ...answer };
     if (typeof model === 'string' && 'model' in out) out.model = model;
-    if (drop.size && Array.isArray(out.choices)) out.choices = out.choices.map((c: Obj) => without(c, drop));
+    if (drop.size && Array.isArray(out.choices)) out.choices = out.choices.map((c: Obj) => strip(c, drop));
     return out;
   };
 }
 
 /**
  * The view of an OpenAI protocol relayed to the harness: the upstream's bytes unchanged where nothing differs from
- * what the harness asked for, else each answer reshaped (`extra` applies a protocol's own rewrite after that).
+ * what the harness asked for; else the fields it did not ask for cut out of the bytes (and its model name put in),
+ * or, for an answer that was parsed whole or a protocol's own rewrite (`extra`), the answer reshaped and serialised.
  */
 export function relayView(
   harness: Obj,
@@ -47,9 +42,15 @@ export function relayView(
   const renamed = typeof harness.model === 'string' && harness.model !== upstream.model;
   const rewrite = added || renamed ? reshaper(harness.model, asked) : null;
   const change = extra ? (a: Obj): Obj => extra(rewrite ? rewrite(a) : a) : rewrite;
+  const drop = dropSets([...(asked.tokenIds ? [] : idFields), ...(asked.logprobs ? [] : logprobFields)]);
+  const model = renamed ? JSON.stringify(harness.model) : undefined;
+  const reshape = (a: ScannedAnswer): Buffer | string =>
+    a.members && a.bytes && !extra
+      ? cutMembers(a.bytes, a.members, drop, model)
+      : JSON.stringify(change!(a.parsed ?? (JSON.parse(String(a.bytes)) as Obj)));
   return {
-    whole: (answer) => (change ? change(answer) : null),
-    event: (raw, chunk) => (change && !chunk.error ? `data: ${JSON.stringify(change(chunk))}\n\n` : raw),
+    whole: (answer) => (change ? reshape(answer) : null),
+    event: (raw, chunk) => (change && !chunk.body.error ? `data: ${reshape(chunk)}\n\n` : raw),
     end: (sawDone) => (sawDone ? 'data: [DONE]\n\n' : ''),
     broken: (message) => sseData(errorBody(502, message, 'upstream_error')),
   };

@@ -97,7 +97,7 @@ export function responsesView(harness: Obj): HarnessView {
   const snapshot = (status?: string): Obj => responseObject({ ...parts.answer(), id: chatId }, harness, status);
   return partsView(parts, {
     whole: (answer) => responseObject(chatAnswer(answer), harness),
-    start(chunk) {
+    start({ body: chunk }) {
       if (typeof chunk.id === 'string') chatId = chunk.id;
       const response = { ...snapshot('in_progress'), output: [] };
       return ev('response.created', { response }) + ev('response.in_progress', { response });

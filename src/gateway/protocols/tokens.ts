@@ -1,10 +1,7 @@
+import type { ChoiceTokens, ScannedAnswer } from './token-fields.js';
 import type { Extracted } from './types.js';
 
 type Obj = Record<string, unknown>;
-
-export function numbers(value: unknown): number[] | null {
-  return Array.isArray(value) ? (value as number[]) : null;
-}
 
 export function usageOf(body: Obj): { promptTokens: number | null; completionTokens: number | null } {
   const usage = body.usage as Obj | null | undefined;
@@ -14,30 +11,24 @@ export function usageOf(body: Obj): { promptTokens: number | null; completionTok
   };
 }
 
-/** Copy of a response without the token-level fields; they are stored as BLOBs. */
-export function withoutTokenFields(body: Obj): Obj {
-  const { prompt_token_ids: _p, prompt_logprobs: _l, ...rest } = body;
-  if (Array.isArray(body.choices)) {
-    rest.choices = body.choices.map((c: Obj) => {
-      const { token_ids: _t, logprobs: _lp, prompt_token_ids: _cp, prompt_logprobs: _cl, ...choice } = c;
-      return choice;
-    });
-  }
-  return rest;
-}
-
 /** Accumulates token ids and logprobs across stream chunks of choice 0. */
 export class TokenAccumulator {
-  promptIds: number[] | null = null;
+  promptIds: ArrayLike<number> | null = null;
   completionIds: number[] | null = null;
   logprobs: number[] | null = null;
   finishReason: string | null = null;
   usage: Obj | null = null;
 
-  add(prompt: number[] | null, ids: number[] | null, logprobs: number[] | null): void {
+  add(prompt: ArrayLike<number> | null, ids: ArrayLike<number> | null, logprobs: ArrayLike<number> | null): void {
     if (prompt && !this.promptIds) this.promptIds = prompt;
-    if (ids) (this.completionIds ??= []).push(...ids);
-    if (logprobs) (this.logprobs ??= []).push(...logprobs);
+    if (ids) {
+      const into = (this.completionIds ??= []);
+      for (let k = 0; k < ids.length; k++) into.push(ids[k]);
+    }
+    if (logprobs) {
+      const into = (this.logprobs ??= []);
+      for (let k = 0; k < logprobs.length; k++) into.push(logprobs[k]);
+    }
   }
 
   extracted(response: Obj): Extracted {
@@ -54,17 +45,17 @@ export class TokenAccumulator {
   }
 }
 
-/** The parts of a whole (non-stream) answer; `choice` is choice 0. */
+/** The parts of a whole (non-stream) answer, read (token-fields.ts); `choice` is choice 0 of its body. */
 export function extractWhole(
-  body: Obj,
-  choice: Obj | undefined,
-  promptIds: number[] | null,
-  logprobs: number[] | null,
+  a: ScannedAnswer,
+  promptIds: ArrayLike<number> | null,
+  logprobs: ArrayLike<number> | null,
 ): Extracted {
-  const completionIds = numbers(choice?.token_ids);
-  const usage = usageOf(body);
+  const choice = (a.body.choices as Obj[] | undefined)?.[0];
+  const completionIds = a.tokens.choices[0]?.tokenIds ?? null;
+  const usage = usageOf(a.body);
   return {
-    response: withoutTokenFields(body),
+    response: a.body,
     promptIds,
     completionIds,
     completionLogprobs: logprobs,
@@ -72,4 +63,11 @@ export function extractWhole(
     promptTokens: usage.promptTokens ?? promptIds?.length ?? null,
     completionTokens: usage.completionTokens ?? completionIds?.length ?? null,
   };
+}
+
+/** Choice 0 of a stream event, as the assemblers take it: the first whose index is 0 (or has none). */
+export function streamChoice(a: ScannedAnswer): { choice: Obj | undefined; tokens: ChoiceTokens | undefined } {
+  const choices = a.body.choices as Obj[] | undefined;
+  const at = choices?.findIndex((c) => (c.index ?? 0) === 0) ?? -1;
+  return { choice: at === -1 ? undefined : choices![at], tokens: at === -1 ? undefined : a.tokens.choices[at] };
 }

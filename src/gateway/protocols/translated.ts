@@ -24,6 +24,7 @@ export function translatedProtocol(t: Translation): Protocol {
   return {
     ...own,
     upstream: (body, kind, memory) => chatRequest(t.toChat(body, memory), kind),
+    tokenFields: true,
     extract: openaiChat.extract,
     assembler: openaiChat.assembler,
     view: (harness) => t.view(harness),

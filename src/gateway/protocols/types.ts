@@ -1,4 +1,5 @@
 import type { UpstreamKind } from '../../config/schema.js';
+import type { ScannedAnswer } from './token-fields.js';
 
 type Obj = Record<string, unknown>;
 
@@ -6,17 +7,17 @@ type Obj = Record<string, unknown>;
 export interface Extracted {
   /** The answer without its token-level fields, which are kept as typed arrays instead. */
   response: Obj;
-  promptIds: number[] | null;
-  completionIds: number[] | null;
-  completionLogprobs: number[] | null;
+  promptIds: ArrayLike<number> | null;
+  completionIds: ArrayLike<number> | null;
+  completionLogprobs: ArrayLike<number> | null;
   finishReason: string | null;
   promptTokens: number | null;
   completionTokens: number | null;
 }
 
 export interface StreamAssembler {
-  /** Feed one parsed SSE `data:` object. */
-  push(chunk: Obj): void;
+  /** Feed one SSE `data:` object, as read (token-fields.ts). */
+  push(chunk: ScannedAnswer): void;
   result(): Extracted;
   /** A finish_reason was seen: the answer is complete even if the stream then breaks. */
   finished(): boolean;
@@ -28,9 +29,9 @@ export interface StreamAssembler {
  */
 export interface HarnessView {
   /** The harness's body for a whole upstream answer; null: relay the upstream's bytes as they are. */
-  whole(answer: Obj): Obj | null;
-  /** What the harness receives for one parsed upstream stream event (`raw` is its text on the wire). */
-  event(raw: string, chunk: Obj): string;
+  whole(answer: ScannedAnswer): Buffer | string | null;
+  /** What the harness receives for one upstream stream event, as read (`raw` is its text on the wire). */
+  event(raw: string, chunk: ScannedAnswer): string;
   /** What ends a stream the upstream finished (`sawDone`: it sent `[DONE]`). */
   end(sawDone: boolean): string;
   /** The event that ends a stream that broke after bytes reached the harness. */
@@ -67,8 +68,10 @@ export interface Protocol {
    * harness asked for; throws an HttpError (400) for a request that cannot be recorded exactly. Never changes `body`.
    */
   upstream(body: Obj, kind: UpstreamKind, memory: RolloutMemory): UpstreamRequest;
-  /** The parts of a whole upstream answer. */
-  extract(body: Obj): Extracted;
+  /** Whether the upstream's answers carry token fields (token-fields.ts reads them): all but the native protocols. */
+  tokenFields: boolean;
+  /** The parts of a whole upstream answer, as read. */
+  extract(answer: ScannedAnswer): Extracted;
   /** Assembles upstream stream chunks into the whole answer. */
   assembler(): StreamAssembler;
   view(harness: Obj, upstream: Obj, kind: UpstreamKind): HarnessView;

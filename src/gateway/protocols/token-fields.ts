@@ -1,0 +1,172 @@
+import { ScanMiss, scanTokenFields } from './token-scan.js';
+
+type Obj = Record<string, unknown>;
+
+/** One choice's token values. */
+export interface ChoiceTokens {
+  /** Its `index` member, when it has one. */
+  index: unknown;
+  tokenIds: Int32Array | null;
+  promptIds: Int32Array | null;
+  /** Chat's `logprobs.content[].logprob`. */
+  content: number[] | null;
+  /** Completions' `logprobs.token_logprobs` (null entries kept). */
+  tokenLogprobs: number[] | null;
+}
+
+/** The token values of an answer or stream event. */
+export interface TokenFields {
+  /** The top-level `prompt_token_ids`. */
+  promptIds: Int32Array | null;
+  /** Each choice's, in the array's order. */
+  choices: ChoiceTokens[];
+}
+
+/** Where one member of the answer's top-level object or of one choice lies in its text. */
+export interface FieldMember {
+  name: string;
+  keyStart: number;
+  valueStart: number;
+  valueEnd: number;
+  /** One of the four token field names. */
+  token: boolean;
+}
+
+/** An upstream answer or stream event as the gateway reads it. */
+export interface ScannedAnswer {
+  /** Its JSON text as the upstream sent it (null: a stream event parsed whole, as text). */
+  bytes: Buffer | null;
+  /** Parsed without its token fields: what is recorded, and all a translating view reads. */
+  body: Obj;
+  tokens: TokenFields;
+  /** The top-level object's members first, then each choice's; null when the text was parsed whole. */
+  members: FieldMember[][] | null;
+  /** The whole answer, when it was parsed whole (a view that rewrites it reshapes this). */
+  parsed: Obj | null;
+}
+
+/**
+ * How an answer is read: `scan` its token fields from the bytes (a vLLM upstream), `parse` it whole and take them
+ * from the object (another upstream of a protocol with token fields), or take it `raw` (a protocol without them).
+ */
+export type ReadMode = 'scan' | 'parse' | 'raw';
+
+/** Below this, a stream event is parsed whole: the scanner pays off on the big ones that carry prompt ids. */
+const scanFrom = 2048;
+
+/** Recorded answers keep none of these: the values are stored as typed arrays instead. */
+const stored = { top: new Set(['prompt_token_ids', 'prompt_logprobs']), choice: new Set(tokenNames()) };
+
+function tokenNames(): string[] {
+  return ['prompt_token_ids', 'prompt_logprobs', 'token_ids', 'logprobs'];
+}
+
+/**
+ * Reads an answer or stream event. `scan`: its token fields are read from the bytes and only the rest is parsed;
+ * bytes the scanner does not expect (and small events, where JSON.parse is as cheap) are parsed whole, with the same
+ * result (token-fields test). Throws for text that is not a JSON object.
+ */
+export function readAnswer(data: Buffer | string, mode: ReadMode): ScannedAnswer {
+  const bytes = typeof data === 'string' ? null : data;
+  if (mode === 'scan' && (bytes || data.length >= scanFrom)) {
+    const b = bytes ?? Buffer.from(data);
+    try {
+      const { tokens, members } = scanTokenFields(b);
+      return { bytes: b, body: parseObject(cutMembers(b, members, stored).toString()), tokens, members, parsed: null };
+    } catch (err) {
+      if (!(err instanceof ScanMiss)) throw err;
+    }
+  }
+  const parsed = parseObject(typeof data === 'string' ? data : data.toString());
+  const read = mode === 'raw' ? { body: parsed, tokens: { promptIds: null, choices: [] } } : tokenFieldsOf(parsed);
+  return { bytes, ...read, members: null, parsed };
+}
+
+function parseObject(text: string): Obj {
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+  return value as Obj;
+}
+
+/** The reference reading of a parsed answer: the scanner's result must equal it for every text (token-fields test). */
+export function tokenFieldsOf(answer: Obj): { body: Obj; tokens: TokenFields } {
+  const choices = Array.isArray(answer.choices) ? (answer.choices as unknown[]) : null;
+  const body = strip(answer, stored.top);
+  if (choices) body.choices = choices.map((c) => (isObj(c) ? strip(c, stored.choice) : c));
+  const tokens = (choices ?? []).map((c) => choiceTokens(isObj(c) ? c : {}));
+  return { body, tokens: { promptIds: ints(answer.prompt_token_ids), choices: tokens } };
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function choiceTokens(c: Obj): ChoiceTokens {
+  return {
+    index: typeof c.index === 'number' ? c.index : undefined,
+    tokenIds: ints(c.token_ids),
+    promptIds: ints(c.prompt_token_ids),
+    ...logprobsOf(c.logprobs as Obj | null | undefined),
+  };
+}
+
+/** A choice's logprob values from its `logprobs` member: chat's per-token entries, completions' list. */
+export function logprobsOf(logprobs: Obj | null | undefined): Pick<ChoiceTokens, 'content' | 'tokenLogprobs'> {
+  const list = (v: unknown) => (Array.isArray(v) ? (v as number[]) : null);
+  const content = list(logprobs?.content);
+  return {
+    content: content && content.map((t) => (t as unknown as Obj | null)?.logprob as number),
+    tokenLogprobs: list(logprobs?.token_logprobs),
+  };
+}
+
+const ints = (v: unknown): Int32Array | null => (Array.isArray(v) ? Int32Array.from(v as number[]) : null);
+
+/** A copy without `drop`'s keys (built, not deleted from: deleting makes V8 objects slow on every later access). */
+export function strip(o: Obj, drop: ReadonlySet<string>): Obj {
+  const out: Obj = {};
+  for (const k in o) if (!drop.has(k)) out[k] = o[k];
+  return out;
+}
+
+/**
+ * The text without the members named in `drop` (`top` for the top-level object, `choice` for each choice), and with
+ * the top-level `model` value replaced when `model` is given. A cut member takes the comma before it when a kept
+ * member precedes it, else the comma after it, so the text stays valid JSON.
+ */
+export function cutMembers(
+  bytes: Buffer,
+  members: FieldMember[][],
+  drop: { top: ReadonlySet<string>; choice: ReadonlySet<string> },
+  model?: string,
+): Buffer {
+  const spans: [number, number, string][] = [];
+  members.forEach((list, o) => {
+    const names = o === 0 ? drop.top : drop.choice;
+    let keptEnd = -1;
+    list.forEach((m, k) => {
+      if (o === 0 && m.name === 'model' && model !== undefined) spans.push([m.valueStart, m.valueEnd, model]);
+      if (!m.token || !names.has(m.name)) {
+        keptEnd = m.valueEnd;
+        return;
+      }
+      if (keptEnd !== -1) spans.push([keptEnd, m.valueEnd, '']);
+      else spans.push([m.keyStart, k + 1 < list.length ? list[k + 1].keyStart : m.valueEnd, '']);
+    });
+  });
+  if (spans.length === 0) return bytes;
+  spans.sort((a, b) => a[0] - b[0]);
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const [from, to, put] of spans) {
+    parts.push(bytes.subarray(at, from));
+    if (put) parts.push(Buffer.from(put));
+    at = to;
+  }
+  parts.push(bytes.subarray(at));
+  return Buffer.concat(parts);
+}
+
+/** What a view cuts when the harness did not ask for the fields the gateway added. */
+export function dropSets(names: readonly string[]): { top: ReadonlySet<string>; choice: ReadonlySet<string> } {
+  const set = new Set(names);
+  return { top: set, choice: set };
+}

@@ -1,0 +1,251 @@
+import { type ChoiceTokens, type FieldMember, logprobsOf, type TokenFields } from './token-fields.js';
+
+/** The text is not the answer shape the scanner reads; the caller parses it whole instead. */
+export class ScanMiss extends Error {}
+
+/** The token fields by name, as the gateway cuts them (relay-view.ts and token-fields.ts decide which). */
+const tokenNames = new Set(['prompt_token_ids', 'prompt_logprobs', 'token_ids', 'logprobs']);
+/** Decoded ids land here first (grown as needed), then one copy of the right length: no per-id allocation. */
+let scratch: Int32Array = new Int32Array(1 << 15);
+
+/**
+ * Reads a vLLM answer or stream event's token fields straight from its JSON bytes (indexing bytes is ~2× faster than
+ * reading a string's characters here, and ~1.5× faster than JSON.parse of the same ids): the top-level `prompt_token_ids`,
+ * and each choice's `token_ids`, `prompt_token_ids` and logprob values (chat's `logprobs.content[].logprob`,
+ * completions' `logprobs.token_logprobs`), decoding the id arrays into typed arrays. Everything else is skipped, not
+ * built; the positions of the top-level and choice members are kept so the fields can be cut out at byte level.
+ * Throws ScanMiss for anything it does not expect (the caller then parses the text whole, so nothing is lost).
+ */
+export function scanTokenFields(s: Buffer): { tokens: TokenFields; members: FieldMember[][] } {
+  const r = new Reader(s);
+  const tokens: TokenFields = { promptIds: null, choices: [] };
+  // The top-level object's members first: its choices' are pushed while it is read.
+  const members: FieldMember[][] = [[]];
+  members[0] = r.object(true, () => {
+    if (r.is('prompt_token_ids')) tokens.promptIds = r.ids();
+    else if (r.is('choices')) tokens.choices = r.choices(members);
+    else r.skip();
+  });
+  r.ws();
+  if (r.i !== s.length) throw new ScanMiss('text after the answer');
+  return { tokens, members };
+}
+
+class Reader {
+  i = 0;
+  constructor(readonly s: Buffer) {}
+
+  ws(): void {
+    let c = this.s[this.i];
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = this.s[++this.i];
+  }
+
+  /** Consumes `ch` (after whitespace) or misses. */
+  take(ch: number): void {
+    this.ws();
+    if (this.s[this.i] !== ch) throw new ScanMiss(`expected ${String.fromCharCode(ch)} at ${this.i}`);
+    this.i++;
+  }
+
+  /** Whether the next value is `null` (consumed if so). */
+  null(): boolean {
+    this.ws();
+    const { s, i } = this;
+    if (s[i] !== 110 || s[i + 1] !== 117 || s[i + 2] !== 108 || s[i + 3] !== 108) return false;
+    this.i += 4;
+    return true;
+  }
+
+  /** Past a string starting at i (its quote). */
+  string(): void {
+    let end = this.s.indexOf(34, this.i + 1);
+    for (;;) {
+      if (end === -1) throw new ScanMiss('unterminated string');
+      let slashes = 0;
+      while (this.s[end - 1 - slashes] === 92) slashes++;
+      if (slashes % 2 === 0) break;
+      end = this.s.indexOf(34, end + 1);
+    }
+    this.i = end + 1;
+  }
+
+  /** Past any value; strings are skipped by search, containers by counting brackets outside strings. */
+  skip(): void {
+    this.ws();
+    const c = this.s[this.i];
+    if (c === 34) return this.string();
+    if (c !== 123 && c !== 91) {
+      const start = this.i;
+      let d = c;
+      while (d !== undefined && d !== 44 && d !== 125 && d !== 93 && d !== 32 && d !== 10 && d !== 13 && d !== 9)
+        d = this.s[++this.i];
+      if (this.i === start) throw new ScanMiss(`no value at ${start}`);
+      return;
+    }
+    let depth = 0;
+    do {
+      const d = this.s[this.i];
+      if (d === 34) {
+        this.string();
+        continue;
+      }
+      if (d === 123 || d === 91) depth++;
+      else if (d === 125 || d === 93) depth--;
+      else if (d === undefined) throw new ScanMiss('unterminated container');
+      this.i++;
+    } while (depth > 0);
+  }
+
+  /** Past a member name, which `is` then compares by its bytes (no string is made for the many skipped ones). */
+  key(): void {
+    this.ws();
+    if (this.s[this.i] !== 34) throw new ScanMiss(`expected a member name at ${this.i}`);
+    this.keyStart = this.i + 1;
+    this.string();
+    this.keyEnd = this.i - 1;
+    // A name written with an escape could equal a field name: such text is parsed whole.
+    for (let k = this.keyStart; k < this.keyEnd; k++)
+      if (this.s[k] === 92) throw new ScanMiss('an escaped member name');
+  }
+  keyStart = 0;
+  keyEnd = 0;
+
+  /** Whether the last member name read is `name` (ASCII). */
+  is(name: string): boolean {
+    if (this.keyEnd - this.keyStart !== name.length) return false;
+    for (let k = 0; k < name.length; k++) if (this.s[this.keyStart + k] !== name.charCodeAt(k)) return false;
+    return true;
+  }
+
+  /** An object's members, each value read (and passed) by `member`; their positions and names when `keep`. */
+  object(keep: boolean, member: () => void): FieldMember[] {
+    const out: FieldMember[] = [];
+    this.take(123);
+    this.ws();
+    if (this.s[this.i] === 125) {
+      this.i++;
+      return out;
+    }
+    for (;;) {
+      this.ws();
+      const keyStart = this.i;
+      this.key();
+      const name = keep ? this.s.toString('latin1', this.keyStart, this.keyEnd) : '';
+      this.take(58);
+      this.ws();
+      const valueStart = this.i;
+      member();
+      if (keep) out.push({ name, keyStart, valueStart, valueEnd: this.i, token: tokenNames.has(name) });
+      this.ws();
+      const c = this.s[this.i++];
+      if (c === 125) return out;
+      if (c !== 44) throw new ScanMiss(`expected , or } at ${this.i - 1}`);
+    }
+  }
+
+  /** The elements of an array, each read by `element`. */
+  array(element: () => void): void {
+    this.take(91);
+    this.ws();
+    if (this.s[this.i] === 93) {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      element();
+      this.ws();
+      const c = this.s[this.i++];
+      if (c === 93) return;
+      if (c !== 44) throw new ScanMiss(`expected , or ] at ${this.i - 1}`);
+    }
+  }
+
+  /** An array of token ids (non-negative int32), or null: one tight loop, the hottest of the gateway. */
+  ids(): Int32Array | null {
+    if (this.null()) return null;
+    this.take(91);
+    const s = this.s;
+    let i = this.i;
+    let n = 0;
+    let c = s[i];
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = s[++i];
+    if (c === 93) {
+      this.i = i + 1;
+      return new Int32Array(0);
+    }
+    for (;;) {
+      while (c === 32 || c === 10 || c === 13 || c === 9) c = s[++i];
+      const start = i;
+      let v = 0;
+      while (c >= 48 && c <= 57) {
+        v = v * 10 + (c - 48);
+        c = s[++i];
+      }
+      if (i === start || v > 0x7fffffff || (i - start > 1 && s[start] === 48))
+        throw new ScanMiss(`not a token id at ${start}`);
+      if (n === scratch.length) scratch = grow(scratch);
+      scratch[n++] = v;
+      while (c === 32 || c === 10 || c === 13 || c === 9) c = s[++i];
+      c = s[i++];
+      if (c === 93) break;
+      if (c !== 44) throw new ScanMiss(`expected , or ] at ${i - 1}`);
+      c = s[i];
+    }
+    this.i = i;
+    return scratch.slice(0, n);
+  }
+
+  /** A JSON number (or null), exactly as JSON.parse reads it. */
+  number(): number | null {
+    const [from, to] = this.numberSpan();
+    return JSON.parse(this.s.toString('latin1', from, to)) as number | null;
+  }
+
+  /** Where the next number (or null) is: decoded later, many at once. */
+  numberSpan(): [number, number] {
+    this.ws();
+    const start = this.i;
+    this.skip();
+    const c = this.s[start];
+    if (c !== 45 && c !== 110 && (c < 48 || c > 57)) throw new ScanMiss(`not a number at ${start}`);
+    return [start, this.i];
+  }
+
+  /** The `choices` array: each choice's token values; each choice's member positions go to `members`. */
+  choices(members: FieldMember[][]): ChoiceTokens[] {
+    if (this.null()) return [];
+    const out: ChoiceTokens[] = [];
+    this.array(() => {
+      const t: ChoiceTokens = { index: undefined, tokenIds: null, promptIds: null, content: null, tokenLogprobs: null };
+      members.push(
+        this.object(true, () => {
+          if (this.is('token_ids')) t.tokenIds = this.ids();
+          else if (this.is('prompt_token_ids')) t.promptIds = this.ids();
+          else if (this.is('logprobs')) this.logprobs(t);
+          else if (this.is('index')) t.index = this.number() ?? undefined;
+          else this.skip();
+        }),
+      );
+      out.push(t);
+    });
+    return out;
+  }
+
+  /**
+   * A choice's `logprobs`: skipped, then parsed alone by JSON.parse (which reads its many small entries faster than
+   * this walker would) and read as the reference reading does.
+   */
+  logprobs(t: ChoiceTokens): void {
+    this.ws();
+    const start = this.i;
+    this.skip();
+    const value: unknown = JSON.parse(this.s.toString('utf8', start, this.i));
+    Object.assign(t, logprobsOf(value as Record<string, unknown> | null));
+  }
+}
+
+function grow(a: Int32Array): Int32Array {
+  const bigger = new Int32Array(a.length * 2);
+  bigger.set(a);
+  return bigger;
+}
