@@ -198,7 +198,7 @@ const [concurrent, sequential] = [0, 1].map((i) => configs.map((c) => results.ge
 const cpuPerReq = (r: Row): number => r.proxyCpuUs! / r.phase.done;
 const cpuRatio = cpuPerReq(concurrent[2]) / cpuPerReq(concurrent[1]);
 const cpuRatioSeq = cpuPerReq(sequential[2]) / cpuPerReq(sequential[1]);
-const addedP50 = (rows: Row[]): number => pct(all(rows[2]), 0.5) - pct(all(rows[0]), 0.5);
+const addedP50 = (rows: Row[], base = 0): number => pct(all(rows[2]), 0.5) - pct(all(rows[base]), 0.5);
 const recorded = ROUNDS * (WARMUP + REQUESTS + SEQ_WARMUP + SEQ_REQUESTS);
 
 const sample = requestBody(histories[0], 0, false);
@@ -220,9 +220,9 @@ ${table(sequential)}
 
 - gateway CPU/request ÷ pass-through CPU/request: **${cpuRatio.toFixed(2)}×** with ${CLIENTS} clients, \
 ${cpuRatioSeq.toFixed(2)}× with 1 client (target ≤ 2×: ${cpuRatio <= 2 && cpuRatioSeq <= 2 ? 'met' : 'missed'})
-- gateway added p50 latency with 1 client: **${addedP50(sequential).toFixed(2)} ms** \
-(target ≤ 2 ms: ${addedP50(sequential) <= 2 ? 'met' : 'missed'}); \
-with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
+- gateway added p50 latency with 1 client: **${addedP50(sequential, 1).toFixed(2)} ms** over the pass-through \
+(recording's own cost; target ≤ 1 ms: ${addedP50(sequential, 1) <= 1 ? 'met' : 'missed'}), \
+${addedP50(sequential).toFixed(2)} ms over direct; with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
 - SQLite file after the run: ${(dbBytes / 2 ** 20).toFixed(1)} MB for ${recorded} recorded calls \
 (${(dbBytes / recorded / 1024).toFixed(1)} KB/call) in ${ROUNDS * CLIENTS} rollouts`);
 if ([...concurrent, ...sequential].some((r) => r.phase.errors > 0)) process.exitCode = 1;

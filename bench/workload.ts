@@ -1,7 +1,7 @@
 /** The shape of one benchmark request and its answer, shared by the load generator and the scripted upstream. */
 
-/** Prompt ids the upstream returns with every answer (vLLM's `prompt_token_ids`). */
-export const PROMPT_TOKENS = 8192;
+/** Prompt ids the upstream returns with every answer (vLLM's `prompt_token_ids`); `npm run bench` runs 8k and 20k. */
+export const PROMPT_TOKENS = Number(process.env.BENCH_PROMPT_TOKENS ?? 8192);
 /** 199 ASCII bytes; with the closing IM_END the scripted byte tokenizer makes 200 completion tokens. */
 export const REPLY = 'The answer, after reading the whole history: '.padEnd(199, 'x');
 /** vLLM streams one token per chunk by default. */

@@ -65,7 +65,7 @@ export async function handleModelCall(
       : outcome;
   let id: number | null = null;
   try {
-    id = ctx.store.calls.add(callRecord(call, outcome, settled, answer, latencyMs), !isTerminal(rollout.state));
+    id = await ctx.store.commits.add(callRecord(call, outcome, settled, answer, latencyMs), !isTerminal(rollout.state));
     if (answer && x) ctx.memories.keep(rollout.id, { request: harness, response: answer }, x.response);
   } catch (err) {
     reply = unstored(call, err);

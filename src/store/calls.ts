@@ -116,6 +116,11 @@ export class CallStore {
     this.recent = new IdleCache(rollouts, idleMs);
   }
 
+  /** Drops the rollouts' recent calls: their next calls are stored without references (after a failed commit). */
+  forgetReferences(rollouts: readonly string[]): void {
+    for (const r of rollouts) this.recent.delete(r);
+  }
+
   /** Rollouts whose recent calls are in memory now. */
   get cachedRollouts(): number {
     return this.recent.size;

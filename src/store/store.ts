@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { AlightError, ExitCode } from '../errors.js';
 import type { RolloutMode, RolloutState } from '../rollouts/state.js';
+import { CallCommits } from './call-commits.js';
 import { CallStore } from './calls.js';
 import { DataStore } from './data.js';
 import { MeasureStore } from './data-measures.js';
@@ -111,6 +112,8 @@ const summaryColumns = `r.id, r.run, r.task_id, r.group_id, r.attempt, r.mode, r
 /** The SQLite trace store: the only module that writes SQL. One instance per process and file. */
 export class Store {
   readonly calls: CallStore;
+  /** The gateway's way to store calls: grouped commits (call-commits.ts). */
+  readonly commits: CallCommits;
   readonly data: DataStore;
   readonly measures: MeasureStore;
 
@@ -119,6 +122,7 @@ export class Store {
     readonly path: string,
   ) {
     this.calls = new CallStore(db);
+    this.commits = new CallCommits(db, this.calls);
     this.data = new DataStore(db);
     this.measures = new MeasureStore(db);
   }

@@ -147,3 +147,44 @@ describe('token prefix', () => {
     }
   });
 });
+
+describe('group commits', () => {
+  it('commits the calls of one turn together; a call that fails fails alone', async () => {
+    const store = Store.open(join(tempDir(), 'g.db'));
+    const m = [{ role: 'user', content: 'a' }];
+    const [a, dup, b] = await Promise.allSettled([
+      store.commits.add(call(0, [1, 2], [3], m), true),
+      store.commits.add(call(0, [1, 2], [3], m), true), // the same (rollout, seq): refused by the schema
+      store.commits.add(call(1, [1, 2, 3, 4], [5], m), true),
+    ]);
+    expect(a.status).toBe('fulfilled');
+    expect(dup.status).toBe('rejected');
+    expect(b.status).toBe('fulfilled');
+    expect(store.calls.list('ro_1').map((c) => [c.seq, Array.from(c.promptIds!)])).toEqual([
+      [0, [1, 2]],
+      [1, [1, 2, 3, 4]],
+    ]);
+    store.close();
+  });
+
+  it('refuses every call of a group it could not commit, and later calls refer to none of them', async () => {
+    const store = Store.open(join(tempDir(), 'h.db'));
+    const m = [{ role: 'user', content: 'a' }];
+    await store.commits.add(call(0, [1, 2], [3], m), true);
+    // The group's second insert rolls the whole transaction back (as a full disk would): call 1 was inserted, then
+    // undone, after the store had kept it as a reference for the rollout's later calls.
+    store.db.exec(`CREATE TEMP TRIGGER boom AFTER INSERT ON calls WHEN NEW.seq = 2
+      BEGIN SELECT RAISE(ROLLBACK, 'the disk is full'); END`);
+    const refused = await Promise.allSettled([
+      store.commits.add(call(1, [1, 2, 3, 4], [5], m), true),
+      store.commits.add(call(2, [1, 2, 3, 4, 5, 6], [7], m), true),
+    ]);
+    expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    store.db.exec('DROP TRIGGER boom');
+    await store.commits.add(call(3, [1, 2, 3, 4, 5, 6, 7, 8], [9], m), true);
+    const stored = store.calls.list('ro_1');
+    expect(stored.map((c) => c.seq)).toEqual([0, 3]);
+    expect(Array.from(stored[1].promptIds!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    store.close();
+  });
+});

@@ -36,7 +36,10 @@ export interface FieldMember {
 export interface ScannedAnswer {
   /** Its JSON text as the upstream sent it (null: a stream event parsed whole, as text). */
   bytes: Buffer | null;
-  /** Parsed without its token fields: what is recorded, and all a translating view reads. */
+  /**
+   * Parsed, without its token fields when it is a whole answer (what is recorded, and all a translating view reads);
+   * a stream event parsed whole keeps them (the assemblers read only the rest): copying each event costs.
+   */
   body: Obj;
   tokens: TokenFields;
   /** The top-level object's members first, then each choice's; null when the text was parsed whole. */
@@ -78,8 +81,9 @@ export function readAnswer(data: Buffer | string, mode: ReadMode): ScannedAnswer
     }
   }
   const parsed = parseObject(typeof data === 'string' ? data : data.toString());
-  const read = mode === 'raw' ? { body: parsed, tokens: { promptIds: null, choices: [] } } : tokenFieldsOf(parsed);
-  return { bytes, ...read, members: null, parsed };
+  if (mode === 'raw') return { bytes, body: parsed, tokens: { promptIds: null, choices: [] }, members: null, parsed };
+  const body = bytes ? stripped(parsed) : parsed;
+  return { bytes, body, tokens: tokensOf(parsed), members: null, parsed };
 }
 
 function parseObject(text: string): Obj {
@@ -90,11 +94,19 @@ function parseObject(text: string): Obj {
 
 /** The reference reading of a parsed answer: the scanner's result must equal it for every text (token-fields test). */
 export function tokenFieldsOf(answer: Obj): { body: Obj; tokens: TokenFields } {
-  const choices = Array.isArray(answer.choices) ? (answer.choices as unknown[]) : null;
+  return { body: stripped(answer), tokens: tokensOf(answer) };
+}
+
+/** The answer without its token fields. */
+function stripped(answer: Obj): Obj {
   const body = strip(answer, stored.top);
-  if (choices) body.choices = choices.map((c) => (isObj(c) ? strip(c, stored.choice) : c));
-  const tokens = (choices ?? []).map((c) => choiceTokens(isObj(c) ? c : {}));
-  return { body, tokens: { promptIds: ints(answer.prompt_token_ids), choices: tokens } };
+  if (Array.isArray(answer.choices)) body.choices = answer.choices.map((c) => (isObj(c) ? strip(c, stored.choice) : c));
+  return body;
+}
+
+function tokensOf(answer: Obj): TokenFields {
+  const choices = Array.isArray(answer.choices) ? (answer.choices as unknown[]) : [];
+  return { promptIds: ints(answer.prompt_token_ids), choices: choices.map((c) => choiceTokens(isObj(c) ? c : {})) };
 }
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
