@@ -108,13 +108,16 @@ async function runPage(name, offset, filter) {
   follow = run.mode === 'train' && run.steps.length < (run.config?.train?.steps ?? 0);
   const evaluation = await get(`/api/runs/${encodeURIComponent(name)}/eval`).catch(() => null);
   const page = await get(
-    `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${filter ? `&filter=${filter}` : ''}`,
+    `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${filter ? `&filter=${encodeURIComponent(filter)}` : ''}`,
   );
   const metrics = [...new Set(run.steps.flatMap((s) => Object.keys(s.metrics)))].filter((m) =>
     ['reward_mean', 'pass_rate', 'loss', 'entropy', 'rollouts', 'rollouts_failed', 'tokens'].includes(m),
   );
   const link = (o, s, text) =>
-    el('a', { href: `#/run/${encodeURIComponent(name)}?offset=${o}${s ? `&filter=${s}` : ''}`, text });
+    el('a', {
+      href: `#/run/${encodeURIComponent(name)}?offset=${o}${s ? `&filter=${encodeURIComponent(s)}` : ''}`,
+      text,
+    });
   return [
     el('h1', { text: `Run ${run.name}` }),
     el('p', { text: `${run.mode}, created ${when(run.created_at)}` }),

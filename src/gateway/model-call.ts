@@ -70,20 +70,28 @@ export async function handleModelCall(
   } catch (err) {
     reply = unstored(call, err);
   }
+  // Gone while the call was being committed: stored as answered, it was not.
+  const ended = id !== null && settled.status === 'ok' && signal.aborted ? goneWhileStoring(ctx, id, signal) : settled;
   ctx.onCall({
     rolloutId: rollout.id,
     seq,
-    status: settled.status,
-    error: settled.error,
+    status: ended.status,
+    error: ended.error,
     promptTokens: x?.promptTokens ?? null,
     completionTokens: x?.completionTokens ?? null,
     latencyMs,
   });
   if (signal.aborted) return;
   reply();
-  if (id !== null && settled.status === 'ok') {
+  if (id !== null && ended.status === 'ok') {
     watchDelivery(res, () => ctx.store.calls.undelivered(id, undeliveredMessage));
   }
+}
+
+function goneWhileStoring(ctx: CallContext, id: number, signal: AbortSignal): Settled {
+  const error = errorMessage(signal.reason);
+  ctx.store.calls.undelivered(id, error);
+  return { status: 'error', error };
 }
 
 /** One model call as it is relayed, then recorded. */

@@ -45,16 +45,15 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
   } catch (err) {
     return failed(c, err);
   }
-  let read: ScannedAnswer;
   let extracted: Extracted;
+  let body: Buffer | string;
   try {
-    read = readAnswer(answer.bytes, readMode(c));
+    const read = readAnswer(answer.bytes, readMode(c));
     extracted = c.protocol.extract(read);
+    body = c.view().whole(read) ?? answer.bytes;
   } catch {
-    const text = answer.bytes.toString('utf8', 0, 200);
-    return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${text}`);
+    return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${answer.bytes.toString().slice(0, 200)}`);
   }
-  const body = c.view().whole(read) ?? answer.bytes;
   return {
     status: 'ok',
     httpStatus: answer.status,

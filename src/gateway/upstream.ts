@@ -118,8 +118,10 @@ export function versionOf(headers: Dispatcher.ResponseData['headers']): number |
 export async function readWhole(
   res: Dispatcher.ResponseData,
 ): Promise<{ status: number; bytes: Buffer; readonly text: string; version: number | null }> {
-  // Bytes: the token fields are read from them (token-fields.ts) and the harness's answer cut from them.
-  const bytes = Buffer.from(await res.body.arrayBuffer());
+  // Bytes: the token fields are read from them (token-fields.ts) and the harness's answer cut from them. A UTF-8
+  // byte-order mark is dropped, as text() drops it.
+  const raw = Buffer.from(await res.body.arrayBuffer());
+  const bytes = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw;
   if (res.statusCode >= 400) throw new UpstreamStatusError(res.statusCode, bytes.toString(), retryAfterOf(res.headers));
   return {
     status: res.statusCode,

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
 
 /** The typed arrays a batch file holds, by safetensors dtype name. */
 export type Tensor = Int32Array | BigInt64Array | Uint8Array | Float32Array;
@@ -32,7 +32,8 @@ export function writeSafetensors(
   json += ' '.repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
   const length = Buffer.alloc(8);
   length.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
-  const fd = openSync(path, 'w');
+  // Written aside, then renamed: a reader (the trainer, alight ui) never sees a file half written.
+  const fd = openSync(`${path}.partial`, 'w');
   try {
     writeSync(fd, length);
     writeSync(fd, json);
@@ -40,6 +41,7 @@ export function writeSafetensors(
   } finally {
     closeSync(fd);
   }
+  renameSync(`${path}.partial`, path);
 }
 
 export interface SafetensorsFile {
@@ -69,9 +71,10 @@ export function readSafetensorsMetadata(path: string): Record<string, string> {
   const fd = openSync(path, 'r');
   try {
     const size = Buffer.alloc(8);
-    readSync(fd, size, 0, 8, 0);
-    const bytes = Buffer.alloc(8 + Math.min(Number(size.readBigUInt64LE(0)), 1 << 30));
-    readSync(fd, bytes, 0, bytes.length, 0);
+    const length = readSync(fd, size, 0, 8, 0) === 8 ? Number(size.readBigUInt64LE(0)) : -1;
+    if (length < 0 || length > fstatSync(fd).size - 8) throw new Error(`${path} is not a whole safetensors file`);
+    const bytes = Buffer.alloc(8 + length);
+    if (readSync(fd, bytes, 0, bytes.length, 0) !== bytes.length) throw new Error(`${path} was cut short`);
     return (parseHeader(path, bytes).header.__metadata__ ?? {}) as unknown as Record<string, string>;
   } finally {
     closeSync(fd);
@@ -89,6 +92,7 @@ export function readSafetensors(path: string): SafetensorsFile {
     const Ctor = constructors[entry.dtype];
     if (!Ctor) throw new Error(`${path}: tensor ${name} has dtype ${entry.dtype}, which alight does not read`);
     const [begin, end] = entry.data_offsets;
+    if (!(begin <= end && data + end <= bytes.length)) throw new Error(`${path}: tensor ${name} lies past the end`);
     // Copied into an aligned buffer of its own.
     tensors[name] = new Ctor(
       bytes.buffer.slice(bytes.byteOffset + data + begin, bytes.byteOffset + data + end) as ArrayBuffer,

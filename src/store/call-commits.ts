@@ -39,6 +39,8 @@ export class CallCommits {
           try {
             results.push({ id: this.calls.add(w.call, w.remember) });
           } catch (err) {
+            // Some errors (a full disk, RAISE(ROLLBACK)) end the whole transaction: the group fails as one.
+            if (!this.db.inTransaction) throw err;
             results.push({ err });
           }
         }

@@ -49,8 +49,26 @@ export interface RolloutFilter {
   mode?: string;
   state?: string;
   group?: string;
-  /** Only those of the run's groups whose succeeded rollouts (two or more) all got the same reward. */
-  zeroVariance?: boolean;
+  /** Only those of the run's groups whose members (two or more, by `rule`) all have the same reward. */
+  zeroVariance?: GroupRule;
+}
+
+/**
+ * Who counts in a group and with what reward, as training decides (train.failedRollouts, train.missingReward):
+ * succeeded rollouts, failed ones at 0 when `failedAsZero`; a missing reward as 0, or the rollout left out.
+ */
+export interface GroupRule {
+  failedAsZero: boolean;
+  dropMissing: boolean;
+}
+
+/** The members of a run's groups (`x`) with their rewards (`v`) by a rule: one SQL for the filter and the list. */
+function groupMembers(rule: GroupRule): string {
+  return `SELECT x.id, x.group_id AS g, x.created_at, v FROM (SELECT x.*, CASE WHEN x.state = 'failed' THEN 0
+      ELSE ${rule.dropMissing ? '' : 'coalesce('}(${latestReward('x')})${rule.dropMissing ? '' : ', 0)'} END AS v
+    FROM rollouts x WHERE x.run = ? AND x.group_id IS NOT NULL
+      AND (x.state = 'succeeded'${rule.failedAsZero ? " OR x.state = 'failed'" : ''})) x
+    ${rule.dropMissing ? 'WHERE v IS NOT NULL' : ''}`;
 }
 export interface RolloutSummary extends RolloutRow {
   reward: number | null;
@@ -89,9 +107,8 @@ function rolloutWhere(filter: RolloutFilter): { where: string[]; params: unknown
     params.push(value);
   }
   if (filter.zeroVariance) {
-    where.push(`r.group_id IN (SELECT g FROM (SELECT x.group_id AS g, (${latestReward('x')}) AS v FROM rollouts x
-      WHERE x.run = ? AND x.state = 'succeeded' AND x.group_id IS NOT NULL)
-      GROUP BY g HAVING count(*) > 1 AND count(v) = count(*) AND max(v) = min(v))`);
+    where.push(`r.group_id IN (SELECT g FROM (${groupMembers(filter.zeroVariance)})
+      GROUP BY g HAVING count(*) > 1 AND max(v) = min(v))`);
     params.push(filter.run ?? null);
   }
   return { where, params };
@@ -243,14 +260,17 @@ export class Store {
     }[];
   }
 
-  /** The latest reward of each succeeded rollout of a run's `groups` (what advantages are computed from). */
-  groupRewards(run: string, groups: readonly string[]): { id: string; group_id: string; reward: number | null }[] {
+  /** The members of a run's `groups` with their rewards, by `rule` (what advantages are computed from). */
+  groupRewards(
+    run: string,
+    groups: readonly string[],
+    rule: GroupRule,
+  ): { id: string; group_id: string; reward: number }[] {
     if (groups.length === 0) return [];
     return this.db
-      .prepare(`SELECT r.id, r.group_id, (${latestReward('r')}) AS reward FROM rollouts r
-        WHERE r.run = ? AND r.state = 'succeeded' AND r.group_id IN (${groups.map(() => '?').join(',')})
-        ORDER BY r.created_at, r.id`)
-      .all(run, ...groups) as { id: string; group_id: string; reward: number | null }[];
+      .prepare(`SELECT id, g AS group_id, v AS reward FROM (${groupMembers(rule)})
+        WHERE g IN (${groups.map(() => '?').join(',')}) ORDER BY created_at, id`)
+      .all(run, ...groups) as { id: string; group_id: string; reward: number }[];
   }
 
   /** How many rollouts a filter matches (a page's total). */

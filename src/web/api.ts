@@ -3,7 +3,7 @@ import type { StoredCall } from '../store/calls.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import type { BreakCounts } from './breaks.js';
 import { comparison, evalRun, testLog } from './eval-files.js';
-import { advantagesIn } from './groups.js';
+import { advantagesIn, rulesOf } from './groups.js';
 import { rolloutRows } from './rows.js';
 import type { TrainedRows } from './trained.js';
 
@@ -80,7 +80,7 @@ function rollouts(store: Store, name: string, query: URLSearchParams, breaks: Br
     const where = {
       run: name,
       state: filter === 'failed' ? 'failed' : undefined,
-      zeroVariance: filter === 'zero-variance',
+      zeroVariance: filter === 'zero-variance' ? rulesOf(store, name).group : undefined,
     };
     total = store.countRollouts(where);
     rows = store.rolloutSummaries({ ...where, limit, offset });

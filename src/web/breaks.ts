@@ -1,6 +1,7 @@
 import { isTerminal, type RolloutState } from '../rollouts/state.js';
 import { mergeCalls } from '../samples/merge.js';
 import type { Store } from '../store/store.js';
+import { rulesOf } from './groups.js';
 
 /**
  * How many merge breaks each rollout's calls make (trajectory merging, as `samples build` does), kept for finished
@@ -8,22 +9,36 @@ import type { Store } from '../store/store.js';
  */
 export class BreakCounts {
   private readonly known = new Map<string, number>();
+  private readonly levels = new Map<string, string>();
 
   constructor(private readonly store: Store) {}
 
-  of(rollout: { id: string; state: RolloutState }): number {
+  /** The count, or null for calls that cannot be read (a corrupt trace fails its own row, not the page). */
+  of(rollout: { id: string; run: string; state: RolloutState }): number | null {
     const cached = this.known.get(rollout.id);
     if (cached !== undefined) return cached;
-    const count = mergeCalls(this.store.calls.tokenCalls(rollout.id), 'trajectory').breaks.length;
-    if (isTerminal(rollout.state)) this.known.set(rollout.id, count);
+    let count: number | null = null;
+    try {
+      // Breaks are trajectory merging's: a run trained by transitions has none.
+      if (this.levelOf(rollout.run) === 'trajectory')
+        count = mergeCalls(this.store.calls.tokenCalls(rollout.id), 'trajectory').breaks.length;
+      else count = 0;
+    } catch {}
+    if (count !== null && isTerminal(rollout.state)) this.known.set(rollout.id, count);
     return count;
+  }
+
+  private levelOf(run: string): string {
+    let level = this.levels.get(run);
+    if (level === undefined) this.levels.set(run, (level = rulesOf(this.store, run).level));
+    return level;
   }
 
   /** The run's rollouts with at least one break, in the page order (created, id). */
   withBreaks(run: string): string[] {
     return this.store
       .rolloutStates(run)
-      .filter((r) => this.of(r) > 0)
+      .filter((r) => (this.of({ ...r, run }) ?? 0) > 0)
       .map((r) => r.id);
   }
 }

@@ -1,23 +1,35 @@
 import { type AdvantageEstimator, advantageEstimators, groupAdvantages } from '../algo/advantages.js';
-import type { Store } from '../store/store.js';
+import type { MergeLevel } from '../samples/merge.js';
+import type { GroupRule, Store } from '../store/store.js';
 
-/** The run's advantage estimator: its train config's, GRPO for a recorded run. */
-export function estimatorOf(store: Store, run: string): AdvantageEstimator {
-  const config = JSON.parse(store.getRun(run)?.config ?? '{}') as { train?: { advantage?: string } };
-  const named = config.train?.advantage;
-  return (named && named in advantageEstimators ? named : 'grpo') as AdvantageEstimator;
+/** What a run's training settings say about its groups and rows (a recorded run: the defaults). */
+export interface RunRules {
+  estimator: AdvantageEstimator;
+  level: MergeLevel;
+  group: GroupRule;
+}
+
+export function rulesOf(store: Store, run: string): RunRules {
+  const train = (JSON.parse(store.getRun(run)?.config ?? '{}') as { train?: Record<string, unknown> }).train ?? {};
+  const named = train.advantage;
+  return {
+    estimator: (typeof named === 'string' && named in advantageEstimators ? named : 'grpo') as AdvantageEstimator,
+    level: train.level === 'transition' ? 'transition' : 'trajectory',
+    group: { failedAsZero: train.failedRollouts === 'zero', dropMissing: train.missingReward === 'drop' },
+  };
 }
 
 /**
- * Each succeeded rollout's advantage within its group, for the run's `groups`, by the run's estimator: what a batch
- * of whole groups would give it (a training step also drops groups and cuts rows, which moves no baseline).
+ * Each group member's advantage within its group, for the run's `groups`, by the run's estimator and rules: what a
+ * step of whole groups would give it (a step also leaves out rollouts whose calls made no rows).
  */
 export function advantagesIn(store: Store, run: string, groups: readonly string[]): Map<string, number> {
-  const members = store.groupRewards(run, [...new Set(groups)]);
+  const rules = rulesOf(store, run);
+  const members = store.groupRewards(run, [...new Set(groups)], rules.group);
   const advantages = groupAdvantages(
-    members.map((m) => m.reward ?? 0),
+    members.map((m) => m.reward),
     members.map((m) => m.group_id),
-    estimatorOf(store, run),
+    rules.estimator,
   );
   return new Map(members.map((m, i) => [m.id, advantages[i]]));
 }

@@ -1,7 +1,7 @@
 import { type Detokenize, diagnose } from '../samples/diagnose.js';
 import { mergeCalls, type Row } from '../samples/merge.js';
 import type { Store } from '../store/store.js';
-import { advantagesIn, estimatorOf } from './groups.js';
+import { advantagesIn, rulesOf } from './groups.js';
 import type { BatchRow, TrainedRows } from './trained.js';
 
 export interface TokenView {
@@ -26,7 +26,9 @@ export function rolloutRows(store: Store, id: string, detokenize: Detokenize | n
   const [r] = store.rolloutSummaries({ ids: [id] });
   if (!r) return null;
   const decode = detokenize ?? undefined;
-  const merged = mergeCalls(store.calls.tokenCalls(id), 'trajectory', (context, prompt, position, answers) =>
+  // Merged as the run's steps merged them (train.level), so rows line up with its batch files.
+  const rules = rulesOf(store, r.run);
+  const merged = mergeCalls(store.calls.tokenCalls(id), rules.level, (context, prompt, position, answers) =>
     diagnose(context, prompt, position, answers, decode),
   );
   const batch = trained.find(r.run, id);
@@ -35,9 +37,9 @@ export function rolloutRows(store: Store, id: string, detokenize: Detokenize | n
   return {
     rollout: id,
     reward: r.reward,
-    estimator: estimatorOf(store, r.run),
+    estimator: rules.estimator,
     advantage: (batch && batchAdvantage(batch.rows)) ?? group.get(id) ?? null,
-    group: r.group_id === null ? 0 : store.groupRewards(r.run, [r.group_id]).length,
+    group: group.size,
     step: batch?.step ?? null,
     tokenizer: detokenize !== null,
     rows: merged.rows.map((row) => rowView(row, batch ? takeBatchRow(unused, row) : undefined, detokenize)),

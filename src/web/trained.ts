@@ -5,6 +5,7 @@ import { readSafetensors, readSafetensorsMetadata } from '../samples/safetensors
 /** One row of a step's batch file: its tokens with their advantages and loss weights, as the trainer got them. */
 export interface BatchRow {
   tokens: Int32Array;
+  promptLength: number;
   mask: Uint8Array;
   advantages: Float32Array;
   weights: Float32Array;
@@ -29,9 +30,13 @@ export class TrainedRows {
     } catch {
       return null;
     }
-    for (const file of files) {
-      const at = this.rolloutsOf(join(dir, file)).indexOf(rollout);
-      if (at !== -1) return { step: Number(/\d+/.exec(file)![0]), rows: batchRows(join(dir, file), at) };
+    const step = (f: string) => Number(/\d+/.exec(f)![0]);
+    for (const file of files.sort((a, b) => step(a) - step(b))) {
+      // A file being written, or cut short by a crash, is skipped: it cannot say what was trained.
+      try {
+        const at = this.rolloutsOf(join(dir, file)).indexOf(rollout);
+        if (at !== -1) return { step: step(file), rows: batchRows(join(dir, file), at) };
+      } catch {}
     }
     return null;
   }
@@ -50,13 +55,14 @@ export class TrainedRows {
 /** The rows of the batch's `index`-th rollout. */
 function batchRows(path: string, index: number): BatchRow[] {
   const t = readSafetensors(path).tensors;
-  const [owner, offsets] = [t.rollout_index as Int32Array, t.row_offsets as BigInt64Array];
+  const [owner, offsets, prompts] = [t.rollout_index as Int32Array, t.row_offsets as BigInt64Array, t.prompt_lengths];
   const rows: BatchRow[] = [];
   owner.forEach((r, b) => {
     if (r !== index) return;
     const [from, to] = [Number(offsets[b]), Number(offsets[b + 1])];
     rows.push({
       tokens: (t.input_ids as Int32Array).subarray(from, to),
+      promptLength: (prompts as Int32Array)[b],
       mask: (t.loss_mask as Uint8Array).subarray(from, to),
       advantages: (t.advantages as Float32Array).subarray(from, to),
       weights: (t.loss_weights as Float32Array).subarray(from, to),

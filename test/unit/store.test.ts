@@ -175,11 +175,13 @@ describe('group commits', () => {
     // undone, after the store had kept it as a reference for the rollout's later calls.
     store.db.exec(`CREATE TEMP TRIGGER boom AFTER INSERT ON calls WHEN NEW.seq = 2
       BEGIN SELECT RAISE(ROLLBACK, 'the disk is full'); END`);
+    // The failing insert in the middle: the one after it must not be committed on its own.
     const refused = await Promise.allSettled([
       store.commits.add(call(1, [1, 2, 3, 4], [5], m), true),
       store.commits.add(call(2, [1, 2, 3, 4, 5, 6], [7], m), true),
+      store.commits.add(call(4, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [11], m), true),
     ]);
-    expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     store.db.exec('DROP TRIGGER boom');
     await store.commits.add(call(3, [1, 2, 3, 4, 5, 6, 7, 8], [9], m), true);
     const stored = store.calls.list('ro_1');

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openaiChat } from '../../src/gateway/protocols/openai-chat.js';
 import { openaiCompletions } from '../../src/gateway/protocols/openai-completions.js';
-import {
-  cutMembers,
-  dropSets,
-  readAnswer,
-  type ScannedAnswer,
-  tokenFieldsOf,
-} from '../../src/gateway/protocols/token-fields.js';
+import { cutMembers, readAnswer, type ScannedAnswer, tokenFieldsOf } from '../../src/gateway/protocols/token-fields.js';
 import type { Protocol } from '../../src/gateway/protocols/types.js';
 import { SseSplitter } from '../../src/gateway/sse.js';
 
@@ -177,7 +171,8 @@ describe('the token-field scanner', () => {
         for (const drop of drops)
           for (const model of [undefined, 'my "model" é']) {
             const read = readAnswer(Buffer.from(text), 'scan');
-            const cut = cutMembers(read.bytes!, read.members!, dropSets(drop), model && JSON.stringify(model));
+            const sets = { top: new Set(drop), choice: new Set(drop) };
+            const cut = cutMembers(read.bytes!, read.members!, sets, model && JSON.stringify(model));
             expect(JSON.parse(cut.toString())).toEqual(reshaped(JSON.parse(text), drop, model));
           }
   });
@@ -195,7 +190,25 @@ describe('the token-field scanner', () => {
       '{"prompt_token_ids":[1],"prompt_token_ids":[2],"choices":[{"token_ids":[3],"token_ids":[4]}]}',
     ];
     for (const text of texts) expectSame(readAnswer(Buffer.from(text), 'scan'), text);
-    for (const bad of ['[1,2]', '{"a":1', '{"choices":[{"token_ids":[1,]}]}', '{"a":1} x', '']) {
+    // A stream event written over several `data:` lines (joined by newlines) is parsed whole: cut, it would not be one
+    // SSE line again.
+    const multiLine = `{"choices":[],\n"prompt_token_ids":${JSON.stringify(ids(500))}}`;
+    expect(readAnswer(multiLine, 'scan').members).toBeNull();
+    expect(readAnswer(multiLine.replace('\n', ''), 'scan').members).not.toBeNull();
+    // A stream event parsed whole keeps its token fields in the body (the assemblers read only the rest).
+    const whole = readAnswer(multiLine, 'scan');
+    expect(whole.body).toEqual(JSON.parse(multiLine));
+    expect(Array.from(whole.tokens.promptIds!)).toEqual(ids(500));
+    // Invalid text anywhere is refused, also inside a field that is cut rather than parsed.
+    for (const bad of [
+      '[1,2]',
+      '{"a":1',
+      '{"choices":[{"token_ids":[1,]}]}',
+      '{"a":1} x',
+      '',
+      '{"prompt_logprobs":[1,,2],"choices":[]}',
+      '{"choices":[{"prompt_logprobs":tru}]}',
+    ]) {
       expect(() => readAnswer(Buffer.from(bad), 'scan')).toThrow();
     }
   });

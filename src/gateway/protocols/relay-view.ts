@@ -1,7 +1,7 @@
 import type { UpstreamKind } from '../../config/schema.js';
 import { errorBody } from '../../http.js';
 import { sseData } from '../sse.js';
-import { cutMembers, dropSets, type ScannedAnswer, strip } from './token-fields.js';
+import { cutMembers, idFields, logprobFields, type ScannedAnswer, strip } from './token-fields.js';
 import type { HarnessView } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -12,12 +12,8 @@ export interface Asked {
   logprobs: boolean;
 }
 
-const idFields = ['prompt_token_ids', 'token_ids'];
-const logprobFields = ['logprobs', 'prompt_logprobs'];
-
-/** The answer as the harness asked for it: its model name, and only the token fields it asked for. */
-function reshaper(model: unknown, asked: Asked): (answer: Obj) => Obj {
-  const drop = new Set([...(asked.tokenIds ? [] : idFields), ...(asked.logprobs ? [] : logprobFields)]);
+/** The answer as the harness asked for it: its model name, and none of the token fields in `drop`. */
+function reshaper(model: unknown, drop: ReadonlySet<string>): (answer: Obj) => Obj {
   return (answer) => {
     const out = drop.size ? strip(answer, drop) : { ...answer };
     if (typeof model === 'string' && 'model' in out) out.model = model;
@@ -40,9 +36,10 @@ export function relayView(
 ): HarnessView {
   const added = kind === 'vllm' && (!asked.tokenIds || !asked.logprobs);
   const renamed = typeof harness.model === 'string' && harness.model !== upstream.model;
-  const rewrite = added || renamed ? reshaper(harness.model, asked) : null;
+  const unasked = new Set([...(asked.tokenIds ? [] : idFields), ...(asked.logprobs ? [] : logprobFields)]);
+  const rewrite = added || renamed ? reshaper(harness.model, unasked) : null;
   const change = extra ? (a: Obj): Obj => extra(rewrite ? rewrite(a) : a) : rewrite;
-  const drop = dropSets([...(asked.tokenIds ? [] : idFields), ...(asked.logprobs ? [] : logprobFields)]);
+  const drop = { top: unasked, choice: unasked };
   const model = renamed ? JSON.stringify(harness.model) : undefined;
   const reshape = (a: ScannedAnswer): Buffer | string =>
     a.members && a.bytes && !extra

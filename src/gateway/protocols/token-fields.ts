@@ -1,36 +1,9 @@
 import { ScanMiss, scanTokenFields } from './token-scan.js';
+import { type ChoiceTokens, type FieldMember, logprobsOf, type TokenFields } from './token-types.js';
+
+export type { ChoiceTokens, FieldMember, TokenFields } from './token-types.js';
 
 type Obj = Record<string, unknown>;
-
-/** One choice's token values. */
-export interface ChoiceTokens {
-  /** Its `index` member, when it has one. */
-  index: unknown;
-  tokenIds: Int32Array | null;
-  promptIds: Int32Array | null;
-  /** Chat's `logprobs.content[].logprob`. */
-  content: number[] | null;
-  /** Completions' `logprobs.token_logprobs` (null entries kept). */
-  tokenLogprobs: number[] | null;
-}
-
-/** The token values of an answer or stream event. */
-export interface TokenFields {
-  /** The top-level `prompt_token_ids`. */
-  promptIds: Int32Array | null;
-  /** Each choice's, in the array's order. */
-  choices: ChoiceTokens[];
-}
-
-/** Where one member of the answer's top-level object or of one choice lies in its text. */
-export interface FieldMember {
-  name: string;
-  keyStart: number;
-  valueStart: number;
-  valueEnd: number;
-  /** One of the four token field names. */
-  token: boolean;
-}
 
 /** An upstream answer or stream event as the gateway reads it. */
 export interface ScannedAnswer {
@@ -57,12 +30,14 @@ export type ReadMode = 'scan' | 'parse' | 'raw';
 /** Below this, a stream event is parsed whole: the scanner pays off on the big ones that carry prompt ids. */
 const scanFrom = 2048;
 
+/** The fields vLLM adds for token ids and logprobs. */
+export const idFields = ['prompt_token_ids', 'token_ids'];
+export const logprobFields = ['logprobs', 'prompt_logprobs'];
 /** Recorded answers keep none of these: the values are stored as typed arrays instead. */
-const stored = { top: new Set(['prompt_token_ids', 'prompt_logprobs']), choice: new Set(tokenNames()) };
-
-function tokenNames(): string[] {
-  return ['prompt_token_ids', 'prompt_logprobs', 'token_ids', 'logprobs'];
-}
+const stored = {
+  top: new Set(['prompt_token_ids', 'prompt_logprobs']),
+  choice: new Set([...idFields, ...logprobFields]),
+};
 
 /**
  * Reads an answer or stream event. `scan`: its token fields are read from the bytes and only the rest is parsed;
@@ -71,7 +46,8 @@ function tokenNames(): string[] {
  */
 export function readAnswer(data: Buffer | string, mode: ReadMode): ScannedAnswer {
   const bytes = typeof data === 'string' ? null : data;
-  if (mode === 'scan' && (bytes || data.length >= scanFrom)) {
+  // An event whose JSON spans several `data:` lines is parsed whole: its cut bytes would not be one SSE line.
+  if (mode === 'scan' && (bytes || (data.length >= scanFrom && !data.includes('\n')))) {
     const b = bytes ?? Buffer.from(data);
     try {
       const { tokens, members } = scanTokenFields(b);
@@ -113,20 +89,9 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 function choiceTokens(c: Obj): ChoiceTokens {
   return {
-    index: typeof c.index === 'number' ? c.index : undefined,
     tokenIds: ints(c.token_ids),
     promptIds: ints(c.prompt_token_ids),
     ...logprobsOf(c.logprobs as Obj | null | undefined),
-  };
-}
-
-/** A choice's logprob values from its `logprobs` member: chat's per-token entries, completions' list. */
-export function logprobsOf(logprobs: Obj | null | undefined): Pick<ChoiceTokens, 'content' | 'tokenLogprobs'> {
-  const list = (v: unknown) => (Array.isArray(v) ? (v as number[]) : null);
-  const content = list(logprobs?.content);
-  return {
-    content: content && content.map((t) => (t as unknown as Obj | null)?.logprob as number),
-    tokenLogprobs: list(logprobs?.token_logprobs),
   };
 }
 
@@ -156,7 +121,7 @@ export function cutMembers(
     let keptEnd = -1;
     list.forEach((m, k) => {
       if (o === 0 && m.name === 'model' && model !== undefined) spans.push([m.valueStart, m.valueEnd, model]);
-      if (!m.token || !names.has(m.name)) {
+      if (!names.has(m.name)) {
         keptEnd = m.valueEnd;
         return;
       }
@@ -175,10 +140,4 @@ export function cutMembers(
   }
   parts.push(bytes.subarray(at));
   return Buffer.concat(parts);
-}
-
-/** What a view cuts when the harness did not ask for the fields the gateway added. */
-export function dropSets(names: readonly string[]): { top: ReadonlySet<string>; choice: ReadonlySet<string> } {
-  const set = new Set(names);
-  return { top: set, choice: set };
 }

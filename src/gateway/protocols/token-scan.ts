@@ -1,10 +1,8 @@
-import { type ChoiceTokens, type FieldMember, logprobsOf, type TokenFields } from './token-fields.js';
+import { type ChoiceTokens, type FieldMember, logprobsOf, type TokenFields } from './token-types.js';
 
 /** The text is not the answer shape the scanner reads; the caller parses it whole instead. */
 export class ScanMiss extends Error {}
 
-/** The token fields by name, as the gateway cuts them (relay-view.ts and token-fields.ts decide which). */
-const tokenNames = new Set(['prompt_token_ids', 'prompt_logprobs', 'token_ids', 'logprobs']);
 /** Decoded ids land here first (grown as needed), then one copy of the right length: no per-id allocation. */
 let scratch: Int32Array = new Int32Array(1 << 15);
 
@@ -24,6 +22,7 @@ export function scanTokenFields(s: Buffer): { tokens: TokenFields; members: Fiel
   members[0] = r.object(true, () => {
     if (r.is('prompt_token_ids')) tokens.promptIds = r.ids();
     else if (r.is('choices')) tokens.choices = r.choices(members);
+    else if (r.is('prompt_logprobs')) r.parsed();
     else r.skip();
   });
   r.ws();
@@ -73,7 +72,10 @@ class Reader {
   skip(): void {
     this.ws();
     const c = this.s[this.i];
-    if (c === 34) return this.string();
+    if (c === 34) {
+      this.string();
+      return;
+    }
     if (c !== 123 && c !== 91) {
       const start = this.i;
       let d = c;
@@ -135,7 +137,7 @@ class Reader {
       this.ws();
       const valueStart = this.i;
       member();
-      if (keep) out.push({ name, keyStart, valueStart, valueEnd: this.i, token: tokenNames.has(name) });
+      if (keep) out.push({ name, keyStart, valueStart, valueEnd: this.i });
       this.ws();
       const c = this.s[this.i++];
       if (c === 125) return out;
@@ -195,34 +197,18 @@ class Reader {
     return scratch.slice(0, n);
   }
 
-  /** A JSON number (or null), exactly as JSON.parse reads it. */
-  number(): number | null {
-    const [from, to] = this.numberSpan();
-    return JSON.parse(this.s.toString('latin1', from, to)) as number | null;
-  }
-
-  /** Where the next number (or null) is: decoded later, many at once. */
-  numberSpan(): [number, number] {
-    this.ws();
-    const start = this.i;
-    this.skip();
-    const c = this.s[start];
-    if (c !== 45 && c !== 110 && (c < 48 || c > 57)) throw new ScanMiss(`not a number at ${start}`);
-    return [start, this.i];
-  }
-
   /** The `choices` array: each choice's token values; each choice's member positions go to `members`. */
   choices(members: FieldMember[][]): ChoiceTokens[] {
     if (this.null()) return [];
     const out: ChoiceTokens[] = [];
     this.array(() => {
-      const t: ChoiceTokens = { index: undefined, tokenIds: null, promptIds: null, content: null, tokenLogprobs: null };
+      const t: ChoiceTokens = { tokenIds: null, promptIds: null, content: null, tokenLogprobs: null };
       members.push(
         this.object(true, () => {
           if (this.is('token_ids')) t.tokenIds = this.ids();
           else if (this.is('prompt_token_ids')) t.promptIds = this.ids();
-          else if (this.is('logprobs')) this.logprobs(t);
-          else if (this.is('index')) t.index = this.number() ?? undefined;
+          else if (this.is('logprobs')) Object.assign(t, logprobsOf(this.parsed() as Record<string, unknown> | null));
+          else if (this.is('prompt_logprobs')) this.parsed();
           else this.skip();
         }),
       );
@@ -232,15 +218,18 @@ class Reader {
   }
 
   /**
-   * A choice's `logprobs`: skipped, then parsed alone by JSON.parse (which reads its many small entries faster than
-   * this walker would) and read as the reference reading does.
+   * A value skipped, then parsed alone: a cut member must be valid JSON too (it is never parsed with the rest), and
+   * JSON.parse reads logprobs' many small entries faster than this walker would.
    */
-  logprobs(t: ChoiceTokens): void {
+  parsed(): unknown {
     this.ws();
     const start = this.i;
     this.skip();
-    const value: unknown = JSON.parse(this.s.toString('utf8', start, this.i));
-    Object.assign(t, logprobsOf(value as Record<string, unknown> | null));
+    try {
+      return JSON.parse(this.s.toString('utf8', start, this.i));
+    } catch {
+      throw new ScanMiss(`invalid JSON at ${start}`);
+    }
   }
 }
 

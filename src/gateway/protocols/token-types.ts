@@ -1,0 +1,37 @@
+type Obj = Record<string, unknown>;
+
+/** One choice's token values. */
+export interface ChoiceTokens {
+  tokenIds: Int32Array | null;
+  promptIds: Int32Array | null;
+  /** Chat's `logprobs.content[].logprob`. */
+  content: number[] | null;
+  /** Completions' `logprobs.token_logprobs` (null entries kept). */
+  tokenLogprobs: number[] | null;
+}
+
+/** The token values of an answer or stream event. */
+export interface TokenFields {
+  /** The top-level `prompt_token_ids`. */
+  promptIds: Int32Array | null;
+  /** Each choice's, in the array's order. */
+  choices: ChoiceTokens[];
+}
+
+/** Where one member of the answer's top-level object or of one choice lies in its text. */
+export interface FieldMember {
+  name: string;
+  keyStart: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+/** A choice's logprob values from its `logprobs` member: chat's per-token entries, completions' list. */
+export function logprobsOf(logprobs: Obj | null | undefined): Pick<ChoiceTokens, 'content' | 'tokenLogprobs'> {
+  const list = (v: unknown) => (Array.isArray(v) ? (v as number[]) : null);
+  const content = list(logprobs?.content);
+  return {
+    content: content ? content.map((t) => (t as unknown as Obj | null)?.logprob as number) : null,
+    tokenLogprobs: list(logprobs?.token_logprobs),
+  };
+}
