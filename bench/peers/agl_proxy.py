@@ -65,21 +65,11 @@ def _log_config_to_stderr() -> dict[str, Any]:
     return cfg
 
 
-def main(argv: list[str]) -> int:
-    args = _parse_args(argv)
-
-    import structlog
-
-    # structlog prints to stdout by default; keep stdout for the READY line only.
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-
-    import agentlightning
-    import httpx
+def _server(args: argparse.Namespace) -> Any:
+    """agl-server's app (the keys of agentlightning/config/server.yaml) under uvicorn, as agl-server serves it."""
     import uvicorn
-    from agentlightning.server import store
     from agentlightning.server.app import create_app
 
-    # Same keys as agentlightning/config/server.yaml (what `agl-server key=value ...` would override).
     config: dict[str, Any] = {
         "host": args.host,
         "port": args.port,
@@ -92,7 +82,6 @@ def main(argv: list[str]) -> int:
             "val": {"temperature": 0.7},
         },
     }
-    app = create_app(config)
 
     class _Server(uvicorn.Server):
         @contextlib.contextmanager
@@ -105,9 +94,9 @@ def main(argv: list[str]) -> int:
                 for sig, handler in originals.items():
                     signal.signal(sig, handler)
 
-    server = _Server(
+    return _Server(
         uvicorn.Config(
-            app,
+            create_app(config),
             host=args.host,
             port=args.port,
             workers=1,
@@ -117,55 +106,74 @@ def main(argv: list[str]) -> int:
         )
     )
 
-    base = f"http://{args.host}:{args.port}"
+
+async def _setup(args: argparse.Namespace, base: str) -> None:
+    """What the trainer and the controller do before an agent runs: the model's server, one running rollout."""
+    import httpx
+
     rid, aid = args.rollout_id, args.attempt_id
-    url = f"{base}/proxy/rollout/{rid}/attempt/{aid}/mode/{args.mode}/openai/v1"
-
-    async def setup() -> None:
-        headers = {"Authorization": f"Bearer {args.key}"} if args.key else {}
-        async with httpx.AsyncClient(base_url=base, headers=headers, timeout=10) as c:
-            r = await c.post("/api/models", json=[{"model": args.model, "endpoint": args.upstream.rstrip("/")}])
-            r.raise_for_status()
-            r = await c.post(
-                "/api/rollouts",
-                json=[{"rollout_id": rid, "input": {"data_id": "bench"}, "is_train": args.mode == "train"}],
-            )
-            r.raise_for_status()
-            r = await c.patch(f"/api/rollouts/{rid}", json={"status": {"state": "running", "last_attempt_id": aid}})
-            r.raise_for_status()
-
-    async def run() -> int:
-        serving = asyncio.create_task(server.serve())
-        while not server.started:
-            if serving.done():
-                serving.result()  # raises if startup failed (e.g. port in use)
-                print(f"agl_proxy: server exited during startup on {base}", file=sys.stderr)
-                return 1
-            await asyncio.sleep(0.02)
-        try:
-            await setup()
-        except Exception as e:  # noqa: BLE001
-            print(f"agl_proxy: setup through the API failed: {e!r}", file=sys.stderr)
-            server.should_exit = True
-            await serving
-            return 1
-        print(
-            f"agl_proxy: agentlightning {agentlightning.__version__}, upstream {args.upstream}, "
-            f"model {args.model}, rollout {rid}, attempt {aid}, mode {args.mode}",
-            file=sys.stderr,
+    headers = {"Authorization": f"Bearer {args.key}"} if args.key else {}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=10) as c:
+        r = await c.post("/api/models", json=[{"model": args.model, "endpoint": args.upstream.rstrip("/")}])
+        r.raise_for_status()
+        r = await c.post(
+            "/api/rollouts",
+            json=[{"rollout_id": rid, "input": {"data_id": "bench"}, "is_train": args.mode == "train"}],
         )
-        print(f"READY {url}", flush=True)
-        await serving
-        events = store._events.get(rid, {})
-        n = sum(len(v) for v in events.values())
-        print(f"agl_proxy: stopped; {n} event(s) recorded for rollout {rid}", file=sys.stderr)
-        if args.dump_events:
-            dump = {a: [e.model_dump(mode="json") for e in evs] for a, evs in events.items()}
-            with open(args.dump_events, "w") as f:
-                json.dump(dump, f)
-        return 0
+        r.raise_for_status()
+        r = await c.patch(f"/api/rollouts/{rid}", json={"status": {"state": "running", "last_attempt_id": aid}})
+        r.raise_for_status()
 
-    return asyncio.run(run())
+
+def _dump(args: argparse.Namespace) -> None:
+    from agentlightning.server import store
+
+    events = store._events.get(args.rollout_id, {})
+    n = sum(len(v) for v in events.values())
+    print(f"agl_proxy: stopped; {n} event(s) recorded for rollout {args.rollout_id}", file=sys.stderr)
+    if args.dump_events:
+        dump = {a: [e.model_dump(mode="json") for e in evs] for a, evs in events.items()}
+        with open(args.dump_events, "w") as f:
+            json.dump(dump, f)
+
+
+async def _run(args: argparse.Namespace, server: Any) -> int:
+    import agentlightning
+
+    base = f"http://{args.host}:{args.port}"
+    url = f"{base}/proxy/rollout/{args.rollout_id}/attempt/{args.attempt_id}/mode/{args.mode}/openai/v1"
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        if serving.done():
+            serving.result()  # raises if startup failed (e.g. port in use)
+            print(f"agl_proxy: server exited during startup on {base}", file=sys.stderr)
+            return 1
+        await asyncio.sleep(0.02)
+    try:
+        await _setup(args, base)
+    except Exception as e:  # noqa: BLE001
+        print(f"agl_proxy: setup through the API failed: {e!r}", file=sys.stderr)
+        server.should_exit = True
+        await serving
+        return 1
+    print(
+        f"agl_proxy: agentlightning {agentlightning.__version__}, upstream {args.upstream}, "
+        f"model {args.model}, rollout {args.rollout_id}, attempt {args.attempt_id}, mode {args.mode}",
+        file=sys.stderr,
+    )
+    print(f"READY {url}", flush=True)
+    await serving
+    _dump(args)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    args = _parse_args(argv)
+    import structlog
+
+    # structlog prints to stdout by default; keep stdout for the READY line only.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
+    return asyncio.run(_run(args, _server(args)))
 
 
 if __name__ == "__main__":
