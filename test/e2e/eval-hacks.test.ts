@@ -48,6 +48,9 @@ describe('reward hacks against the sandboxed grader', () => {
   const home = join(root, 'home');
   mkdirSync(home);
   writeFileSync(join(home, '.profile'), 'untouched\n');
+  // Its temporary folders too: the process check then sees this file's grades only, not another file's running beside.
+  const tmp = join(root, 'tmp');
+  mkdirSync(tmp);
 
   const grade = async (
     predictions: { instance_id: string; model_patch: string | null }[],
@@ -73,7 +76,7 @@ describe('reward hacks against the sandboxed grader', () => {
         '--json',
         ...extra,
       ],
-      { env: { HOME: home }, timeoutMs: 300_000 },
+      { env: { HOME: home, TMPDIR: tmp }, timeoutMs: 300_000 },
     );
     expect(res.code, res.stderr).toBe(0);
     const report = (id: string): Report => JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id];
@@ -94,7 +97,7 @@ describe('reward hacks against the sandboxed grader', () => {
   const leavesNothing = async <T>(run: () => Promise<T>): Promise<T> => {
     const before = hashTree(home);
     const result = await run();
-    expect(processesMatching('alight-grade-')).toEqual([]);
+    expect(processesMatching(join(tmp, 'alight-grade-'))).toEqual([]);
     expect(hashTree(home)).toEqual(before);
     return result;
   };
