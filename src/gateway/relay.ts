@@ -39,7 +39,7 @@ class MidStreamError extends Error {}
 const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
 
 export async function wholeCall(c: Relayed): Promise<Outcome> {
-  let answer: { status: number; bytes: Buffer; version: number | null };
+  let answer: Awaited<ReturnType<typeof readWhole>>;
   try {
     answer = await c.upstream.post(c.endpoint, c.path, c.payload, c.signal, readWhole);
   } catch (err) {
@@ -52,7 +52,7 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
     extracted = c.protocol.extract(read);
     body = c.view().whole(read) ?? answer.bytes;
   } catch {
-    return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${answer.bytes.toString().slice(0, 200)}`);
+    return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
   }
   return {
     status: 'ok',

@@ -69,6 +69,7 @@ function rollouts(store: Store, name: string, query: URLSearchParams, breaks: Br
     return { status: 400, body: { error: `unknown filter ${filter} (one of ${rolloutFilters.join(', ')})` } };
   const limit = Math.min(pageMax, Math.max(1, Number(query.get('limit') ?? 50) || 50));
   const offset = Math.max(0, Number(query.get('offset') ?? 0) || 0);
+  const rules = rulesOf(store, name);
   let total: number;
   let rows: RolloutSummary[];
   if (filter === 'breaks') {
@@ -80,7 +81,7 @@ function rollouts(store: Store, name: string, query: URLSearchParams, breaks: Br
     const where = {
       run: name,
       state: filter === 'failed' ? 'failed' : undefined,
-      zeroVariance: filter === 'zero-variance' ? rulesOf(store, name).group : undefined,
+      zeroVariance: filter === 'zero-variance' ? rules.group : undefined,
     };
     total = store.countRollouts(where);
     rows = store.rolloutSummaries({ ...where, limit, offset });
@@ -89,6 +90,7 @@ function rollouts(store: Store, name: string, query: URLSearchParams, breaks: Br
     store,
     name,
     rows.flatMap((r) => r.group_id ?? []),
+    rules,
   );
   return ok({
     total,

@@ -20,11 +20,15 @@ export function rulesOf(store: Store, run: string): RunRules {
 }
 
 /**
- * Each group member's advantage within its group, for the run's `groups`, by the run's estimator and rules: what a
- * step of whole groups would give it (a step also leaves out rollouts whose calls made no rows).
+ * Each group member's advantage within its group, for the run's `groups`, by the run's estimator and rules (`rulesOf`):
+ * what a step of whole groups would give it (a step also leaves out rollouts whose calls made no rows).
  */
-export function advantagesIn(store: Store, run: string, groups: readonly string[]): Map<string, number> {
-  const rules = rulesOf(store, run);
+export function advantagesIn(
+  store: Store,
+  run: string,
+  groups: readonly string[],
+  rules: RunRules,
+): Map<string, number> {
   const members = store.groupRewards(run, [...new Set(groups)], rules.group);
   const advantages = groupAdvantages(
     members.map((m) => m.reward),

@@ -33,7 +33,7 @@ export function rolloutRows(store: Store, id: string, detokenize: Detokenize | n
   );
   const batch = trained.find(r.run, id);
   const unused = [...(batch?.rows ?? [])];
-  const group = r.group_id === null ? new Map<string, number>() : advantagesIn(store, r.run, [r.group_id]);
+  const group = r.group_id === null ? new Map<string, number>() : advantagesIn(store, r.run, [r.group_id], rules);
   return {
     rollout: id,
     reward: r.reward,
