@@ -396,6 +396,7 @@ let generation = 0;
 async function route() {
   clearTimeout(timer);
   const mine = ++generation;
+  const hash = location.hash || '#/';
   const [path, q] = location.hash.slice(1).split('?');
   const parts = (path || '/').split('/').filter(Boolean).map(decodeURIComponent);
   document.getElementById('where').textContent = parts.join(' / ');
@@ -406,9 +407,10 @@ async function route() {
   } catch (err) {
     nodes = [el('p', { class: 'failed', text: String(err.message ?? err) })];
   }
-  if (mine !== generation) return;
+  // The hash can change before its hashchange event runs: a page drawn for the old one is stale already.
+  if (mine !== generation || (location.hash || '#/') !== hash) return;
   main.replaceChildren(...nodes.filter(Boolean));
-  main.setAttribute('data-ready', location.hash || '#/');
+  main.setAttribute('data-ready', hash);
   if (follow) timer = setTimeout(route, 3000);
 }
 
