@@ -5,6 +5,7 @@
  *   BENCH_CPU_PROF=/tmp/prof npm run bench     # also write V8 CPU profiles of the gateway process
  *   BENCH_ROUNDS / BENCH_WARMUP / BENCH_REQUESTS override the rounds and the 64-client request counts.
  *   BENCH_GATEWAY_FLAGS="--max-semi-space-size=64" passes Node flags to the gateway child (for experiments).
+ *   BENCH_STREAMS=all|none makes every request stream or none (default: half), to profile one path alone.
  *
  * The scripted upstream and the server under test each run in a child process (bench/server.ts); the load
  * generator runs here. See bench/BENCHMARKS.md for what is measured and the latest results.
@@ -13,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Child } from './child.js';
-import { loadPhase, type Phase } from './load.js';
+import { loadPhase, type Phase, type Streams } from './load.js';
 import { HISTORY_BYTES, historyOf, PROMPT_TOKENS, REPLY, requestBody, TOKENS_PER_CHUNK } from './workload.js';
 
 const CLIENTS = 64;
@@ -37,8 +38,9 @@ const bodyOf = (c: number, stream: boolean): string => requestBody(histories[c],
 // A whole answer, with the token ids: without them the configurations would not be compared fairly.
 const complete = (text: string, stream: boolean): boolean =>
   (stream ? text.endsWith('data: [DONE]\n\n') : text.endsWith('}')) && text.includes('"prompt_token_ids"');
+const streams = (process.env.BENCH_STREAMS ?? 'half') as Streams;
 const load = (urlOf: (client: number) => string, clients: number, total: number): Promise<Phase> =>
-  loadPhase({ urlOf, clients, total, limitMs: PHASE_LIMIT_MS, bodyOf, complete });
+  loadPhase({ urlOf, clients, total, limitMs: PHASE_LIMIT_MS, bodyOf, complete, streams });
 
 // ---- one configuration ------------------------------------------------------------------------------------------
 
@@ -208,7 +210,7 @@ Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30
 Node ${process.version}, ${process.platform}.
 Workload: request body ${(Buffer.byteLength(sample) / 1024).toFixed(1)} KB (chat history ~${HISTORY_BYTES / 1024} KB); \
 answer: ${PROMPT_TOKENS} prompt token ids + ${REPLY.length + 1} completion tokens with logprobs, \
-streams at ${TOKENS_PER_CHUNK} token(s) per chunk; half the requests stream.
+streams at ${TOKENS_PER_CHUNK} token(s) per chunk; ${{ half: 'half the', all: 'all', none: 'no' }[streams]} requests stream.
 ${ROUNDS} interleaved rounds; per configuration and round, in a fresh server process: ${WARMUP} warm-up + ${REQUESTS} \
 measured requests with ${CLIENTS} clients, then ${SEQ_WARMUP} + ${SEQ_REQUESTS} with 1 client. \
 Figures are pooled over the rounds.

@@ -9,6 +9,8 @@ export interface Phase {
   stream: number[];
 }
 
+export type Streams = 'half' | 'none' | 'all';
+
 export interface LoadSpec {
   urlOf(client: number): string;
   clients: number;
@@ -16,8 +18,8 @@ export interface LoadSpec {
   limitMs: number;
   /** The body of a client's next request. */
   bodyOf(client: number, stream: boolean): string;
-  /** false: no request streams (a server that refuses streams); default: as below. */
-  streams?: boolean;
+  /** Which requests stream: `none` (a server that refuses streams), `all`, or `half` (the default, as below). */
+  streams?: Streams;
   /** Whether an answer's text is whole (its protocol's last event, its token fields). */
   complete(text: string, stream: boolean): boolean;
 }
@@ -34,7 +36,8 @@ export async function loadPhase(spec: LoadSpec): Promise<Phase> {
   const client = async (c: number): Promise<void> => {
     while (issued < spec.total && Date.now() < deadline) {
       const n = issued++;
-      const stream = spec.streams !== false && (spec.clients > 1 ? c % 2 === 1 : n % 2 === 1);
+      const half = spec.clients > 1 ? c % 2 === 1 : n % 2 === 1;
+      const stream = spec.streams === 'all' || (spec.streams !== 'none' && half);
       const body = spec.bodyOf(c, stream);
       const started = performance.now();
       try {

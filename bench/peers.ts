@@ -105,7 +105,7 @@ async function measure(name: string, s: Server, clients: number, total: number):
       clients: c,
       total: n,
       limitMs: 120_000,
-      streams: false,
+      streams: 'none',
       bodyOf: (client) => requestBody(histories[client], callNo++, false),
       complete: (text) => text.endsWith('}') && text.includes('"prompt_token_ids"'),
     });

@@ -11,6 +11,12 @@ HOSTIP=${HOSTIP:-$(ip -4 route get 1.1.1.1 2>/dev/null | awk '{for(i=1;i<=NF;i++
 HOSTIP=${HOSTIP:-$(hostname -I | awk '{print $1}')}
 R=$K/run; L=$R/logs; P=$R/pids; B=$K/bin; PKI=$K/pki
 [ -f "$B/.version" ] || { echo "the cluster is not built: run $HERE/prepare.sh first" >&2; exit 1; }
+# The images unpack to ~2 GB under $R: a full disk would otherwise fail deep inside containerd's import.
+FREE_KB=$(df -Pk "$K" | awk 'NR == 2 {print $4}')
+[ "$FREE_KB" -ge $((3 * 1024 * 1024)) ] || {
+  echo "only $((FREE_KB / 1024)) MiB free on the disk of $K: the cluster needs ~3 GiB (its images unpack there)" >&2
+  exit 1
+}
 mkdir -p "$L" "$P" "$R/etcd" "$R/containerd" "$R/kubelet" "$R/pod-logs" "$K/cni"
 # The bridge plugin turns IP forwarding on; down.sh puts back what was there.
 [ -f "$R/ip_forward.orig" ] || cat /proc/sys/net/ipv4/ip_forward > "$R/ip_forward.orig"

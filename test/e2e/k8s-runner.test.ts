@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NetworkingV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
@@ -30,9 +30,12 @@ beforeAll(async () => {
   upstream = await startScriptedUpstream({ reply: (i) => `answer ${i}`, tokensPerChunk: 2 });
   dir = tempDir();
 }, 300_000);
+/** Instance images podman built for these tests: removed at the end (podman's storage outlives the run). */
+const built = new Set<string>();
 afterAll(async () => {
   await upstream?.close();
   await clusterDown();
+  for (const image of built) execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
 }, 120_000);
 
 const harness = ['python3', '-c', readFileSync(join(FIXTURES, 'sdk_harness.py'), 'utf8')];
@@ -412,6 +415,7 @@ async function clusterInstance(root: string) {
     fx.base,
     `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
   );
+  built.add(image);
   await importImage(image);
   return { fx, image };
 }

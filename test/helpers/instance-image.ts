@@ -11,24 +11,27 @@ export function makeInstanceImage(repoDir: string, base: string, image: string):
   if (!imageExists(defaultImage)) buildImage('podman', defaultImage);
   const name = `alight-test-build-${process.pid}`;
   execFileSync('podman', ['rm', '-f', name], { stdio: 'ignore' });
-  execFileSync(
-    'podman',
-    [
-      'run',
-      ...runtimes.podman.runFlags,
-      '--name',
-      name,
-      '-v',
-      `${repoDir}:/src:ro`,
-      defaultImage,
-      'bash',
-      '-c',
-      'git clone -q /src /testbed && cd /testbed && git checkout -q ' +
-        `${base} && git config --global --add safe.directory /testbed`,
-    ],
-    { stdio: 'ignore' },
-  );
-  execFileSync('podman', ['commit', '-q', name, image], { stdio: 'ignore' });
-  execFileSync('podman', ['rm', '-f', name], { stdio: 'ignore' });
+  try {
+    execFileSync(
+      'podman',
+      [
+        'run',
+        ...runtimes.podman.runFlags,
+        '--name',
+        name,
+        '-v',
+        `${repoDir}:/src:ro`,
+        defaultImage,
+        'bash',
+        '-c',
+        'git clone -q /src /testbed && cd /testbed && git checkout -q ' +
+          `${base} && git config --global --add safe.directory /testbed`,
+      ],
+      { stdio: 'ignore' },
+    );
+    execFileSync('podman', ['commit', '-q', name, image], { stdio: 'ignore' });
+  } finally {
+    execFileSync('podman', ['rm', '-f', name], { stdio: 'ignore' });
+  }
   return image;
 }

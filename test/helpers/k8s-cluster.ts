@@ -64,15 +64,18 @@ export async function stopApiServer(): Promise<void> {
 /** Puts an image podman built into the cluster's containerd (no registry: `podman save`, then `ctr images import`). */
 export async function importImage(image: string): Promise<void> {
   const tar = join(K8S_DIR, 'run', `import-${process.pid}.tar`);
-  for (const [command, args] of [
-    ['podman', ['save', '--format', 'docker-archive', '-o', tar, image]],
-    [
-      'ctr',
-      ['--address', join(K8S_DIR, 'run', 'containerd', 'containerd.sock'), '-n', 'k8s.io', 'images', 'import', tar],
-    ],
-  ] as const) {
-    const r = await run({ command, args: [...args], stdout: 'ignore', stderr: { tail: 4096 } });
-    if (r.exitCode !== 0) throw new Error(`${command} ${args[0]} failed: ${r.stderr || r.reason}`);
+  try {
+    for (const [command, args] of [
+      ['podman', ['save', '--format', 'docker-archive', '-o', tar, image]],
+      [
+        'ctr',
+        ['--address', join(K8S_DIR, 'run', 'containerd', 'containerd.sock'), '-n', 'k8s.io', 'images', 'import', tar],
+      ],
+    ] as const) {
+      const r = await run({ command, args: [...args], stdout: 'ignore', stderr: { tail: 4096 } });
+      if (r.exitCode !== 0) throw new Error(`${command} ${args[0]} failed: ${r.stderr || r.reason}`);
+    }
+  } finally {
+    rmSync(tar, { force: true });
   }
-  rmSync(tar, { force: true });
 }

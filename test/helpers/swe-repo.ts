@@ -11,6 +11,10 @@ const env = {
   GIT_AUTHOR_EMAIL: 't@t',
   GIT_COMMITTER_NAME: 't',
   GIT_COMMITTER_EMAIL: 't@t',
+  // Fixed dates: the same commits every run, so the instance image tagged by the base commit is one image, not one
+  // more per run on a machine that keeps podman's storage.
+  GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z',
+  GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z',
 };
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd, env, encoding: 'utf8' }).trim();

@@ -13,19 +13,23 @@ import { setupProgress } from '../../src/ui/setup-progress.js';
 import { ensureHarnesses } from '../helpers/harnesses.js';
 import { prepareCluster } from '../helpers/k8s-cluster.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
+import { useRunTempRoot } from './temp-root.js';
 
 /**
  * vitest's global set-up: everything the suite needs, installed before any test runs, so a fresh machine needs only
  * `npm ci && npm test` (cached under ~/.cache/alight; a second run only checks). On a machine where alight cannot
  * install system packages (not root, no password-less sudo) it stops with the one command to run.
  */
-export default async function prepare(): Promise<void> {
+export default async function prepare(): Promise<() => void> {
+  const removeTempRoot = useRunTempRoot();
   try {
     await install();
+    return removeTempRoot;
   } catch (err) {
     if (!(err instanceof AlightError)) throw err;
     // What the user must do, without vitest's stack around it.
     process.stderr.write(`alight: ${err.message}\n`);
+    removeTempRoot();
     process.exit(err.exitCode);
   }
 }
