@@ -72,6 +72,14 @@ export function sendError(res: ServerResponse, err: HttpError): void {
 
 /** Reads a JSON object body, refusing wrong content types, bodies over `limit` bytes and malformed JSON. */
 export async function readJson(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+  return (await readJsonText(req, limit)).body;
+}
+
+/** readJson, with the text it parsed. */
+export async function readJsonText(
+  req: IncomingMessage,
+  limit: number,
+): Promise<{ body: Record<string, unknown>; text: string }> {
   const type = req.headers['content-type'] ?? '';
   if (!type.toLowerCase().startsWith('application/json')) {
     throw new HttpError(415, `expected content-type application/json, got ${type || 'none'}`);
@@ -103,7 +111,7 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpError(400, 'the request body must be a JSON object');
   }
-  return body as Record<string, unknown>;
+  return { body: body as Record<string, unknown>, text };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

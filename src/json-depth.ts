@@ -12,15 +12,21 @@ export function nestedDeeperThan(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // a string: skip to its closing quote, past escaped ones
-      do i = text.indexOf('"', i + 1);
-      while (i > 0 && escaped(text, i));
+      i = stringEnd(text, i);
       if (i < 0) return false; // unterminated: JSON.parse says so
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > limit) return true;
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
+}
+
+/** The index of the quote that closes the string opening at `at` (past escaped ones), or -1. */
+export function stringEnd(text: string, at: number): number {
+  let i = at;
+  do i = text.indexOf('"', i + 1);
+  while (i > 0 && escaped(text, i));
+  return i;
 }
 
 /** Whether the quote at `at` is escaped (an odd number of backslashes before it). */

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../errors.js';
-import { HttpError, readJson, sendJson } from '../http.js';
+import { HttpError, readJsonText, sendJson } from '../http.js';
 import { isTerminal } from '../rollouts/state.js';
 import type { CallRecord, CallStatus } from '../store/calls.js';
-import { type EncodedRequest, encodeRequest } from '../store/request-json.js';
+import { type EncodedRequest, encodeRequest, type ItemsSource, itemsSource } from '../store/request-json.js';
 import type { RolloutRow, Store } from '../store/store.js';
 import type { Endpoints } from './endpoints.js';
 import type { Protocol } from './protocols/index.js';
@@ -47,10 +47,10 @@ export async function handleModelCall(
   signal: AbortSignal,
 ): Promise<void> {
   const started = performance.now();
-  const harness = await readJson(req, ctx.bodyLimit);
+  const { body: harness, text } = await readJsonText(req, ctx.bodyLimit);
   const invalid = spoken.invalid(harness);
   if (invalid) throw new HttpError(400, invalid);
-  const call = upstreamCall(ctx, rollout, seq, spoken, harness, res, signal);
+  const call = upstreamCall(ctx, rollout, seq, spoken, { harness, source: itemsSource(harness, text) }, res, signal);
   const outcome = call.stream ? await streamCall(call) : await wholeCall(call);
   const x = outcome.extracted;
   const { protocol } = call;
@@ -100,6 +100,8 @@ interface ModelCall extends Relayed {
   seq: number;
   /** The request as the harness sent it. */
   harness: Record<string, unknown>;
+  /** Where its history items lie in the text it came as. */
+  source: ItemsSource | undefined;
   /** The request sent upstream, encoded as it is stored. */
   request: EncodedRequest;
   stream: boolean;
@@ -114,7 +116,7 @@ function upstreamCall(
   rollout: RolloutRow,
   seq: number,
   spoken: Protocol,
-  harness: Record<string, unknown>,
+  { harness, source }: Pick<ModelCall, 'harness' | 'source'>,
   res: ServerResponse,
   signal: AbortSignal,
 ): ModelCall {
@@ -122,7 +124,7 @@ function upstreamCall(
   const protocol = endpoint.kind !== 'vllm' && ctx.nativeProtocols && spoken.native ? spoken.native : spoken;
   const up = protocol.upstream(harness, endpoint.kind, ctx.memories.for(rollout.id));
   if (endpoint.model) up.body.model = endpoint.model;
-  const request = encodeRequest(up.body);
+  const request = encodeRequest(up.body, source);
   return {
     upstream: ctx.upstream,
     endpoint,
@@ -132,9 +134,11 @@ function upstreamCall(
     signal,
     res,
     view: () => protocol.view(harness, up.body, endpoint.kind),
+    promptHint: ctx.memories.promptHint(rollout.id),
     rollout,
     seq,
     harness,
+    source,
     request,
     stream: up.body.stream === true,
   };
@@ -156,7 +160,7 @@ function callRecord(
     stream: call.stream,
     request: call.request,
     response: x?.response ?? null,
-    harness: call.protocol.translated ? { request: encodeRequest(call.harness), response: answer } : null,
+    harness: call.protocol.translated ? { request: encodeRequest(call.harness, call.source), response: answer } : null,
     promptIds: x?.promptIds ?? null,
     completionIds: x?.completionIds ?? null,
     completionLogprobs: x?.completionLogprobs ?? null,

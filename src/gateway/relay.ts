@@ -6,7 +6,7 @@ import { HttpError, sendJson } from '../http.js';
 import type { CallStatus } from '../store/calls.js';
 import type { Endpoint } from './endpoints.js';
 import type { Extracted, HarnessView, Protocol, StreamAssembler } from './protocols/index.js';
-import { type ReadMode, readAnswer, type ScannedAnswer } from './protocols/token-fields.js';
+import { type PromptIdsHint, type ReadMode, readAnswer, type ScannedAnswer } from './protocols/token-fields.js';
 import { type SseEvent, SseSplitter } from './sse.js';
 import { readWhole, type UpstreamClient, UpstreamStatusError, versionOf } from './upstream.js';
 
@@ -32,6 +32,8 @@ export interface Relayed {
   res: ServerResponse;
   /** A fresh view per upstream attempt: views keep state across a stream's chunks, and a failed attempt is retried. */
   view(): HarnessView;
+  /** The rollout's last prompt ids, which the scanner reads the answer's against. */
+  promptHint: PromptIdsHint;
 }
 
 class MidStreamError extends Error {}
@@ -48,7 +50,7 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
   let extracted: Extracted;
   let body: Buffer | string;
   try {
-    const read = readAnswer(answer.bytes, readMode(c));
+    const read = readAnswer(answer.bytes, readMode(c), c.promptHint);
     extracted = c.protocol.extract(read);
     body = c.view().whole(read) ?? answer.bytes;
   } catch {
@@ -131,7 +133,7 @@ class StreamRelay {
         this.sawDone = true;
         continue;
       }
-      const chunk = event.data ? parseChunk(event.data, mode) : null;
+      const chunk = event.data ? parseChunk(event.data, mode, this.c.promptHint) : null;
       if (chunk?.body.error) this.upstreamError = errorText(chunk.body.error);
       else if (chunk) this.assembler.push(chunk);
       out += chunk ? this.view.event(event.raw, chunk) : event.raw;
@@ -182,9 +184,9 @@ async function refuseNonStream(up: Dispatcher.ResponseData, type: string): Promi
   );
 }
 
-function parseChunk(data: string, mode: ReadMode): ScannedAnswer {
+function parseChunk(data: string, mode: ReadMode, hint: PromptIdsHint): ScannedAnswer {
   try {
-    return readAnswer(data, mode);
+    return readAnswer(data, mode, hint);
   } catch {
     /* reported below */
   }

@@ -1,5 +1,6 @@
 import { IdleCache } from '../store/idle-cache.js';
 import type { RolloutMemory } from './protocols/index.js';
+import type { PromptIdsHint } from './protocols/token-fields.js';
 import { chatAnswer } from './protocols/translate.js';
 
 type Obj = Record<string, unknown>;
@@ -10,6 +11,7 @@ interface Kept {
   items: Map<string, Obj>;
   toolArguments: Map<string, string>;
   reported: Set<string>;
+  prompt: PromptIdsHint;
 }
 
 // Bounds per rollout: an agent refers back to its last few answers, and to tool calls of the turns it still shows.
@@ -23,8 +25,8 @@ function bounded<V>(map: Map<string, V>, key: string, value: V, max: number): vo
 }
 
 /**
- * What translated protocols need of a live rollout's earlier calls: its answers by id (Responses'
- * `previous_response_id`) and the exact text of its tool calls' arguments. Kept in memory until the rollout ends, or
+ * What the gateway keeps of a live rollout's earlier calls: for translated protocols its answers by id (Responses'
+ * `previous_response_id`) and the exact text of its tool calls' arguments; for the scanner its last prompt ids. Kept in memory until the rollout ends, or
  * is idle or among the least recently used past the gateway's cache bounds: a harness that then names an earlier
  * answer gets the error of an unknown `previous_response_id`.
  */
@@ -67,6 +69,11 @@ export class RolloutMemories {
     for (const call of chatAnswer(chat).toolCalls) bounded(k.toolArguments, call.id, call.arguments, maxToolCalls);
   }
 
+  /** The rollout's last prompt ids as the scanner keeps them (token-scan.ts). */
+  promptHint(rolloutId: string): PromptIdsHint {
+    return this.kept(rolloutId).prompt;
+  }
+
   forget(rolloutId: string): void {
     this.byRollout.delete(rolloutId);
   }
@@ -76,7 +83,13 @@ export class RolloutMemories {
     if (!k)
       this.byRollout.set(
         rolloutId,
-        (k = { responses: new Map(), items: new Map(), toolArguments: new Map(), reported: new Set() }),
+        (k = {
+          responses: new Map(),
+          items: new Map(),
+          toolArguments: new Map(),
+          reported: new Set(),
+          prompt: { text: null, ids: null },
+        }),
       );
     return k;
   }

@@ -1,7 +1,9 @@
+import { arrayItemSpans } from '../json-spans.js';
+
 /**
  * A request body with its history (`messages` of chat and Anthropic, `input` items of Responses, or a string
- * completions `prompt`) serialised item by item, once: the same text is sent upstream, compared with earlier calls,
- * and stored as a suffix.
+ * completions `prompt`) serialised item by item, once (or taken as the harness wrote it): the same text is sent
+ * upstream, compared with earlier calls, and stored as a suffix.
  */
 export interface EncodedRequest {
   body: Record<string, unknown>;
@@ -16,10 +18,21 @@ export type ItemsKey = 'messages' | 'input';
 export const itemsKeyOf = (body: Record<string, unknown>): ItemsKey | null =>
   Array.isArray(body.messages) ? 'messages' : Array.isArray(body.input) ? 'input' : null;
 
-export function encodeRequest(body: Record<string, unknown>): EncodedRequest {
+/** A parsed history array and where its items lie in the text it was parsed from (json-spans.ts). */
+export interface ItemsSource {
+  items: unknown[];
+  text: string;
+  spans: number[];
+}
+
+/** `source`: where the body's history array was parsed from, if it is that array: its items are the text's slices. */
+export function encodeRequest(body: Record<string, unknown>, source?: ItemsSource): EncodedRequest {
   const key = itemsKeyOf(body);
   if (key) {
-    const items = (body[key] as unknown[]).map((m) => JSON.stringify(m));
+    const items =
+      source && body[key] === source.items
+        ? source.items.map((_, k) => source.text.slice(source.spans[2 * k], source.spans[2 * k + 1]))
+        : (body[key] as unknown[]).map((m) => JSON.stringify(m));
     return { body, history: { key, items }, json: withItems(body, key, items) };
   }
   const json = JSON.stringify(body);
@@ -37,4 +50,13 @@ export function suffixJson(request: EncodedRequest, prefix: number): string {
 function withItems(body: Record<string, unknown>, key: ItemsKey, items: string[]): string {
   const head = JSON.stringify({ ...body, [key]: undefined });
   return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"${key}":[${items.join(',')}]}`;
+}
+
+/** Where the body's history items lie in `text`, the JSON it was parsed from; undefined where that is not plain. */
+export function itemsSource(body: Record<string, unknown>, text: string): ItemsSource | undefined {
+  const key = itemsKeyOf(body);
+  if (!key) return undefined;
+  const items = body[key] as unknown[];
+  const spans = arrayItemSpans(text, key);
+  return spans && spans.length === 2 * items.length ? { items, text, spans } : undefined;
 }

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { openaiChat } from '../../src/gateway/protocols/openai-chat.js';
 import { openaiCompletions } from '../../src/gateway/protocols/openai-completions.js';
-import { cutMembers, readAnswer, type ScannedAnswer, tokenFieldsOf } from '../../src/gateway/protocols/token-fields.js';
+import {
+  cutMembers,
+  type PromptIdsHint,
+  readAnswer,
+  type ScannedAnswer,
+  tokenFieldsOf,
+} from '../../src/gateway/protocols/token-fields.js';
 import type { Protocol } from '../../src/gateway/protocols/types.js';
 import { SseSplitter } from '../../src/gateway/sse.js';
 
@@ -175,6 +181,43 @@ describe('the token-field scanner', () => {
             const cut = cutMembers(read.bytes!, read.members!, sets, model && JSON.stringify(model));
             expect(JSON.parse(cut.toString())).toEqual(reshaped(JSON.parse(text), drop, model));
           }
+  });
+
+  it("reads prompt ids against the rollout's last ones exactly as JSON.parse does, and keeps the hint current", () => {
+    const answer = (prompt: string) => `{"choices":[{"token_ids":[7]}],"prompt_token_ids":${prompt}}`;
+    const hint: PromptIdsHint = { text: null, ids: null };
+    const prompts = [
+      '[1,2,3]',
+      '[1,2,3]', // identical: the hint's own ids
+      '[1,2,3,40,5]', // extends it: only the rest decoded
+      '[1,2,34]', // shares bytes but not ids: "3" is not "34"
+      '[1,2]', // shorter
+      '[1,2 ,9]', // shares the bytes, then whitespace
+      '[ 1,2 ]',
+      '[]',
+      '[]',
+      '[0]',
+      `[${ids(5000).join(',')}]`,
+      `[${[...ids(5000), 1, 2].join(',')}]`,
+      `[${[...ids(4999), 1].join(',')}]`,
+      'null',
+      '[1,2,3]',
+    ];
+    let last = '';
+    for (const prompt of prompts) {
+      const known = hint.ids;
+      const got = readAnswer(Buffer.from(answer(prompt)), 'scan', hint);
+      if (prompt === last) expect(got.tokens.promptIds).toBe(known);
+      last = prompt;
+      expect(got.members, prompt).not.toBeNull();
+      const want = JSON.parse(prompt) as number[] | null;
+      expect(got.tokens.promptIds && Array.from(got.tokens.promptIds), prompt).toEqual(want);
+      if (want) expect(Array.from(hint.ids!)).toEqual(want);
+    }
+    // Bytes after a matching prefix that are not ids are refused as without a hint, and the hint stays as it was.
+    const before = hint.text;
+    expect(() => readAnswer(Buffer.from(answer('[1,2,3,x]')), 'scan', hint)).toThrow();
+    expect(hint.text).toBe(before);
   });
 
   it('falls back to parsing the whole text where the scanner cannot be sure, with the same result', () => {

@@ -1,7 +1,13 @@
 import { ScanMiss, scanTokenFields } from './token-scan.js';
-import { type ChoiceTokens, type FieldMember, logprobsOf, type TokenFields } from './token-types.js';
+import {
+  type ChoiceTokens,
+  type FieldMember,
+  logprobsOf,
+  type PromptIdsHint,
+  type TokenFields,
+} from './token-types.js';
 
-export type { ChoiceTokens, FieldMember, TokenFields } from './token-types.js';
+export type { ChoiceTokens, FieldMember, PromptIdsHint, TokenFields } from './token-types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -42,15 +48,15 @@ const stored = {
 /**
  * Reads an answer or stream event. `scan`: its token fields are read from the bytes and only the rest is parsed;
  * bytes the scanner does not expect (and small events, where JSON.parse is as cheap) are parsed whole, with the same
- * result (token-fields test). Throws for text that is not a JSON object.
+ * result (token-fields test). Throws for text that is not a JSON object. `hint`: the rollout's last prompt ids (scan).
  */
-export function readAnswer(data: Buffer | string, mode: ReadMode): ScannedAnswer {
+export function readAnswer(data: Buffer | string, mode: ReadMode, hint?: PromptIdsHint): ScannedAnswer {
   const bytes = typeof data === 'string' ? null : data;
   // An event whose JSON spans several `data:` lines is parsed whole: its cut bytes would not be one SSE line.
   if (mode === 'scan' && (bytes || (data.length >= scanFrom && !data.includes('\n')))) {
     const b = bytes ?? Buffer.from(data);
     try {
-      const { tokens, members } = scanTokenFields(b);
+      const { tokens, members } = scanTokenFields(b, hint);
       return { bytes: b, body: parseObject(cutMembers(b, members, stored).toString()), tokens, members, parsed: null };
     } catch (err) {
       if (!(err instanceof ScanMiss)) throw err;

@@ -1,4 +1,10 @@
-import { type ChoiceTokens, type FieldMember, logprobsOf, type TokenFields } from './token-types.js';
+import {
+  type ChoiceTokens,
+  type FieldMember,
+  logprobsOf,
+  type PromptIdsHint,
+  type TokenFields,
+} from './token-types.js';
 
 /** The text is not the answer shape the scanner reads; the caller parses it whole instead. */
 export class ScanMiss extends Error {}
@@ -13,14 +19,18 @@ let scratch: Int32Array = new Int32Array(1 << 15);
  * completions' `logprobs.token_logprobs`), decoding the id arrays into typed arrays. Everything else is skipped, not
  * built; the positions of the top-level and choice members are kept so the fields can be cut out at byte level.
  * Throws ScanMiss for anything it does not expect (the caller then parses the text whole, so nothing is lost).
+ * `hint`: the rollout's last prompt ids, read from and updated with the top-level ones.
  */
-export function scanTokenFields(s: Buffer): { tokens: TokenFields; members: FieldMember[][] } {
+export function scanTokenFields(
+  s: Buffer,
+  hint: PromptIdsHint = { text: null, ids: null },
+): { tokens: TokenFields; members: FieldMember[][] } {
   const r = new Reader(s);
   const tokens: TokenFields = { promptIds: null, choices: [] };
   // The top-level object's members first: its choices' are pushed while it is read.
   const members: FieldMember[][] = [[]];
   members[0] = r.object(true, () => {
-    if (r.is('prompt_token_ids')) tokens.promptIds = r.ids();
+    if (r.is('prompt_token_ids')) tokens.promptIds = r.promptIds(hint);
     else if (r.is('choices')) tokens.choices = r.choices(members);
     else if (r.is('prompt_logprobs')) r.parsed();
     else r.skip();
@@ -162,19 +172,53 @@ class Reader {
     }
   }
 
-  /** An array of token ids (non-negative int32), or null: one tight loop, the hottest of the gateway. */
+  /** An array of token ids (non-negative int32), or null. */
   ids(): Int32Array | null {
     if (this.null()) return null;
     this.take(91);
-    const s = this.s;
-    let i = this.i;
-    let n = 0;
-    let c = s[i];
-    while (c === 32 || c === 10 || c === 13 || c === 9) c = s[++i];
-    if (c === 93) {
-      this.i = i + 1;
+    this.ws();
+    if (this.s[this.i] === 93) {
+      this.i++;
       return new Int32Array(0);
     }
+    return this.idsFrom(0);
+  }
+
+  /**
+   * Prompt ids that start with the hint's bytes: its ids, then only the rest decoded (an identical array is the hint's
+   * own). Any other array is decoded whole and becomes the hint.
+   */
+  promptIds(hint: PromptIdsHint): Int32Array | null {
+    this.ws();
+    const { s } = this;
+    const from = this.i;
+    const { text, ids: known } = hint;
+    if (text && known && s[from] === 91 && s.length > from + text.length) {
+      const after = s[from + text.length];
+      if ((after === 93 || after === 44) && s.compare(text, 0, text.length, from, from + text.length) === 0) {
+        this.i = from + text.length + 1;
+        if (after === 93) return known;
+        while (scratch.length < known.length) scratch = grow(scratch);
+        scratch.set(known);
+        return this.remember(hint, from, this.idsFrom(known.length));
+      }
+    }
+    const ids = this.ids();
+    return ids ? this.remember(hint, from, ids) : ids;
+  }
+
+  /** Makes the array that ends before this.i (at its closing bracket) the hint. */
+  private remember(hint: PromptIdsHint, from: number, ids: Int32Array): Int32Array {
+    hint.text = Buffer.from(this.s.subarray(from, this.i - 1));
+    hint.ids = ids;
+    return ids;
+  }
+
+  /** The ids from this.i (an element) through the closing bracket, after scratch's first n: the gateway's hottest loop. */
+  private idsFrom(n: number): Int32Array {
+    const s = this.s;
+    let i = this.i;
+    let c = s[i];
     for (;;) {
       while (c === 32 || c === 10 || c === 13 || c === 9) c = s[++i];
       const start = i;

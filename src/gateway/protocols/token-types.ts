@@ -18,6 +18,16 @@ export interface TokenFields {
   choices: ChoiceTokens[];
 }
 
+/**
+ * A rollout's last prompt ids, as their JSON text (without the closing bracket) and decoded: an agent's next prompt
+ * starts with its last one, so a later answer whose ids begin with the same bytes decodes only the rest. A hint only:
+ * the bytes are compared, so a prompt that does not extend it is decoded whole.
+ */
+export interface PromptIdsHint {
+  text: Buffer | null;
+  ids: Int32Array | null;
+}
+
 /** Where one member of the answer's top-level object or of one choice lies in its text. */
 export interface FieldMember {
   name: string;

@@ -1,0 +1,61 @@
+import { stringEnd } from './json-depth.js';
+
+/**
+ * Where each element of a JSON object's top-level array member `key` lies in its text, as [start, end) pairs, read
+ * without parsing: a request's history can then be sent and stored as the harness wrote it instead of re-serialised.
+ * Only for text JSON.parse accepted; null where the member is not found plainly (a name written with an escape).
+ * With duplicate members the last counts, as in JSON.parse.
+ */
+export function arrayItemSpans(text: string, key: string): number[] | null {
+  let i = skipWs(text, 0);
+  if (text.charCodeAt(i) !== 0x7b) return null;
+  let spans: number[] | null = null;
+  i = skipWs(text, i + 1);
+  while (text.charCodeAt(i) === 0x22) {
+    const nameEnd = stringEnd(text, i);
+    const name = text.slice(i + 1, nameEnd);
+    if (name.includes('\\')) return null;
+    i = skipWs(text, skipWs(text, nameEnd + 1) + 1); // past the colon
+    if (name === key && text.charCodeAt(i) === 0x5b) {
+      spans = [];
+      i = elements(text, i, spans);
+    } else i = valueEnd(text, i);
+    i = skipWs(text, i);
+    if (text.charCodeAt(i) === 0x2c) i = skipWs(text, i + 1);
+  }
+  return spans;
+}
+
+/** Past the array opening at `at`, each element's span pushed. */
+function elements(text: string, at: number, spans: number[]): number {
+  let i = skipWs(text, at + 1);
+  while (text.charCodeAt(i) !== 0x5d) {
+    const end = valueEnd(text, i);
+    spans.push(i, end);
+    i = skipWs(text, end);
+    if (text.charCodeAt(i) === 0x2c) i = skipWs(text, i + 1);
+  }
+  return i + 1;
+}
+
+/** The index just past the value starting at `at`. */
+function valueEnd(text: string, at: number): number {
+  let i = at;
+  let depth = 0;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) i = stringEnd(text, i);
+    else if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) depth--;
+    else if (depth === 0 && (c === 0x2c || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09)) return i;
+    if (depth < 0) return i; // the container around a scalar closes
+    i++;
+    if (depth === 0 && (c === 0x22 || c === 0x5d || c === 0x7d)) return i;
+  }
+}
+
+function skipWs(text: string, at: number): number {
+  let i = at;
+  for (let c = text.charCodeAt(i); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++i));
+  return i;
+}
