@@ -13,7 +13,7 @@ import { setupProgress } from '../../src/ui/setup-progress.js';
 import { ensureHarnesses } from '../helpers/harnesses.js';
 import { prepareCluster } from '../helpers/k8s-cluster.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
-import { useRunTempRoot } from './temp-root.js';
+import { makeRunTempRoot } from './temp-root.js';
 
 /**
  * vitest's global set-up: everything the suite needs, installed before any test runs, so a fresh machine needs only
@@ -21,7 +21,7 @@ import { useRunTempRoot } from './temp-root.js';
  * install system packages (not root, no password-less sudo) it stops with the one command to run.
  */
 export default async function prepare(): Promise<() => void> {
-  const removeTempRoot = useRunTempRoot();
+  const removeTempRoot = makeRunTempRoot();
   try {
     await install();
     return removeTempRoot;

@@ -10,7 +10,7 @@ const prefix = 'alight-test-';
  * machine keeps its disk between runs, and ~100 folders a run (checkpoints, models, stores) filled it. A run killed
  * before its teardown leaves its folder; the next run removes the folders whose owner is gone.
  */
-export function useRunTempRoot(): () => void {
+export function makeRunTempRoot(): () => void {
   const base = tmpdir();
   removeOrphans(base);
   const root = mkdtempSync(join(base, prefix));
