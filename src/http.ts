@@ -75,11 +75,11 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
   return (await readJsonText(req, limit)).body;
 }
 
-/** readJson, with the text it parsed. */
+/** readJson, with the text it parsed and its bytes. */
 export async function readJsonText(
   req: IncomingMessage,
   limit: number,
-): Promise<{ body: Record<string, unknown>; text: string }> {
+): Promise<{ body: Record<string, unknown>; text: string; bytes: Buffer }> {
   const type = req.headers['content-type'] ?? '';
   if (!type.toLowerCase().startsWith('application/json')) {
     throw new HttpError(415, `expected content-type application/json, got ${type || 'none'}`);
@@ -93,9 +93,10 @@ export async function readJsonText(
     if (size > limit) throw tooLarge(size, limit);
     chunks.push(chunk);
   }
+  const bytes = Buffer.concat(chunks, size);
   let text: string;
   try {
-    text = utf8.decode(Buffer.concat(chunks, size));
+    text = utf8.decode(bytes);
   } catch {
     // Replaced with U+FFFD the bytes would reach the model and the trace as something the harness never sent.
     throw new HttpError(400, 'the request body is not valid UTF-8');
@@ -111,7 +112,7 @@ export async function readJsonText(
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpError(400, 'the request body must be a JSON object');
   }
-  return { body: body as Record<string, unknown>, text };
+  return { body: body as Record<string, unknown>, text, bytes };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -47,10 +47,18 @@ export async function handleModelCall(
   signal: AbortSignal,
 ): Promise<void> {
   const started = performance.now();
-  const { body: harness, text } = await readJsonText(req, ctx.bodyLimit);
+  const { body: harness, text, bytes } = await readJsonText(req, ctx.bodyLimit);
   const invalid = spoken.invalid(harness);
   if (invalid) throw new HttpError(400, invalid);
-  const call = upstreamCall(ctx, rollout, seq, spoken, { harness, source: itemsSource(harness, text) }, res, signal);
+  const call = upstreamCall(
+    ctx,
+    rollout,
+    seq,
+    spoken,
+    { harness, source: itemsSource(harness, text, bytes) },
+    res,
+    signal,
+  );
   const outcome = call.stream ? await streamCall(call) : await wholeCall(call);
   const x = outcome.extracted;
   const { protocol } = call;
@@ -130,7 +138,7 @@ function upstreamCall(
     endpoint,
     protocol,
     path: up.path,
-    payload: request.json,
+    payload: request.payload,
     signal,
     res,
     view: () => protocol.view(harness, up.body, endpoint.kind),

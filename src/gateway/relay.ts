@@ -27,7 +27,7 @@ export interface Relayed {
   endpoint: Endpoint;
   protocol: Protocol;
   path: string;
-  payload: string;
+  payload: string | Buffer;
   signal: AbortSignal;
   res: ServerResponse;
   /** A fresh view per upstream attempt: views keep state across a stream's chunks, and a failed attempt is retried. */

@@ -25,7 +25,9 @@ export class SseSplitter {
 
 function boundary(text: string): { index: number; length: number } | null {
   const lf = text.indexOf('\n\n');
-  const crlf = text.indexOf('\r\n\r\n');
+  // A CRLF boundary counts only where it starts before the first LF one: searched that far, not through the whole
+  // read at each event.
+  const crlf = (lf === -1 ? text : text.slice(0, lf + 3)).indexOf('\r\n\r\n');
   if (crlf !== -1 && (lf === -1 || crlf < lf)) return { index: crlf, length: 4 };
   return lf === -1 ? null : { index: lf, length: 2 };
 }

@@ -62,7 +62,7 @@ export class UpstreamClient {
   async post<T>(
     endpoint: Endpoint,
     path: string,
-    payload: string,
+    payload: string | Buffer,
     signal: AbortSignal,
     consume: Consume<T>,
   ): Promise<T> {

@@ -187,6 +187,8 @@ export class CallStore {
     );
 
     if (!remember) return id;
+    ownItems(history, h.prefix);
+    ownItems(harnessHistory, hh.prefix);
     recents.unshift({
       id,
       history,
@@ -346,6 +348,16 @@ function bestHistoryRef(
 function shareItems(history: History | null, earlier: History | null, prefix: number): void {
   if (!history || history.key === 'prompt' || !earlier || earlier.key === 'prompt') return;
   for (let i = 0; i < prefix; i++) history.items[i] = earlier.items[i];
+}
+
+/**
+ * Items past the shared prefix become strings of their own: items taken from the request's text are slices of it,
+ * and kept in the window they would keep the whole text alive.
+ */
+function ownItems(history: History | null, prefix: number): void {
+  if (!history || history.key === 'prompt') return;
+  // Concatenated, then sliced: V8 flattens the concatenation into a new string, which the slice then refers to.
+  for (let i = prefix; i < history.items.length; i++) history.items[i] = ` ${history.items[i]}`.slice(1);
 }
 
 function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | null; prefix: number } {

@@ -8,8 +8,8 @@ import { arrayItemSpans } from '../json-spans.js';
 export interface EncodedRequest {
   body: Record<string, unknown>;
   history: History | null;
-  /** The whole body as JSON (history last). */
-  json: string;
+  /** The whole body as JSON (history last), as sent upstream: bytes where the history was copied from the harness's. */
+  payload: string | Buffer;
 }
 
 export type History = { key: ItemsKey; items: string[] } | { key: 'prompt'; text: string };
@@ -23,26 +23,40 @@ export interface ItemsSource {
   items: unknown[];
   text: string;
   spans: number[];
+  /** The text's bytes when they are ASCII (the spans are byte offsets too), so the history is sent without encoding. */
+  ascii: Buffer | null;
 }
 
 /** `source`: where the body's history array was parsed from, if it is that array: its items are the text's slices. */
 export function encodeRequest(body: Record<string, unknown>, source?: ItemsSource): EncodedRequest {
   const key = itemsKeyOf(body);
   if (key) {
-    const items =
-      source && body[key] === source.items
-        ? source.items.map((_, k) => source.text.slice(source.spans[2 * k], source.spans[2 * k + 1]))
-        : (body[key] as unknown[]).map((m) => JSON.stringify(m));
-    return { body, history: { key, items }, json: withItems(body, key, items) };
+    if (!source || body[key] !== source.items) {
+      const items = (body[key] as unknown[]).map((m) => JSON.stringify(m));
+      return { body, history: { key, items }, payload: withItems(body, key, items) };
+    }
+    const { text, spans, ascii } = source;
+    const items = source.items.map((_, k) => text.slice(spans[2 * k], spans[2 * k + 1]));
+    const payload =
+      ascii && spans.length > 0
+        ? Buffer.concat([
+            Buffer.from(withItems(body, key, []).slice(0, -2)),
+            ascii.subarray(spans[0], spans.at(-1)),
+            close,
+          ])
+        : withItems(body, key, items);
+    return { body, history: { key, items }, payload };
   }
-  const json = JSON.stringify(body);
-  return { body, history: typeof body.prompt === 'string' ? { key: 'prompt', text: body.prompt } : null, json };
+  const payload = JSON.stringify(body);
+  return { body, history: typeof body.prompt === 'string' ? { key: 'prompt', text: body.prompt } : null, payload };
 }
+
+const close = Buffer.from(']}');
 
 /** The body as JSON with only the history after its first `prefix` items (or characters). */
 export function suffixJson(request: EncodedRequest, prefix: number): string {
   const { body, history } = request;
-  if (!history || prefix === 0) return request.json;
+  if (!history || prefix === 0) return request.payload.toString();
   if (history.key !== 'prompt') return withItems(body, history.key, history.items.slice(prefix));
   return JSON.stringify({ ...body, prompt: history.text.slice(prefix) });
 }
@@ -52,11 +66,15 @@ function withItems(body: Record<string, unknown>, key: ItemsKey, items: string[]
   return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"${key}":[${items.join(',')}]}`;
 }
 
-/** Where the body's history items lie in `text`, the JSON it was parsed from; undefined where that is not plain. */
-export function itemsSource(body: Record<string, unknown>, text: string): ItemsSource | undefined {
+/**
+ * Where the body's history items lie in `text`, the JSON it was parsed from (`bytes` encoded); undefined where that is
+ * not plain.
+ */
+export function itemsSource(body: Record<string, unknown>, text: string, bytes?: Buffer): ItemsSource | undefined {
   const key = itemsKeyOf(body);
   if (!key) return undefined;
   const items = body[key] as unknown[];
   const spans = arrayItemSpans(text, key);
-  return spans && spans.length === 2 * items.length ? { items, text, spans } : undefined;
+  if (!spans || spans.length !== 2 * items.length) return undefined;
+  return { items, text, spans, ascii: bytes?.length === text.length ? bytes : null };
 }

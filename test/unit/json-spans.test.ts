@@ -42,18 +42,24 @@ describe('history item spans', () => {
     expect(arrayItemSpans('{"a":"messages","messages":"[1]"}', 'messages')).toBeNull();
   });
 
-  it('encodes a request from the spans to the same values as from JSON.stringify, sharing the text', () => {
-    for (const text of writings(body)) {
-      const parsed = JSON.parse(text);
-      const source = itemsSource(parsed, text)!;
-      const spanned = encodeRequest({ ...parsed, logprobs: true }, source);
-      const stringified = encodeRequest({ ...parsed, logprobs: true });
-      expect(JSON.parse(spanned.json)).toEqual(JSON.parse(stringified.json));
-      expect(spanned.history).toMatchObject({ key: 'messages' });
-      // A body whose history is another array (a protocol rebuilt it) is serialised, not taken from the text.
-      expect(encodeRequest({ ...parsed, messages: [...messages] }, source).json).toBe(
-        encodeRequest({ ...parsed, messages: [...messages] }).json,
-      );
-    }
+  it('encodes a request from the spans to the same values as from JSON.stringify: bytes where the text is ASCII', () => {
+    const asciiBody = JSON.parse(JSON.stringify(body).replaceAll(/[^\x20-\x7e]/g, '?'));
+    for (const [shape, bytesOut] of [
+      [body, false],
+      [asciiBody, true],
+    ] as const)
+      for (const text of writings(shape)) {
+        const parsed = JSON.parse(text);
+        const source = itemsSource(parsed, text, Buffer.from(text))!;
+        const spanned = encodeRequest({ ...parsed, logprobs: true }, source);
+        expect(Buffer.isBuffer(spanned.payload)).toBe(bytesOut);
+        expect(JSON.parse(spanned.payload.toString())).toEqual({ ...shape, logprobs: true });
+        expect(spanned.history).toMatchObject({ key: 'messages' });
+        // A body whose history is another array (a protocol rebuilt it) is serialised, not taken from the text.
+        const rebuilt = { ...parsed, messages: [...parsed.messages] };
+        const serialised = encodeRequest(rebuilt, source).payload;
+        expect(typeof serialised).toBe('string');
+        expect(JSON.parse(serialised as string)).toEqual(rebuilt);
+      }
   });
 });

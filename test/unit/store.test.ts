@@ -128,7 +128,7 @@ describe('request encoding', () => {
       },
     ]) {
       const enc = encodeRequest(body);
-      expect(JSON.parse(enc.json)).toEqual(body);
+      expect(JSON.parse(enc.payload.toString())).toEqual(body);
       expect(JSON.parse(suffixJson(enc, 1))).toEqual({ ...body, messages: body.messages.slice(1) });
     }
     const completions = encodeRequest({ prompt: 'abc', max_tokens: 3 });
