@@ -93,7 +93,7 @@ export async function readJsonText(
     if (size > limit) throw tooLarge(size, limit);
     chunks.push(chunk);
   }
-  const bytes = Buffer.concat(chunks, size);
+  const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
   let text: string;
   try {
     text = utf8.decode(bytes);

@@ -62,7 +62,10 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
     error: null,
     extracted,
     version: answer.version,
-    reply: () => c.res.writeHead(answer.status, { 'content-type': 'application/json' }).end(body),
+    reply: () =>
+      c.res
+        .writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        .end(body),
   };
 }
 
