@@ -1,5 +1,5 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import { finished, type Readable, type Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { errorMessage } from '../errors.js';
 import { HttpError, sendJson } from '../http.js';
@@ -109,18 +109,18 @@ class StreamRelay {
     this.version = versionOf(up.headers);
     const splitter = new SseSplitter();
     this.view = this.c.view();
-    const { res, signal } = this.c;
+    const { res } = this.c;
     try {
-      for await (const bytes of up.body as AsyncIterable<Buffer>) {
+      await eachChunk(up.body, res, (bytes) => {
         // Everything one read brought goes to the harness in one write: per-event writes cost more than parsing.
         const out = this.translate(splitter.push(bytes));
-        if (!out) continue;
+        if (!out) return true;
         if (!this.relayed) {
           res.writeHead(200, sseHeaders);
           this.relayed = true;
         }
-        if (!res.write(out)) await once(res, 'drain', { signal });
-      }
+        return res.write(out);
+      });
     } catch (err) {
       if (!this.relayed) throw err;
       throw new MidStreamError(errorMessage(err));
@@ -174,6 +174,34 @@ class StreamRelay {
       },
     };
   }
+}
+
+/**
+ * Hands each chunk of `body` to `take` as it comes ('data' events: for-await makes a promise per chunk); while `take`'s
+ * write waits for `out` to drain (it returned false) the body is paused. Ends as the body does: with its error, a
+ * premature close (an aborted call), or the error `take` threw, for which the body is destroyed.
+ */
+function eachChunk(body: Readable, out: Writable, take: (bytes: Buffer) => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const resume = (): void => void body.resume();
+    const onData = (bytes: Buffer): void => {
+      try {
+        if (!take(bytes)) {
+          body.pause();
+          out.once('drain', resume);
+        }
+      } catch (err) {
+        body.destroy(err as Error);
+      }
+    };
+    finished(body, (err) => {
+      body.off('data', onData);
+      out.off('drain', resume);
+      if (err) reject(err);
+      else resolve();
+    });
+    body.on('data', onData);
+  });
 }
 
 /** An attempt answered with an error status (thrown for the retry loop) or with something other than a stream. */
