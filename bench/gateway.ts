@@ -6,6 +6,7 @@
  *   BENCH_ROUNDS / BENCH_WARMUP / BENCH_REQUESTS override the rounds and the 64-client request counts.
  *   BENCH_GATEWAY_FLAGS="--max-semi-space-size=64" passes Node flags to the gateway child (for experiments).
  *   BENCH_STREAMS=all|none makes every request stream or none (default: half), to profile one path alone.
+ *   BENCH_PROMPT_VARY=1 makes every answer's prompt ids differ from the last (no prompt extends another: all decoded).
  *
  * The scripted upstream and the server under test each run in a child process (bench/server.ts); the load
  * generator runs here. See bench/BENCHMARKS.md for what is measured and the latest results.
@@ -209,7 +210,7 @@ console.log(`## Gateway benchmark — ${new Date().toISOString().slice(0, 10)}
 Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, \
 Node ${process.version}, ${process.platform}.
 Workload: request body ${(Buffer.byteLength(sample) / 1024).toFixed(1)} KB (chat history ~${HISTORY_BYTES / 1024} KB); \
-answer: ${PROMPT_TOKENS} prompt token ids + ${REPLY.length + 1} completion tokens with logprobs, \
+answer: ${PROMPT_TOKENS} prompt token ids (${process.env.BENCH_PROMPT_VARY ? 'different every answer' : 'the same every answer, as an agent loop extends its last prompt'}) + ${REPLY.length + 1} completion tokens with logprobs, \
 streams at ${TOKENS_PER_CHUNK} token(s) per chunk; ${{ half: 'half the', all: 'all', none: 'no' }[streams]} requests stream.
 ${ROUNDS} interleaved rounds; per configuration and round, in a fresh server process: ${WARMUP} warm-up + ${REQUESTS} \
 measured requests with ${CLIENTS} clients, then ${SEQ_WARMUP} + ${SEQ_REQUESTS} with 1 client. \

@@ -41,7 +41,10 @@ function usage(): Usage {
 }
 
 async function upstream(): Promise<Running> {
-  const fixedPromptIds = Array.from({ length: PROMPT_TOKENS }, (_, i) => 1000 + ((i * 7919) % 150_000));
+  const ids = Array.from({ length: PROMPT_TOKENS }, (_, i) => 1000 + ((i * 7919) % 150_000));
+  // BENCH_PROMPT_VARY=1: every answer's first prompt id differs, so no prompt extends the last one (the gateway decodes
+  // every id): the worst case, where an agent loop's prompts, each extending the last, are the best.
+  const fixedPromptIds = process.env.BENCH_PROMPT_VARY ? (index: number) => [index % 100_000, ...ids.slice(1)] : ids;
   const up = await startScriptedUpstream({ fixedPromptIds, reply: () => REPLY, tokensPerChunk: TOKENS_PER_CHUNK });
   // The scripted upstream logs every request it served; a benchmark has no use for that log.
   setInterval(() => {

@@ -26,8 +26,8 @@ export interface ScriptedOptions {
   /** Pause before the final chunk of a stream. */
   lastChunkDelayMs?: number;
   chunkDelayMs?: number;
-  /** Prompt ids to report instead of tokenizing (for benchmarks). */
-  fixedPromptIds?: number[];
+  /** Prompt ids to report instead of tokenizing, or a function of the request's index (for benchmarks). */
+  fixedPromptIds?: number[] | ((index: number) => number[]);
   /**
    * Words the model samples as one token each (ids 258 on, as `writeByteTokenizer` numbers them); prompts spell them in
    * bytes.
@@ -127,8 +127,9 @@ export async function startScriptedUpstream(options: ScriptedOptions = {}): Prom
       return void res.end(body.stream ? 'data: {not json\n\n' : '<html>bad gateway</html>');
     }
     const chat = req.url === '/v1/chat/completions';
+    const fixed = options.fixedPromptIds;
     const promptIds =
-      options.fixedPromptIds ??
+      (typeof fixed === 'function' ? fixed(index) : fixed) ??
       (chat ? renderChat(body.messages as ChatMessage[], options.stripThinking) : bytes(String(body.prompt)));
     const answer = options.reply?.(index, body) ?? `reply ${index}`;
     const { text = '', toolCalls = [] } = typeof answer === 'string' ? { text: answer } : answer;
