@@ -7,7 +7,7 @@ import { type EncodedRequest, encodeRequest, type ItemsSource, itemsSource } fro
 import type { RolloutRow, Store } from '../store/store.js';
 import type { Endpoints } from './endpoints.js';
 import type { Protocol } from './protocols/index.js';
-import { type Outcome, type Relayed, streamCall, wholeCall } from './relay.js';
+import { type Outcome, type Relayed, readMode, streamCall, wholeCall } from './relay.js';
 import type { RolloutMemories } from './rollout-memory.js';
 import type { UpstreamClient } from './upstream.js';
 
@@ -142,7 +142,7 @@ function upstreamCall(
     signal,
     res,
     view: () => protocol.view(harness, up.body, endpoint.kind),
-    promptHint: ctx.memories.promptHint(rollout.id),
+    promptHint: readMode({ protocol, endpoint }) === 'scan' ? ctx.memories.promptHint(rollout.id) : undefined,
     rollout,
     seq,
     harness,

@@ -32,8 +32,8 @@ export interface Relayed {
   res: ServerResponse;
   /** A fresh view per upstream attempt: views keep state across a stream's chunks, and a failed attempt is retried. */
   view(): HarnessView;
-  /** The rollout's last prompt ids, which the scanner reads the answer's against. */
-  promptHint: PromptIdsHint;
+  /** The rollout's last prompt ids, which the scanner reads the answer's against (scan mode only). */
+  promptHint?: PromptIdsHint;
 }
 
 class MidStreamError extends Error {}
@@ -70,7 +70,7 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
 }
 
 /** How the call's answers are read: token fields scanned from a vLLM upstream's bytes (token-fields.ts). */
-function readMode(c: Relayed): ReadMode {
+export function readMode(c: Pick<Relayed, 'protocol' | 'endpoint'>): ReadMode {
   return !c.protocol.tokenFields ? 'raw' : c.endpoint.kind === 'vllm' ? 'scan' : 'parse';
 }
 
@@ -185,6 +185,8 @@ function eachChunk(body: Readable, out: Writable, take: (bytes: Buffer) => boole
   return new Promise((resolve, reject) => {
     const resume = (): void => void body.resume();
     const onData = (bytes: Buffer): void => {
+      // Chunks already buffered still come after a destroy: none is taken after a failure.
+      if (body.destroyed) return;
       try {
         if (!take(bytes)) {
           body.pause();
@@ -215,7 +217,7 @@ async function refuseNonStream(up: Dispatcher.ResponseData, type: string): Promi
   );
 }
 
-function parseChunk(data: string, mode: ReadMode, hint: PromptIdsHint): ScannedAnswer {
+function parseChunk(data: string, mode: ReadMode, hint: PromptIdsHint | undefined): ScannedAnswer {
   try {
     return readAnswer(data, mode, hint);
   } catch {

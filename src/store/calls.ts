@@ -151,6 +151,7 @@ export class CallStore {
     if (h.ref !== null) shareItems(history, recents.find((r) => r.id === h.ref)!.history, h.prefix);
     const harnessHistory = call.harness?.request.history ?? null;
     const hh = bestHistoryRef(harnessHistory, recents, (r) => r.harness);
+    if (hh.ref !== null) shareItems(harnessHistory, recents.find((r) => r.id === hh.ref)!.harness, hh.prefix);
     const prompt = call.promptIds ? int32(call.promptIds) : null;
     const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
     const completion = call.completionIds ? int32(call.completionIds) : null;

@@ -33,9 +33,12 @@ beforeAll(async () => {
 /** Instance images podman built for these tests: removed at the end (podman's storage outlives the run). */
 const built = new Set<string>();
 afterAll(async () => {
-  await upstream?.close();
-  await clusterDown();
-  for (const image of built) execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
+  try {
+    await upstream?.close();
+    await clusterDown();
+  } finally {
+    for (const image of built) execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
+  }
 }, 120_000);
 
 const harness = ['python3', '-c', readFileSync(join(FIXTURES, 'sdk_harness.py'), 'utf8')];

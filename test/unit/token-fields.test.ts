@@ -218,6 +218,9 @@ describe('the token-field scanner', () => {
     const before = hint.text;
     expect(() => readAnswer(Buffer.from(answer('[1,2,3,x]')), 'scan', hint)).toThrow();
     expect(hint.text).toBe(before);
+    // After an empty array, a comma starts no element: refused, not read as the ids after it.
+    readAnswer(Buffer.from(answer('[]')), 'scan', hint);
+    expect(() => readAnswer(Buffer.from(answer('[,5]')), 'scan', hint)).toThrow();
   });
 
   it('falls back to parsing the whole text where the scanner cannot be sure, with the same result', () => {

@@ -195,7 +195,9 @@ class Reader {
     const { text, ids: known } = hint;
     if (text && known && s[from] === 91 && s.length > from + text.length) {
       const after = s[from + text.length];
-      if ((after === 93 || after === 44) && s.compare(text, 0, text.length, from, from + text.length) === 0) {
+      // After an empty array's `[` a comma would start no element: such text is read (and refused) in full.
+      const longer = after === 44 && known.length > 0;
+      if ((after === 93 || longer) && s.compare(text, 0, text.length, from, from + text.length) === 0) {
         this.i = from + text.length + 1;
         if (after === 93) return known;
         while (scratch.length < known.length) scratch = grow(scratch);
