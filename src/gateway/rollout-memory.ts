@@ -26,9 +26,9 @@ function bounded<V>(map: Map<string, V>, key: string, value: V, max: number): vo
 
 /**
  * What the gateway keeps of a live rollout's earlier calls: for translated protocols its answers by id (Responses'
- * `previous_response_id`) and the exact text of its tool calls' arguments; for the scanner its last prompt ids. Kept in memory until the rollout ends, or
- * is idle or among the least recently used past the gateway's cache bounds: a harness that then names an earlier
- * answer gets the error of an unknown `previous_response_id`.
+ * `previous_response_id`) and the exact text of its tool calls' arguments; for the scanner its last prompt ids. Kept in
+ * memory until the rollout ends, or is idle or among the least recently used past the gateway's cache bounds: a
+ * harness that then names an earlier answer gets the error of an unknown `previous_response_id`.
  */
 export class RolloutMemories {
   private readonly byRollout: IdleCache<Kept>;

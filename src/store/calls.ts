@@ -148,10 +148,8 @@ export class CallStore {
     const recents = this.recent.get(call.rolloutId) ?? [];
     const history = call.request.history;
     const h = bestHistoryRef(history, recents, (r) => r.history);
-    if (h.ref !== null) shareItems(history, recents.find((r) => r.id === h.ref)!.history, h.prefix);
     const harnessHistory = call.harness?.request.history ?? null;
     const hh = bestHistoryRef(harnessHistory, recents, (r) => r.harness);
-    if (hh.ref !== null) shareItems(harnessHistory, recents.find((r) => r.id === hh.ref)!.harness, hh.prefix);
     const prompt = call.promptIds ? int32(call.promptIds) : null;
     const p = prompt ? bestPromptRef(prompt, recents) : { ref: null, prefix: 0 };
     const completion = call.completionIds ? int32(call.completionIds) : null;
@@ -188,8 +186,8 @@ export class CallStore {
     );
 
     if (!remember) return id;
-    ownItems(history, h.prefix);
-    ownItems(harnessHistory, hh.prefix);
+    keepItems(history, recents.find((r) => r.id === h.ref)?.history ?? null, h.prefix);
+    keepItems(harnessHistory, recents.find((r) => r.id === hh.ref)?.harness ?? null, hh.prefix);
     recents.unshift({
       id,
       history,
@@ -345,20 +343,17 @@ function bestHistoryRef(
   return best;
 }
 
-/** Keep the earlier call's strings for the shared history, so the window holds each message once. */
-function shareItems(history: History | null, earlier: History | null, prefix: number): void {
-  if (!history || history.key === 'prompt' || !earlier || earlier.key === 'prompt') return;
-  for (let i = 0; i < prefix; i++) history.items[i] = earlier.items[i];
-}
-
 /**
- * Items past the shared prefix become strings of their own: items taken from the request's text are slices of it,
- * and kept in the window they would keep the whole text alive.
+ * The items a remembered call keeps in the window: the shared prefix as the earlier call's strings, so the window holds
+ * each message once, and the rest as strings of their own (items taken from the request's text are slices of it, and
+ * would keep the whole text alive).
  */
-function ownItems(history: History | null, prefix: number): void {
+function keepItems(history: History | null, earlier: History | null, prefix: number): void {
   if (!history || history.key === 'prompt') return;
-  // Concatenated, then sliced: V8 flattens the concatenation into a new string, which the slice then refers to.
-  for (let i = prefix; i < history.items.length; i++) history.items[i] = ` ${history.items[i]}`.slice(1);
+  const shared = earlier && earlier.key !== 'prompt' ? earlier.items : [];
+  for (let i = 0; i < history.items.length; i++)
+    // Concatenated, then sliced: V8 flattens the concatenation into a new string, which the slice then refers to.
+    history.items[i] = i < prefix && i < shared.length ? shared[i] : ` ${history.items[i]}`.slice(1);
 }
 
 function bestPromptRef(prompt: Int32Array, recents: Recent[]): { ref: number | null; prefix: number } {
