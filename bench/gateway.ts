@@ -23,12 +23,12 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const SEQ_WARMUP = 100;
 const SEQ_REQUESTS = 500;
-/** Rounds of the three configurations, interleaved so that drift on a shared machine hits all alike. */
+/** Rounds of the four configurations, interleaved so that drift on a shared machine hits all alike. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PHASE_LIMIT_MS = 60_000;
 const TOTAL_LIMIT_MS = 5 * 60_000;
 
-const configs = ['direct', 'pass-through', 'gateway'] as const;
+const configs = ['direct', 'pass-through', 'naive recorder', 'gateway'] as const;
 type Config = (typeof configs)[number];
 
 // ---- load -------------------------------------------------------------------------------------------------------
@@ -83,8 +83,8 @@ async function measure(
 async function run(config: Config): Promise<Row[]> {
   let server: Child | null = null;
   let urlOf = (_c: number): string => `${upstream.url}/chat/completions`;
-  if (config === 'pass-through') {
-    server = await Child.start(['proxy', upstream.url]);
+  if (config === 'pass-through' || config === 'naive recorder') {
+    server = await Child.start(config === 'pass-through' ? ['proxy', upstream.url] : ['naive', upstream.url, dir]);
     urlOf = () => `${server!.url}/chat/completions`;
   } else if (config === 'gateway') {
     const prof = process.env.BENCH_CPU_PROF;
@@ -198,10 +198,16 @@ rmSync(dir, { recursive: true, force: true });
 clearTimeout(watchdog);
 
 const [concurrent, sequential] = [0, 1].map((i) => configs.map((c) => results.get(c)![i]));
-const cpuPerReq = (r: Row): number => r.proxyCpuUs! / r.phase.done;
-const cpuRatio = cpuPerReq(concurrent[2]) / cpuPerReq(concurrent[1]);
-const cpuRatioSeq = cpuPerReq(sequential[2]) / cpuPerReq(sequential[1]);
-const addedP50 = (rows: Row[], base = 0): number => pct(all(rows[2]), 0.5) - pct(all(rows[base]), 0.5);
+const cpuPerReq = (rows: Row[], config: Config): number => {
+  const r = rows[configs.indexOf(config)];
+  return r.proxyCpuUs! / r.phase.done;
+};
+const ratio = (rows: Row[], a: Config, b: Config): number => cpuPerReq(rows, a) / cpuPerReq(rows, b);
+const cpuRatio = ratio(concurrent, 'gateway', 'pass-through');
+const cpuRatioSeq = ratio(sequential, 'gateway', 'pass-through');
+const gw = configs.indexOf('gateway');
+const addedP50 = (rows: Row[], base: Config = 'direct'): number =>
+  pct(all(rows[gw]), 0.5) - pct(all(rows[configs.indexOf(base)]), 0.5);
 const recorded = ROUNDS * (WARMUP + REQUESTS + SEQ_WARMUP + SEQ_REQUESTS);
 
 const sample = requestBody(histories[0], 0, false);
@@ -223,8 +229,13 @@ ${table(sequential)}
 
 - gateway CPU/request ÷ pass-through CPU/request: **${cpuRatio.toFixed(2)}×** with ${CLIENTS} clients, \
 ${cpuRatioSeq.toFixed(2)}× with 1 client (target ≤ 2×: ${cpuRatio <= 2 && cpuRatioSeq <= 2 ? 'met' : 'missed'})
-- gateway added p50 latency with 1 client: **${addedP50(sequential, 1).toFixed(2)} ms** over the pass-through \
-(recording's own cost; target ≤ 1 ms: ${addedP50(sequential, 1) <= 1 ? 'met' : 'missed'}), \
+- naive recorder CPU/request ÷ pass-through CPU/request: ${ratio(concurrent, 'naive recorder', 'pass-through').toFixed(2)}× \
+with ${CLIENTS} clients, ${ratio(sequential, 'naive recorder', 'pass-through').toFixed(2)}× with 1 client; \
+gateway ÷ naive recorder: ${ratio(concurrent, 'gateway', 'naive recorder').toFixed(2)}× and \
+${ratio(sequential, 'gateway', 'naive recorder').toFixed(2)}×
+- gateway added p50 latency with 1 client: **${addedP50(sequential, 'pass-through').toFixed(2)} ms** over the pass-through \
+(recording's own cost; target ≤ 1 ms: ${addedP50(sequential, 'pass-through') <= 1 ? 'met' : 'missed'}), \
+${signed(pct(all(sequential[gw]), 0.5) - pct(all(sequential[configs.indexOf('naive recorder')]), 0.5))} ms over the naive recorder, \
 ${addedP50(sequential).toFixed(2)} ms over direct; with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
 - SQLite file after the run: ${(dbBytes / 2 ** 20).toFixed(1)} MB for ${recorded} recorded calls \
 (${(dbBytes / recorded / 1024).toFixed(1)} KB/call) in ${ROUNDS * CLIENTS} rollouts`);

@@ -3,6 +3,7 @@
  *
  *   node --import tsx bench/server.ts upstream
  *   node --import tsx bench/server.ts proxy   <upstream base url>
+ *   node --import tsx bench/server.ts naive   <upstream base url> <temp dir>
  *   node --import tsx bench/server.ts gateway <upstream base url> <temp dir>
  *
  * It talks to the parent over IPC: it sends `{ type: 'ready', url }` once listening, then answers `{ type: 'usage' }`,
@@ -14,6 +15,7 @@ import { Agent, createServer, type IncomingHttpHeaders, request } from 'node:htt
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startScriptedUpstream } from '../test/helpers/scripted-upstream.js';
+import { naiveRecorder } from './naive-recorder.js';
 import { PROMPT_TOKENS, REPLY, TOKENS_PER_CHUNK } from './workload.js';
 
 export type Usage = { cpuUs: number; rssBytes: number; peakRssBytes: number };
@@ -142,16 +144,14 @@ async function gateway(target: string, dir: string): Promise<Running> {
 
 const send = (message: ToParent): void => void process.send!(message);
 const [role, target, dir] = process.argv.slice(2);
-const running =
-  role === 'upstream'
-    ? await upstream()
-    : role === 'proxy'
-      ? await proxy(target)
-      : role === 'gateway'
-        ? await gateway(target, dir)
-        : (() => {
-            throw new Error(`unknown role ${role}`);
-          })();
+const roles: Record<string, () => Promise<Running>> = {
+  upstream,
+  proxy: () => proxy(target),
+  naive: () => naiveRecorder(target, dir),
+  gateway: () => gateway(target, dir),
+};
+if (!roles[role]) throw new Error(`unknown role ${role}`);
+const running = await roles[role]();
 
 process.on('message', async (message: ToChild) => {
   if (message.type === 'usage') send({ type: 'usage', usage: usage() });

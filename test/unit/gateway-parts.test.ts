@@ -18,7 +18,65 @@ describe('SSE splitting', () => {
       expect(events.map((e) => e.raw).join('')).toBe(text);
     }
   });
+
+  it('splits random streams of LF and CRLF events, cut anywhere, as a plain reading of the whole decoded text does', () => {
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pieces = [
+      'data: {"a":1}',
+      'data:x',
+      'data: é',
+      'data: の😀',
+      'data: \u00e9',
+      ': note',
+      'event: e',
+      'data: [DONE]',
+      'data: a\r\ndata: b',
+    ];
+    for (let round = 0; round < 300; round++) {
+      const parts: Buffer[] = [];
+      for (let k = rand(12); k >= 0; k--) {
+        parts.push(Buffer.from(pieces[rand(pieces.length)]));
+        // Now and then bytes that are not UTF-8: replaced as a TextDecoder reading the whole stream replaces them.
+        if (rand(4) === 0)
+          parts.push(Buffer.from([[0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0x80], [0xed, 0xa0]][rand(5)]));
+        parts.push(Buffer.from(['\n\n', '\r\n\r\n', '\n'][rand(3)]));
+      }
+      const bytes = Buffer.concat(parts);
+      const text = new TextDecoder().decode(bytes);
+      const s = new SseSplitter();
+      const events = [];
+      for (let i = 0; i < bytes.length; ) {
+        const size = 1 + rand(40);
+        events.push(...s.push(bytes.subarray(i, i + size)));
+        i += size;
+      }
+      expect(events).toEqual(referenceSplit(text));
+    }
+  });
 });
+
+/** Whole events of a complete text, the plain way: the first boundary, LF or CRLF, each time. */
+function referenceSplit(text: string): { raw: string; data: string | null }[] {
+  const events = [];
+  let rest = text;
+  for (;;) {
+    const lf = rest.indexOf('\n\n');
+    const crlf = rest.indexOf('\r\n\r\n');
+    if (lf === -1 && crlf === -1) return events;
+    const [index, length] = crlf !== -1 && (lf === -1 || crlf < lf) ? [crlf, 4] : [lf, 2];
+    const lines = rest
+      .slice(0, index)
+      .split(/\r?\n/)
+      .filter((l) => l.startsWith('data:'));
+    const data = lines.length ? lines.map((l) => l.slice(l[5] === ' ' ? 6 : 5)).join('\n') : null;
+    events.push({ raw: rest.slice(0, index + length), data });
+    rest = rest.slice(index + length);
+  }
+}
 
 /** An upstream event or answer as the gateway reads it from a vLLM upstream. */
 const read = (o: object) => readAnswer(Buffer.from(JSON.stringify(o)), 'scan');

@@ -82,21 +82,21 @@ function stripped(answer: Obj): Obj {
 }
 
 function tokensOf(answer: Obj): TokenFields {
-  const choices = Array.isArray(answer.choices) ? (answer.choices as unknown[]) : [];
-  return { promptIds: ints(answer.prompt_token_ids), choices: choices.map((c) => choiceTokens(isObj(c) ? c : {})) };
+  const choices: ChoiceTokens[] = [];
+  // Loops and direct fields, not map and spread: a stream reads ~200 small events per answer.
+  if (Array.isArray(answer.choices)) for (const c of answer.choices) choices.push(choiceTokens(isObj(c) ? c : {}));
+  return { promptIds: ints(answer.prompt_token_ids), choices };
 }
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function choiceTokens(c: Obj): ChoiceTokens {
-  return {
-    tokenIds: ints(c.token_ids),
-    promptIds: ints(c.prompt_token_ids),
-    ...logprobsOf(c.logprobs as Obj | null | undefined),
-  };
+  const { content, tokenLogprobs } = logprobsOf(c.logprobs as Obj | null | undefined);
+  return { tokenIds: ints(c.token_ids), promptIds: ints(c.prompt_token_ids), content, tokenLogprobs };
 }
 
-const ints = (v: unknown): Int32Array | null => (Array.isArray(v) ? Int32Array.from(v as number[]) : null);
+// `new Int32Array(array)` converts like Int32Array.from (each element ToNumber, then ToInt32), at a third of the cost.
+const ints = (v: unknown): Int32Array | null => (Array.isArray(v) ? new Int32Array(v as number[]) : null);
 
 /** A copy without `drop`'s keys (built, not deleted from: deleting makes V8 objects slow on every later access). */
 export function strip(o: Obj, drop: ReadonlySet<string>): Obj {

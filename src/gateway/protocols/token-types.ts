@@ -38,10 +38,12 @@ export interface FieldMember {
 
 /** A choice's logprob values from its `logprobs` member: chat's per-token entries, completions' list. */
 export function logprobsOf(logprobs: Obj | null | undefined): Pick<ChoiceTokens, 'content' | 'tokenLogprobs'> {
-  const list = (v: unknown) => (Array.isArray(v) ? (v as number[]) : null);
-  const content = list(logprobs?.content);
-  return {
-    content: content ? content.map((t) => (t as unknown as Obj | null)?.logprob as number) : null,
-    tokenLogprobs: list(logprobs?.token_logprobs),
-  };
+  const content = logprobs?.content;
+  const tokens = logprobs?.token_logprobs;
+  let values: number[] | null = null;
+  if (Array.isArray(content)) {
+    values = new Array(content.length);
+    for (let k = 0; k < content.length; k++) values[k] = (content[k] as Obj | null)?.logprob as number;
+  }
+  return { content: values, tokenLogprobs: Array.isArray(tokens) ? (tokens as number[]) : null };
 }

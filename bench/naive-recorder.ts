@@ -1,0 +1,102 @@
+/**
+ * A second baseline for the gateway benchmark: the plainest recorder there is. It reads each request and answer
+ * whole, parses both with JSON.parse (a stream: each event), and stores one SQLite row per call (the newest message,
+ * the prompt and completion ids and the logprobs) before the harness sees the answer end. No history sharing, no
+ * rollouts, no views: what any Node proxy that records token ids must at least do, to put the gateway's cost in scale.
+ */
+import { Agent, createServer, type IncomingMessage, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+type Answer = { prompt: number[]; ids: number[]; logprobs: number[] };
+type Event = {
+  prompt_token_ids?: number[];
+  choices: { token_ids?: number[]; logprobs?: { content: { logprob: number }[] } }[];
+};
+
+function read(stream: IncomingMessage, done: (bytes: Buffer) => void, each?: (chunk: Buffer) => void): void {
+  const parts: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => {
+    parts.push(chunk);
+    each?.(chunk);
+  });
+  stream.on('end', () => done(parts.length === 1 ? parts[0] : Buffer.concat(parts)));
+}
+
+/** The token values of a whole answer, or of a stream's events together. */
+function tokensOf(text: string, stream: boolean): Answer {
+  const out: Answer = { prompt: [], ids: [], logprobs: [] };
+  const events = stream ? text.split('\n\n').filter((e) => e.startsWith('data: {')) : [text];
+  for (const event of events) {
+    const e = JSON.parse(stream ? event.slice(6) : event) as Event;
+    if (e.prompt_token_ids) out.prompt = e.prompt_token_ids;
+    for (const c of e.choices) {
+      if (c.token_ids) out.ids.push(...c.token_ids);
+      for (const t of c.logprobs?.content ?? []) out.logprobs.push(t.logprob);
+    }
+  }
+  return out;
+}
+
+const blob = (a: Int32Array | Float64Array): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+export async function naiveRecorder(target: string, dir: string) {
+  const base = new URL(target);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const db = new Database(join(dir, 'naive.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE IF NOT EXISTS calls (message TEXT, prompt BLOB, completion BLOB, logprobs BLOB)');
+  const insert = db.prepare('INSERT INTO calls VALUES (?, ?, ?, ?)');
+  const server = createServer((req, res) => {
+    read(req, (body) => {
+      const { messages } = JSON.parse(body.toString()) as { messages: unknown[] };
+      const headers = { 'content-type': 'application/json', 'content-length': body.length };
+      const up = request(
+        { host: base.hostname, port: base.port, method: 'POST', path: req.url, headers, agent },
+        (a) => {
+          const stream = String(a.headers['content-type']).startsWith('text/event-stream');
+          if (stream) res.writeHead(a.statusCode ?? 502, { 'content-type': 'text/event-stream' });
+          const relay = stream ? (chunk: Buffer) => void res.write(chunk) : undefined;
+          read(
+            a,
+            (bytes) => {
+              const t = tokensOf(bytes.toString(), stream);
+              const message = JSON.stringify(messages.at(-1));
+              insert.run(
+                message,
+                blob(Int32Array.from(t.prompt)),
+                blob(Int32Array.from(t.ids)),
+                blob(Float64Array.from(t.logprobs)),
+              );
+              if (stream) res.end();
+              else
+                res
+                  .writeHead(a.statusCode ?? 502, {
+                    'content-type': 'application/json',
+                    'content-length': bytes.length,
+                  })
+                  .end(bytes);
+            },
+            relay,
+          );
+        },
+      );
+      up.on('error', (err) => res.writeHead(502).end(String(err)));
+      up.end(body);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      agent.destroy();
+      db.close();
+      return null;
+    },
+  };
+}
