@@ -62,6 +62,19 @@ const cases: [string, () => void][] = [
       assembler.result();
     },
   ],
+  [
+    '… + relayed without the token fields (a harness that did not ask)',
+    () => {
+      const assembler = openaiChat.assembler();
+      const view = openaiChat.view({ model: 'scripted-model', messages: [] }, { model: 'scripted-model' }, 'vllm');
+      eachEvent((data) => {
+        const read = readAnswer(data, 'scan', hint);
+        assembler.push(read);
+        view.event(data, read);
+      });
+      assembler.result();
+    },
+  ],
 ];
 
 const best = new Map<string, number>();
