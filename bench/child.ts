@@ -1,5 +1,6 @@
 /** A bench/server.ts process, driven over IPC. */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { cpus } from 'node:os';
 import type { ToChild, ToParent, Usage } from './server.js';
 
 const children = new Set<ChildProcess>();
@@ -19,6 +20,11 @@ export class Child {
     proc.once('exit', () => children.delete(proc));
     const ready = await next(proc, 'ready');
     return new Child(proc, ready.url);
+  }
+
+  /** Pins the process (see `pin`). */
+  pin(role: Role): void {
+    if (this.proc.pid) pin(this.proc.pid, role);
   }
 
   static killAll(): void {
@@ -55,5 +61,20 @@ function next<T extends ToParent['type']>(proc: ChildProcess, type: T): Promise<
     const onExit = (code: number | null): void =>
       reject(new Error(`bench server exited (${code}) before answering ${type}`));
     proc.on('message', onMessage).once('exit', onExit);
+  });
+}
+
+type Role = 'server' | 'load';
+
+/**
+ * BENCH_PIN=1: the server under test on the last core, the load generator and the upstream on the others (every
+ * thread, with taskset). Unpinned, on a 2-core machine three busy processes take turns on two cores and each wake-up
+ * finds its caches cold; a gateway on a server has a core of its own.
+ */
+export function pin(pid: number, role: Role): void {
+  const last = cpus().length - 1;
+  if (process.env.BENCH_PIN !== '1' || last < 1) return;
+  execFileSync('taskset', ['-a', '-pc', role === 'server' ? `${last}` : `0-${last - 1}`, `${pid}`], {
+    stdio: 'ignore',
   });
 }

@@ -7,6 +7,7 @@
  *   BENCH_GATEWAY_FLAGS="--max-semi-space-size=64" passes Node flags to the gateway child (for experiments).
  *   BENCH_STREAMS=all|none makes every request stream or none (default: half), to profile one path alone.
  *   BENCH_PROMPT_VARY=1 makes every answer's prompt ids differ from the last (no prompt extends another: all decoded).
+ *   BENCH_PIN=1 gives the server under test a core of its own (child.ts `pin`).
  *
  * The scripted upstream and the server under test each run in a child process (bench/server.ts); the load
  * generator runs here. See bench/BENCHMARKS.md for what is measured and the latest results.
@@ -14,7 +15,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { Child } from './child.js';
+import { Child, pin } from './child.js';
 import { loadPhase, type Phase, type Streams } from './load.js';
 import { HISTORY_BYTES, historyOf, PROMPT_TOKENS, REPLY, requestBody, TOKENS_PER_CHUNK } from './workload.js';
 
@@ -26,7 +27,7 @@ const SEQ_REQUESTS = 500;
 /** Rounds of the four configurations, interleaved so that drift on a shared machine hits all alike. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PHASE_LIMIT_MS = 60_000;
-const TOTAL_LIMIT_MS = 5 * 60_000;
+const TOTAL_LIMIT_MS = 8 * 60_000;
 
 const configs = ['direct', 'pass-through', 'naive recorder', 'gateway'] as const;
 type Config = (typeof configs)[number];
@@ -96,6 +97,7 @@ async function run(config: Config): Promise<Row[]> {
     const { tokens } = await server.ask({ type: 'tokens', n: CLIENTS });
     urlOf = (c) => `${server!.url}/r/${tokens[c]}/v1/chat/completions`;
   }
+  server?.pin('server');
   const idle = (await server?.usage())?.rssBytes ?? null;
   await load(urlOf, CLIENTS, WARMUP);
   const concurrent = await measure(config, server, urlOf, CLIENTS, REQUESTS);
@@ -180,6 +182,8 @@ const watchdog = setTimeout(() => {
 const dir = mkdtempSync(join(tmpdir(), 'alight-bench-'));
 let dbBytes = 0;
 const upstream = await Child.start(['upstream']);
+upstream.pin('load');
+pin(process.pid, 'load');
 // A throw-away round warms the upstream and this load generator (JIT, heap sizes); without it whichever
 // configuration runs first looks slow.
 console.error('warming up');
@@ -214,7 +218,8 @@ const sample = requestBody(histories[0], 0, false);
 console.log(`## Gateway benchmark — ${new Date().toISOString().slice(0, 10)}
 
 Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, \
-Node ${process.version}, ${process.platform}.
+Node ${process.version}, ${process.platform}\
+${process.env.BENCH_PIN === '1' ? '; the server under test pinned to a core of its own, the rest on the others' : ''}.
 Workload: request body ${(Buffer.byteLength(sample) / 1024).toFixed(1)} KB (chat history ~${HISTORY_BYTES / 1024} KB); \
 answer: ${PROMPT_TOKENS} prompt token ids (${process.env.BENCH_PROMPT_VARY ? 'different every answer' : 'the same every answer, as an agent loop extends its last prompt'}) + ${REPLY.length + 1} completion tokens with logprobs, \
 streams at ${TOKENS_PER_CHUNK} token(s) per chunk; ${{ half: 'half the', all: 'all', none: 'no' }[streams]} requests stream.

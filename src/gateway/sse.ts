@@ -9,16 +9,19 @@ export class SseSplitter {
   private buffer = '';
   /** The bytes of a character the last read cut in two. */
   private cut: Buffer | null = null;
+  /** Whether text came yet (a byte-order mark only counts before any). */
+  private started = false;
 
   push(bytes: Uint8Array): SseEvent[] {
     const text = this.buffer + this.decode(bytes);
     const events: SseEvent[] = [];
-    // Positions in one text, not a re-sliced rest per event; the next CRLF boundary is searched once per read and
-    // again only once passed (a read without one is not searched through at every event).
+    // Positions in one text, not a re-sliced rest per event. The next boundary of each kind is searched once per read
+    // and again only once passed: a read without one of them is not searched through at every event.
     let at = 0;
+    let lf = text.indexOf('\n\n');
     let crlf = text.indexOf('\r\n\r\n');
     for (;;) {
-      const lf = text.indexOf('\n\n', at);
+      if (lf !== -1 && lf < at) lf = text.indexOf('\n\n', at);
       if (crlf !== -1 && crlf < at) crlf = text.indexOf('\r\n\r\n', at);
       const isCrlf = crlf !== -1 && (lf === -1 || crlf < lf);
       if (!isCrlf && lf === -1) break;
@@ -31,12 +34,18 @@ export class SseSplitter {
     return events;
   }
 
-  /** The read's whole characters (Buffer's decoder: a streaming TextDecoder costs ~8× as much here). */
+  /**
+   * The read's whole characters (Buffer's decoder: a streaming TextDecoder costs ~8× as much here), without the
+   * byte-order mark a stream may start with, as a TextDecoder drops it.
+   */
   private decode(read: Uint8Array): string {
     const b = this.cut ? Buffer.concat([this.cut, read]) : Buffer.from(read.buffer, read.byteOffset, read.length);
     const whole = completeUtf8(b);
     this.cut = whole < b.length ? Buffer.from(b.subarray(whole)) : null;
-    return b.toString('utf8', 0, whole);
+    const text = b.toString('utf8', 0, whole);
+    if (this.started || !text) return text;
+    this.started = true;
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   }
 }
 
