@@ -8,9 +8,9 @@
 
 import { rmSync } from 'node:fs';
 import { Agent, createServer, type IncomingMessage, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { listenLocal } from './listen.js';
 
 type Answer = { prompt: number[]; ids: number[]; logprobs: number[] };
 type Event = {
@@ -92,17 +92,9 @@ export async function naiveRecorder(target: string, dir: string) {
       up.end(body);
     });
   });
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      agent.destroy();
-      db.close();
-      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
-      return null;
-    },
-  };
+  return listenLocal(server, () => {
+    agent.destroy();
+    db.close();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  });
 }

@@ -12,9 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { Agent, createServer, type IncomingHttpHeaders, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startScriptedUpstream } from '../test/helpers/scripted-upstream.js';
+import { listenLocal } from './listen.js';
 import { naiveRecorder } from './naive-recorder.js';
 import { PROMPT_TOKENS, REPLY, TOKENS_PER_CHUNK } from './workload.js';
 
@@ -91,17 +91,7 @@ async function proxy(target: string): Promise<Running> {
     });
     req.pipe(up);
   });
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      agent.destroy();
-      return null;
-    },
-  };
+  return listenLocal(server, () => agent.destroy());
 }
 
 /**
