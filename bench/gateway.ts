@@ -202,16 +202,13 @@ rmSync(dir, { recursive: true, force: true });
 clearTimeout(watchdog);
 
 const [concurrent, sequential] = [0, 1].map((i) => configs.map((c) => results.get(c)![i]));
-const cpuPerReq = (rows: Row[], config: Config): number => {
-  const r = rows[configs.indexOf(config)];
-  return r.proxyCpuUs! / r.phase.done;
-};
-const ratio = (rows: Row[], a: Config, b: Config): number => cpuPerReq(rows, a) / cpuPerReq(rows, b);
+const row = (rows: Row[], config: Config): Row => rows[configs.indexOf(config)];
+const cpuPerReq = (r: Row): number => r.proxyCpuUs! / r.phase.done;
+const ratio = (rows: Row[], a: Config, b: Config): number => cpuPerReq(row(rows, a)) / cpuPerReq(row(rows, b));
 const cpuRatio = ratio(concurrent, 'gateway', 'pass-through');
 const cpuRatioSeq = ratio(sequential, 'gateway', 'pass-through');
-const gw = configs.indexOf('gateway');
 const addedP50 = (rows: Row[], base: Config = 'direct'): number =>
-  pct(all(rows[gw]), 0.5) - pct(all(rows[configs.indexOf(base)]), 0.5);
+  pct(all(row(rows, 'gateway')), 0.5) - pct(all(row(rows, base)), 0.5);
 const recorded = ROUNDS * (WARMUP + REQUESTS + SEQ_WARMUP + SEQ_REQUESTS);
 
 const sample = requestBody(histories[0], 0, false);
@@ -240,7 +237,7 @@ gateway ÷ naive recorder: ${ratio(concurrent, 'gateway', 'naive recorder').toFi
 ${ratio(sequential, 'gateway', 'naive recorder').toFixed(2)}×
 - gateway added p50 latency with 1 client: **${addedP50(sequential, 'pass-through').toFixed(2)} ms** over the pass-through \
 (recording's own cost; target ≤ 1 ms: ${addedP50(sequential, 'pass-through') <= 1 ? 'met' : 'missed'}), \
-${signed(pct(all(sequential[gw]), 0.5) - pct(all(sequential[configs.indexOf('naive recorder')]), 0.5))} ms over the naive recorder, \
+${signed(addedP50(sequential, 'naive recorder'))} ms over the naive recorder, \
 ${addedP50(sequential).toFixed(2)} ms over direct; with ${CLIENTS} clients: ${addedP50(concurrent).toFixed(2)} ms
 - SQLite file after the run: ${(dbBytes / 2 ** 20).toFixed(1)} MB for ${recorded} recorded calls \
 (${(dbBytes / recorded / 1024).toFixed(1)} KB/call) in ${ROUNDS * CLIENTS} rollouts`);

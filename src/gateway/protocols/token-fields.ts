@@ -1,6 +1,11 @@
 import { ScanMiss, scanTokenFields } from './token-scan.js';
-import type { PromptIdsHint } from './token-types.js';
-import { type ChoiceTokens, type FieldMember, logprobsOf, type TokenFields } from './token-types.js';
+import {
+  type ChoiceTokens,
+  type FieldMember,
+  logprobsOf,
+  type PromptIdsHint,
+  type TokenFields,
+} from './token-types.js';
 
 export type { ChoiceTokens, FieldMember, PromptIdsHint, TokenFields } from './token-types.js';
 
