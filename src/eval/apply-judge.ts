@@ -1,7 +1,8 @@
 import type { GuardResult } from './guards.js';
 import { runBounded } from './run-script.js';
 import { shadowableModules } from './shadowing.js';
-import { frameworkAccessFiles, type JudgeContext, judgeTree, snapshot } from './tree-judge.js';
+import { frameworkAccessFiles } from './tamper-flags.js';
+import { type JudgeContext, judgeTree, snapshot } from './tree-judge.js';
 import { gitEnvFor } from './workspace.js';
 
 export const applyFailed = '>>>>> Patch Apply Failed';
