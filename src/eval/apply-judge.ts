@@ -1,12 +1,12 @@
 import type { GuardResult } from './guards.js';
 import { runBounded } from './run-script.js';
 import { shadowableModules } from './shadowing.js';
-import { frameworkAccessFiles } from './tamper-flags.js';
+import { tamperFlags } from './tamper-flags.js';
 import { type JudgeContext, judgeTree, snapshot } from './tree-judge.js';
 import { gitEnvFor } from './workspace.js';
 
 export const applyFailed = '>>>>> Patch Apply Failed';
-export const frameworkAccessReason = 'test-framework-access';
+export { frameworkAccessReason } from './tamper-flags.js';
 
 /** The official harness's ways to apply a prediction, in order. */
 const applyTries = [
@@ -63,12 +63,6 @@ export async function applyAndJudge(
     importRoots: new Set(['', ...at.testFiles.map((f) => (f.includes('/') ? f.slice(0, f.lastIndexOf('/')) : ''))]),
   };
   const { flags, kept } = judgeTree(ws, before, cx, o.allowTestEdits);
-  for (const file of frameworkAccessFiles(ws, kept, cx)) {
-    flags.push({
-      file,
-      reason: `${frameworkAccessReason}: non-test code imports or drives the test framework`,
-      removed: false,
-    });
-  }
+  flags.push(...tamperFlags(ws, kept, cx));
   return { flags };
 }

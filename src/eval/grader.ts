@@ -10,7 +10,7 @@ import { fileSections, type GuardResult, guardPatch, protectedReason } from './g
 import { type OpenSite, testInImage } from './image-site.js';
 import { type ParserName, parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
-import { readResults, resultsEnv } from './pytest-results.js';
+import { prepareResults, readResults, resultsEnv, tamperedRun } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import type { Sandbox } from './sandbox.js';
 import { shellQuote } from './specs.js';
@@ -132,6 +132,8 @@ function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tes
   if (log.includes(applyFailed)) return { ...report, error: 'patch apply failed' };
   report.patch_successfully_applied = true;
   const parser = task.log_parser ?? parserForRepo(task.repo);
+  const tampered = tamperedRun(results);
+  if (tampered) return { ...report, error: tampered };
   const parsed = statusesFromLog(log, parsers[parser]);
   if ('invalid' in parsed) return { ...report, error: parsed.invalid };
   const conflict = conflictingResults(log, [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS]);
@@ -174,7 +176,7 @@ export function slippedPastGuard(dir: string, diff: string): string | null {
   return slipped.length ? `the patch touches ${slipped.join(', ')} in a form the guard could not separate` : null;
 }
 
-/** The test log, the judge's flags, and pytest's results file (pytest-results.ts) as read. */
+/** The test log, the judge's flags, and the plugin's results record (pytest-results.ts) as read. */
 export type Tested = { log: string; flags?: GuardResult['flags']; results?: ReturnType<typeof readResults> };
 export type Ran = Tested | { error: string };
 
@@ -219,6 +221,7 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
     .join(' ');
   const results = join(dir, 'results');
   mkdirSync(results);
+  const key = prepareResults(results);
   const container = o.container?.image
     ? {
         runtime: o.container.runtime,
@@ -237,7 +240,7 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
     sandbox,
     maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput,
   });
-  return { log, flags: prepared.flags, results: readResults(results) };
+  return { log, flags: prepared.flags, results: readResults(results, key) };
 }
 
 /** The paths git reads in a patch (both sides of renames and copies). */

@@ -4,7 +4,7 @@ import { applyAndJudge } from './apply-judge.js';
 import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
 import type { GradeOptions, GradeTask, Ran } from './grader.js';
 import { fileSections } from './guards.js';
-import { readResults, resultsEnv } from './pytest-results.js';
+import { prepareResults, readResults, resultsEnv } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import { evalScript } from './specs.js';
 import { changedPaths, snapshot } from './tree-judge.js';
@@ -18,9 +18,9 @@ export interface SiteRun {
   /** The workspace's paths that differ from the image's /testbed, and of those, the ones that still exist. */
   changed: string[];
   written: string[];
-  /** The shell script that runs eval.sh with pytest's results pointed at /alight/results. */
+  /** The shell script that runs eval.sh with alight's pytest plugin loaded from /alight/results. */
   script: string;
-  /** Where pytest's results file is to be found afterwards. */
+  /** The results folder: alight's pytest plugin and its key in it before, its signed record after. */
   results: string;
   timeoutMs: number;
   maxOutputBytes: number;
@@ -92,6 +92,7 @@ export async function testInImage(
     writeFileSync(join(dir, 'eval.sh'), evalScript(task));
     const results = join(dir, 'results');
     mkdirSync(results);
+    const key = prepareResults(results);
     const log = await site.runTests({
       dir,
       ws,
@@ -102,7 +103,7 @@ export async function testInImage(
       timeoutMs: o.timeoutMs,
       maxOutputBytes: o.maxOutputBytes,
     });
-    return { log, flags: prepared.flags, results: readResults(results) };
+    return { log, flags: prepared.flags, results: readResults(results, key) };
   } finally {
     await site.close();
   }

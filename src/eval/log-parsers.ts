@@ -49,7 +49,7 @@ function pytestV2(log: string): StatusMap {
 }
 
 /** `test[/abs/path/file]` → `test[/file]`: parameters that are absolute paths differ between machines. */
-function shortenPathOption(name: string): string {
+export function shortenPathOption(name: string): string {
   const m = /^(.*?)\[(.*)\]/.exec(name);
   if (!m) return name;
   let option = m[2];

@@ -1,12 +1,12 @@
 import { markers } from './grading.js';
 import type { ParserName, StatusMap } from './log-parsers.js';
-import { unbackedPasses } from './pytest-results.js';
+import { type ReadResults, unbackedPasses } from './pytest-results.js';
 
 /**
  * Whether a pytest log ended as pytest ends: its own summary line (`=== 3 passed, 1 failed in 0.12s ===`) and, where
  * it printed the short test summary (`-rA`), results that add up to it. Code under test that prints results and leaves
  * with `os._exit(0)`, or prints extra PASSED lines, fails this; code that forges all of pytest's output consistently
- * can only be stopped by not running in its process (see the README's threat model).
+ * has no signed record of alight's plugin to back it (pytest-results.ts; docs/evaluation.md's threat model).
  */
 const pytestParsers = new Set<ParserName>(['pytest', 'pytest-options', 'pytest-v2', 'matplotlib', 'seaborn']);
 
@@ -64,14 +64,10 @@ export function untrustedPytestLog(log: string, parser: ParserName): string | nu
   );
 }
 
-/** Why the log's passing results are not backed by pytest's own results file (pytest-results.ts), or null. */
-export function unbackedResults(
-  map: StatusMap,
-  results: string | null | { error: string } | undefined,
-  parser: ParserName,
-): string | null {
+/** Why the log's passing results are not backed by the plugin's record (pytest-results.ts), or null. */
+export function unbackedResults(map: StatusMap, results: ReadResults | undefined, parser: ParserName): string | null {
   if (!pytestParsers.has(parser) || results === undefined) return null;
-  if (results !== null && typeof results === 'object') return results.error;
+  if (results !== null && 'error' in results) return results.error;
   const unbacked =
     results === null
       ? [...map].filter(([, s]) => s === 'PASSED' || s === 'XFAIL').map(([n]) => n)
@@ -79,8 +75,8 @@ export function unbackedResults(
   if (!unbacked.length) return null;
   const shown = `${unbacked.slice(0, 3).join(', ')}${unbacked.length > 3 ? ` and ${unbacked.length - 3} more` : ''}`;
   return results === null
-    ? `the log shows passing tests (${shown}) but pytest wrote no results file ` +
-        '(code under test that exits before pytest ends?): the log is not trusted'
-    : `the log shows ${shown} passing where pytest's own results file ` +
-        'does not (output from the code under test?): the log is not trusted';
+    ? `the log shows passing tests (${shown}) but pytest wrote no results record ` +
+        '(code under test that exits before pytest ends, or a test command that drops PYTEST_ADDOPTS?): the log is not trusted'
+    : `the log shows ${shown} passing where pytest's own outcomes ` +
+        'do not (output from the code under test?): the log is not trusted';
 }

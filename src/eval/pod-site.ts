@@ -85,7 +85,8 @@ async function copyOut(pod: GradePod, dest: string): Promise<void> {
 
 /**
  * The judged tree into the pod's /testbed (every changed path removed, then the ones that exist written), eval.sh
- * beside it, the tests run; pytest's results file brought back as it is, so readResults judges it as for a container.
+ * beside it, alight's pytest plugin and key in /alight/results, the tests run; the plugin's record brought back as it
+ * is, so readResults judges it as for a container.
  */
 async function testInPod(pod: GradePod, r: SiteRun): Promise<string> {
   if (r.changed.length)
@@ -104,6 +105,13 @@ async function testInPod(pod: GradePod, r: SiteRun): Promise<string> {
   await step(pod, 'writing eval.sh', ['sh', '-c', 'mkdir -p /alight/results && cat > /alight/eval.sh'], {
     stdin: Readable.from([readFileSync(join(r.dir, 'eval.sh'))]),
   });
+  // alight's pytest plugin and its key (pytest-results.ts), as a container gets them through its mount.
+  const prepared = join(r.dir, 'results.tar');
+  await tar(['-C', r.results, '-cf', prepared, '.']);
+  await step(pod, 'writing the results folder', ['tar', '-C', '/alight/results', '-xf', '-'], {
+    stdin: createReadStream(prepared),
+  });
+  rmSync(prepared, { force: true });
   const out = tailSink(r.maxOutputBytes);
   const ran = await pod.exec(['bash', '-c', `exec 2>&1\n${r.script}`], { stdout: out.stream, timeoutMs: r.timeoutMs });
   const timedOut = ran.reason === 'timeout';
@@ -114,11 +122,11 @@ async function testInPod(pod: GradePod, r: SiteRun): Promise<string> {
 
 // 3: something other than a plain file is there (a link the code under test made); 4: nothing is.
 const readResultsFile =
-  'f=/alight/results/junit.xml; if [ -L "$f" ] || { [ -e "$f" ] && [ ! -f "$f" ]; }; then exit 3; fi; ' +
+  'f=/alight/results/results.json; if [ -L "$f" ] || { [ -e "$f" ] && [ ! -f "$f" ]; }; then exit 3; fi; ' +
   '[ -f "$f" ] || exit 4; exec cat "$f"';
 
 async function fetchResults(pod: GradePod, results: string): Promise<void> {
-  const file = join(results, 'junit.xml');
+  const file = join(results, 'results.json');
   const r = await pod.exec(['sh', '-c', readResultsFile], {
     stdout: createWriteStream(file),
     timeoutMs: copyTimeoutMs,
@@ -126,5 +134,6 @@ async function fetchResults(pod: GradePod, results: string): Promise<void> {
   if (r.exitCode === 0) return;
   rmSync(file, { force: true });
   if (r.exitCode === 3) symlinkSync('not-a-plain-file', file);
-  else if (r.exitCode !== 4) throw new Error(`reading pytest's results in the grading pod: ${r.reason ?? r.exitCode}`);
+  else if (r.exitCode !== 4)
+    throw new Error(`reading the results record in the grading pod: ${r.reason ?? r.exitCode}`);
 }

@@ -1,93 +1,98 @@
-import { lstatSync, readFileSync } from 'node:fs';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { copyFileSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StatusMap } from './log-parsers.js';
+import { packageRoot } from '../package-root.js';
+import { type StatusMap, shortenPathOption } from './log-parsers.js';
 
 /**
- * pytest's own results file (JUnit XML), asked of whatever runs pytest through PYTEST_ADDOPTS and written outside the
- * workspace. Its outcomes come from pytest's reports, not from the output the code under test shares, so a PASSED line
- * printed by that code — or a whole forged summary before an early exit — has no match in it. (Code that rewrites
- * this file as well, from inside pytest's process, is beyond any grader that runs it in that process: see the README.)
+ * pytest's outcomes as alight's plugin (python/alight_guard.py) saw them, a second channel beside the log. The grade's
+ * results folder (outside the workspace) gets the plugin and a fresh key; the test run is told, through the
+ * environment, to load the plugin from there. The plugin takes the key (reads the file and removes it) before any code
+ * under test is imported, and when pytest is done writes each test's outcome and the tampering it saw, signed with
+ * the key. Code under test can reach the folder, but cannot write a record the grader accepts without the key, which
+ * by then lives only in the plugin's memory: a record forged, rewritten or left out is refused. (Code that reaches
+ * into the plugin's memory is in-process tampering the grader cannot rule out: see the threat model.)
  */
-export const resultsEnv = (dir: string): string => `export PYTEST_ADDOPTS="--junitxml=${dir}/junit.xml"\n`;
-
+const plugin = join(packageRoot, 'python', 'alight_guard.py');
+const recordFile = 'results.json';
 const maxBytes = 64 << 20;
 
-/** The results file's text; null when pytest wrote none; an error when it is not a plain file of a sane size. */
-export function readResults(dir: string): string | null | { error: string } {
-  const file = join(dir, 'junit.xml');
+/** Puts the plugin and a fresh key in a grade's results folder; returns the key. */
+export function prepareResults(dir: string): string {
+  const key = randomBytes(32).toString('hex');
+  copyFileSync(plugin, join(dir, 'alight_guard.py'));
+  writeFileSync(join(dir, 'key'), key, { mode: 0o600 });
+  return key;
+}
+
+/** The test script's lines that load the plugin from `dir` (the results folder as the test run sees it). */
+export const resultsEnv = (dir: string): string =>
+  `export ALIGHT_RESULTS='${dir}' PYTHONPATH='${dir}'"\${PYTHONPATH:+:$PYTHONPATH}" PYTEST_ADDOPTS='-p alight_guard'\n`;
+
+export type Outcome = 'passed' | 'failed' | 'error' | 'skipped' | 'xfailed' | 'xpassed';
+
+export interface Results {
+  /** Each test's outcome, by its node id as the log names it (relative to where pytest ran). */
+  outcomes: Map<string, Outcome>;
+  /** The tampering the plugin saw. */
+  findings: string[];
+}
+
+export type ReadResults = Results | null | { error: string };
+
+const signed = (key: string, payload: string): Buffer => createHmac('sha256', key).update(payload).digest();
+
+/** The plugin's record, checked against the key; null when there is none; an error when it is not to be trusted. */
+export function readResults(dir: string, key: string): ReadResults {
+  const file = join(dir, recordFile);
   let size: number;
   try {
     const st = lstatSync(file);
-    if (!st.isFile()) return { error: "pytest's results file is not a plain file: the results are not trusted" };
+    if (!st.isFile()) return { error: "the plugin's results record is not a plain file: the results are not trusted" };
     size = st.size;
   } catch {
     return null;
   }
-  return size > maxBytes
-    ? { error: "pytest's results file is over 64 MiB: the results are not trusted" }
-    : readFileSync(file, 'utf8');
+  if (size > maxBytes) return { error: "the plugin's results record is over 64 MiB: the results are not trusted" };
+  const text = readFileSync(file, 'utf8');
+  const cut = text.indexOf('\n');
+  const mac = Buffer.from(text.slice(0, Math.max(cut, 0)), 'hex');
+  const payload = text.slice(cut + 1);
+  const expected = signed(key, payload);
+  if (cut < 0 || mac.length !== expected.length || !timingSafeEqual(mac, expected))
+    return {
+      error:
+        "the results record does not carry the signature of alight's plugin (written or rewritten by the code " +
+        'under test?): the results are not trusted',
+    };
+  const record = JSON.parse(payload) as { outcomes: Record<string, Outcome>; findings: string[] };
+  return { outcomes: new Map(Object.entries(record.outcomes)), findings: record.findings };
 }
 
-type Outcome = 'passed' | 'failed' | 'error' | 'skipped' | 'xfailed';
-
-const xmlText = (s: string): string =>
-  s.replace(/&(lt|gt|quot|apos|#(\d+)|#x([0-9a-f]+));|&amp;/gi, (_all, name: string, dec?: string, hex?: string) =>
-    dec
-      ? String.fromCodePoint(Number(dec))
-      : hex
-        ? String.fromCodePoint(parseInt(hex, 16))
-        : (({ lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name] ?? '&'),
-  );
-
-/** Each test case's outcome, keyed as junitKey() keys a node id. */
-export function junitOutcomes(xml: string): Map<string, Outcome> {
-  const out = new Map<string, Outcome>();
-  for (const m of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
-    const attr = (name: string): string => xmlText(new RegExp(`\\b${name}="([^"]*)"`).exec(m[1])?.[1] ?? '');
-    const body = m[2] ?? '';
-    const outcome: Outcome = /<error\b/.test(body)
-      ? 'error'
-      : /<failure\b/.test(body)
-        ? 'failed'
-        : /<skipped\b[^>]*type="pytest\.xfail"/.test(body)
-          ? 'xfailed'
-          : /<skipped\b/.test(body)
-            ? 'skipped'
-            : 'passed';
-    const classname = attr('classname');
-    out.set(classname ? `${classname}.${attr('name')}` : attr('name'), outcome);
-  }
-  return out;
-}
-
-/** A node id (`tests/test_x.py::Class::test[p]`) as pytest's JUnit writer names it (`tests.test_x.Class.test[p]`). */
-export function junitKey(nodeid: string): string {
-  const at = nodeid.indexOf('[');
-  const [path, params] = at < 0 ? [nodeid, ''] : [nodeid.slice(0, at), nodeid.slice(at)];
-  const names = path.split('::');
-  names[0] = names[0].replaceAll('/', '.').replace(/\.py$/, '');
-  return names.join('.') + params;
-}
+/** A node id as the parsers may rename it: matplotlib's enum parameters, absolute paths in parameters. */
+const canonical = (name: string): string =>
+  shortenPathOption(name.replaceAll('MouseButton.LEFT', '1').replaceAll('MouseButton.RIGHT', '3'));
 
 /**
- * The log's passing tests that pytest's results file does not show passing. The log names tests relative to where
- * pytest ran, the file relative to the rootdir, so a suffix matches; SWE-bench's parser cuts a parameter at its first
- * space, so a name with an open bracket matches the cases it begins.
+ * The log's passing tests that the plugin did not see pass. The log names tests as the plugin does (relative to where
+ * pytest ran) up to the parsers' renaming; SWE-bench's parser cuts a parameter at its first space, so a name with an
+ * open bracket matches the cases it begins.
  */
-export function unbackedPasses(log: StatusMap, xml: string): string[] {
-  const outcomes = [...junitOutcomes(xml)];
-  const exact = new Map(outcomes);
-  const matches =
-    (key: string, cut: boolean) =>
-    ([k]: [string, Outcome]): boolean =>
-      cut ? k.startsWith(key) || k.includes(`.${key}`) : k.endsWith(`.${key}`) || key.endsWith(`.${k}`);
+export function unbackedPasses(log: StatusMap, results: Results): string[] {
+  const passing = [...results.outcomes].filter(([, o]) => o === 'passed' || o === 'xfailed').map(([n]) => canonical(n));
+  const exact = new Set(passing);
   const backed = (name: string): boolean => {
-    const key = junitKey(name);
     const cut = (name.match(/\[/g)?.length ?? 0) > (name.match(/\]/g)?.length ?? 0);
-    const found = exact.has(key) ? [exact.get(key)!] : outcomes.filter(matches(key, cut)).map(([, o]) => o);
-    return found.some((o) => o === 'passed' || o === 'xfailed');
+    return exact.has(canonical(name)) || (cut && passing.some((n) => n.startsWith(name)));
   };
   return [...log]
     .filter(([name, status]) => (status === 'PASSED' || status === 'XFAIL') && !backed(name))
     .map(([name]) => name);
+}
+
+/** Why the run is refused for what the plugin saw, or null. */
+export function tamperedRun(results: ReadResults | undefined): string | null {
+  if (!results || 'error' in results || !results.findings.length) return null;
+  const more = results.findings.length > 3 ? ` and ${results.findings.length - 3} more` : '';
+  return `the test run was tampered with: ${results.findings.slice(0, 3).join('; ')}${more}`;
 }

@@ -14,6 +14,8 @@ const framework = [
   'pygments',
   'xdist',
   'execnet',
+  // alight's own plugin (pytest-results.ts): a module of that name at the root would be loaded in its place.
+  'alight_guard',
 ];
 
 let names: Set<string> | undefined;
