@@ -31,12 +31,25 @@ export interface RigOverrides {
 }
 
 export async function startRig(scripted: ScriptedOptions = {}, overrides: RigOverrides = {}): Promise<Rig> {
-  const dir = tempDir();
   const upstream = await startScriptedUpstream(scripted);
+  const at = await startGatewayAt(upstream.url, overrides);
+  return {
+    ...at,
+    upstream,
+    async close() {
+      await at.close();
+      await upstream.close();
+    },
+  };
+}
+
+/** A real gateway on a real socket and SQLite file, in front of the upstream at `url`. */
+export async function startGatewayAt(url: string, overrides: RigOverrides = {}): Promise<Omit<Rig, 'upstream'>> {
+  const dir = tempDir();
   const store = Store.open(join(dir, 'alight.db'));
   const config = configSchema.parse({
     upstream: {
-      url: upstream.url,
+      url,
       kind: overrides.kind ?? 'vllm',
       retries: overrides.retries ?? 2,
       timeoutS: overrides.timeoutS ?? 30,
@@ -52,13 +65,11 @@ export async function startRig(scripted: ScriptedOptions = {}, overrides: RigOve
     holdWhilePausedMs: overrides.holdWhilePausedMs,
   });
   return {
-    upstream,
     gateway,
     store,
     dir,
     async close() {
       await gateway.close();
-      await upstream.close();
       store.close();
     },
   };

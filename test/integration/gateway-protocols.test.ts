@@ -89,7 +89,7 @@ describe('Anthropic Messages through the gateway (the anthropic SDK)', () => {
       'content_block_delta:text_delta',
       'content_block_stop',
       'content_block_start',
-      'content_block_delta:input_json_delta',
+      // Tool input comes whole at the block's end (as the object the whole answer has).
       'content_block_delta:input_json_delta',
       'content_block_stop',
       'message_delta',

@@ -77,20 +77,16 @@ export const anthropicBroken = (message: string): string => sse('error', anthrop
 /** Anthropic's event stream for a chat/completions stream, event for event. */
 export function anthropicView(harness: Obj): HarnessView {
   const model = harness.model;
-  // Tool input streams as JSON of an object; arguments a model wrote that are not one are held to the block's end
-  // and sent as the object the whole answer has (`{"_raw": …}`), which the SDKs can parse.
-  let held: boolean | null = null;
+  // Tool input is sent whole at the block's end, as the object the whole answer has (`argumentsObject`): text a model
+  // wrote that is not one (cut short, or not JSON) cannot be told from a good start before the end, and the SDKs
+  // parse what was streamed at the block's stop (throwing, or giving a partial object, where the whole answer gives
+  // `{"_raw": …}`).
   const parts = new ChatParts({
-    open: (part, index) => {
-      held = null;
-      return sse('content_block_start', { index, content_block: startBlock(part) });
-    },
-    delta: (part, index, text) => {
-      if (part.kind === 'tool' && (held ??= !/^\s*\{/.test(text))) return '';
-      return sse('content_block_delta', { index, delta: blockDelta(part, text) });
-    },
+    open: (part, index) => sse('content_block_start', { index, content_block: startBlock(part) }),
+    delta: (part, index, text) =>
+      part.kind === 'tool' ? '' : sse('content_block_delta', { index, delta: blockDelta(part, text) }),
     close: (part, index, text) =>
-      (held
+      (part.kind === 'tool'
         ? sse('content_block_delta', { index, delta: blockDelta(part, JSON.stringify(argumentsObject(text))) })
         : '') +
       // The SDKs expect a thinking block to end with its signature; there is none to give.

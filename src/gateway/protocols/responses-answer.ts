@@ -11,12 +11,15 @@ const ids = {
 };
 
 const textPart = (text: string): Obj => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+const reasoningText = (text: string): Obj => ({ type: 'reasoning_text', text });
 const reasoningItem = (id: string, text: string): Obj => ({
   type: 'reasoning',
   id,
   summary: [],
-  content: text ? [{ type: 'reasoning_text', text }] : [],
+  content: text ? [reasoningText(text)] : [],
 });
+/** The content part a reasoning or text item streams into. */
+const partOf = (part: Part, text: string): Obj => (part.kind === 'reasoning' ? reasoningText(text) : textPart(text));
 const messageItem = (id: string, text: string | null, status: string): Obj => ({
   type: 'message',
   id,
@@ -121,11 +124,13 @@ function partEvents(ev: Emit, itemId: (part: Part) => string): PartEvents {
       const at = { output_index: index };
       if (part.kind === 'tool')
         return ev('response.output_item.added', { ...at, item: callItem(part.id, part.name, '', 'in_progress') });
-      if (part.kind === 'reasoning')
-        return ev('response.output_item.added', { ...at, item: reasoningItem(itemId(part), '') });
+      // Each text part is announced before its deltas (the stream helpers of the openai SDKs throw otherwise), the
+      // reasoning one too, as vLLM's own Responses server does.
+      const item =
+        part.kind === 'reasoning' ? reasoningItem(itemId(part), '') : messageItem(itemId(part), null, 'in_progress');
       return (
-        ev('response.output_item.added', { ...at, item: messageItem(itemId(part), null, 'in_progress') }) +
-        ev('response.content_part.added', { ...at, item_id: itemId(part), content_index: 0, part: textPart('') })
+        ev('response.output_item.added', { ...at, item }) +
+        ev('response.content_part.added', { ...at, item_id: itemId(part), content_index: 0, part: partOf(part, '') })
       );
     },
     delta(part, index, delta) {
@@ -147,15 +152,15 @@ function closeEvents(ev: Emit, part: Part, index: number, itemId: string, text: 
       ev('response.output_item.done', { output_index: index, item: callItem(part.id, part.name, text, 'completed') })
     );
   }
-  if (part.kind === 'reasoning') {
-    return (
-      ev('response.reasoning_text.done', { ...at, content_index: 0, text }) +
-      ev('response.output_item.done', { output_index: index, item: reasoningItem(itemId, text) })
-    );
-  }
+  const reasoning = part.kind === 'reasoning';
   return (
-    ev('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] }) +
-    ev('response.content_part.done', { ...at, content_index: 0, part: textPart(text) }) +
-    ev('response.output_item.done', { output_index: index, item: messageItem(itemId, text, 'completed') })
+    (reasoning
+      ? ev('response.reasoning_text.done', { ...at, content_index: 0, text })
+      : ev('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] })) +
+    ev('response.content_part.done', { ...at, content_index: 0, part: partOf(part, text) }) +
+    ev('response.output_item.done', {
+      output_index: index,
+      item: reasoning ? reasoningItem(itemId, text) : messageItem(itemId, text, 'completed'),
+    })
   );
 }
