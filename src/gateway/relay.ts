@@ -127,12 +127,16 @@ class StreamRelay {
     }
   };
 
-  /** The events of one read as the harness sees them; each chunk also goes to the assembler. */
+  /**
+   * The events of one read as the harness sees them; each chunk also goes to the assembler. `[DONE]` ends the stream
+   * as the openai SDKs read it (data that starts with it; nothing after it counts).
+   */
   private translate(events: SseEvent[]): string {
     let out = '';
     const mode = readMode(this.c);
     for (const event of events) {
-      if (event.data === '[DONE]') {
+      if (this.sawDone) break;
+      if (event.data?.startsWith('[DONE]')) {
         this.sawDone = true;
         continue;
       }

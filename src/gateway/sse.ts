@@ -4,7 +4,11 @@ export interface SseEvent {
   data: string | null;
 }
 
-/** Splits an SSE byte stream into whole events, however the bytes were chunked on the wire. */
+/**
+ * Splits an SSE byte stream into whole events, however the bytes were chunked on the wire, as the openai SDKs read it
+ * (and the spec says): lines end at CRLF, CR or LF, an empty line ends an event, and an event the stream ends before
+ * its empty line is not one.
+ */
 export class SseSplitter {
   private buffer = '';
   /** The bytes of a character the last read cut in two. */
@@ -15,21 +19,8 @@ export class SseSplitter {
   push(bytes: Uint8Array): SseEvent[] {
     const text = this.buffer + this.decode(bytes);
     const events: SseEvent[] = [];
-    // Positions in one text, not a re-sliced rest per event. The next boundary of each kind is searched once per read
-    // and again only once passed: a read without one of them is not searched through at every event.
-    let at = 0;
-    let lf = text.indexOf('\n\n');
-    let crlf = text.indexOf('\r\n\r\n');
-    for (;;) {
-      if (lf !== -1 && lf < at) lf = text.indexOf('\n\n', at);
-      if (crlf !== -1 && crlf < at) crlf = text.indexOf('\r\n\r\n', at);
-      const isCrlf = crlf !== -1 && (lf === -1 || crlf < lf);
-      if (!isCrlf && lf === -1) break;
-      const index = isCrlf ? crlf : lf;
-      const end = index + (isCrlf ? 4 : 2);
-      events.push({ raw: text.slice(at, end), data: dataOf(text, at, index) });
-      at = end;
-    }
+    // Every known server ends lines with LF or CRLF; CR alone (or mixed ends) take the line by line reading.
+    const at = text.indexOf('\r') === -1 ? splitLf(text, events) : splitLines(text, events);
     this.buffer = at === 0 ? text : text.slice(at);
     return events;
   }
@@ -59,17 +50,52 @@ function completeUtf8(b: Buffer): number {
   return b.length;
 }
 
-/** The data of the event block text[from, to). */
-function dataOf(text: string, from: number, to: number): string | null {
-  // The common case, one `data:` line, without splitting.
-  if (text.startsWith('data: ', from) && text.indexOf('\n', from) >= to) return text.slice(from + 6, to);
-  return dataLines(text.slice(from, to));
+/**
+ * The events of a text without CRs into `events`; returns where its unfinished rest starts. Positions in one text, not a
+ * re-sliced rest per event, and the next boundary searched once per event.
+ */
+function splitLf(text: string, events: SseEvent[]): number {
+  // An empty line first (the LF of a CRLF whose CR ended the last read) ends an event with no fields.
+  let at = text.charCodeAt(0) === 10 ? 1 : 0;
+  if (at) events.push({ raw: '\n', data: null });
+  for (let end = text.indexOf('\n\n'); end !== -1; end = text.indexOf('\n\n', at)) {
+    // The common case, one `data:` line, without splitting.
+    const one = text.startsWith('data: ', at) && text.indexOf('\n', at) === end;
+    events.push({ raw: text.slice(at, end + 2), data: one ? text.slice(at + 6, end) : dataLines(text.slice(at, end)) });
+    at = end + 2;
+  }
+  return at;
 }
 
+/** The events of any text, line by line, into `events`; returns where its unfinished rest starts. */
+function splitLines(text: string, events: SseEvent[]): number {
+  let at = 0;
+  let line = 0;
+  // The next LF and CR, each searched again only once passed: a text without one is not searched through per line.
+  let lf = text.indexOf('\n');
+  let cr = text.indexOf('\r');
+  for (;;) {
+    if (lf !== -1 && lf < line) lf = text.indexOf('\n', line);
+    if (cr !== -1 && cr < line) cr = text.indexOf('\r', line);
+    const end = lf === -1 || (cr !== -1 && cr < lf) ? cr : lf;
+    if (end === -1) return at;
+    // A CR that ends the text may be half of a CRLF: the line it ends is read once the next byte is known. An empty
+    // line ends the event either way (an LF after it is then an empty line of no event).
+    if (end === cr && end + 1 === text.length && end > line) return at;
+    const next = end + (end === cr && text.charCodeAt(end + 1) === 10 ? 2 : 1);
+    if (end === line) {
+      events.push({ raw: text.slice(at, next), data: dataLines(text.slice(at, line)) });
+      at = next;
+    }
+    line = next;
+  }
+}
+
+/** The joined `data` fields of an event's lines (`data` without a colon is an empty one), or null if it has none. */
 function dataLines(block: string): string | null {
   let data: string | null = null;
-  for (const line of block.split(/\r?\n/)) {
-    if (!line.startsWith('data:')) continue;
+  for (const line of block.split(/\r\n|\r|\n/)) {
+    if (line !== 'data' && !line.startsWith('data:')) continue;
     const value = line.slice(line[5] === ' ' ? 6 : 5);
     data = data === null ? value : `${data}\n${value}`;
   }

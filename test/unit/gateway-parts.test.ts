@@ -14,12 +14,26 @@ describe('SSE splitting', () => {
       const s = new SseSplitter();
       const events = [];
       for (let i = 0; i < bytes.length; i += size) events.push(...s.push(bytes.subarray(i, i + size)));
-      expect(events.map((e) => e.data)).toEqual(['{"a":"é"}', '[DONE]', null, 'x\ny']);
+      expect(reading(events).data).toEqual(['{"a":"é"}', '[DONE]', 'x\ny']);
       expect(events.map((e) => e.raw).join('')).toBe(text);
     }
   });
 
-  it('splits random streams of LF and CRLF events, cut anywhere, as a plain reading of the whole decoded text does', () => {
+  it('reads lines ended by CR alone, or every way in one stream, as the openai SDK does', () => {
+    const text = 'data: a\r\rdata: b\rdata: c\r\n\r\ndata\n: x\rdata: d\n\r\ndata: [DONE] \r\rdata: e';
+    const want = ['a', 'b\nc', '\nd', '[DONE] '];
+    const bytes = new TextEncoder().encode(text);
+    for (const size of [1, 2, 3, 7, bytes.length]) {
+      const s = new SseSplitter();
+      const events = [];
+      for (let i = 0; i < bytes.length; i += size) events.push(...s.push(bytes.subarray(i, i + size)));
+      expect(reading(events).data).toEqual(want);
+      // Nothing is lost or made up: what is relayed as it came is the text up to the last event's end.
+      expect(events.map((e) => e.raw).join('')).toBe(text.slice(0, text.lastIndexOf('\r') + 1));
+    }
+  });
+
+  it('splits random streams, lines ended every way, cut anywhere, as a reading of the whole decoded text does', () => {
     // xorshift32: every residue reachable, unlike a float LCG whose low bits die past 2^53.
     let x = 7;
     const rand = (n: number): number => {
@@ -31,6 +45,7 @@ describe('SSE splitting', () => {
     const pieces = [
       'data: {"a":1}',
       'data:x',
+      'data',
       'data: é',
       'data: の😀',
       'data: \uFEFFx',
@@ -38,8 +53,10 @@ describe('SSE splitting', () => {
       'event: e',
       'data: [DONE]',
       'data: a\r\ndata: b',
+      'data: c\rdata: d',
     ];
-    for (let round = 0; round < 300; round++) {
+    const ends = ['\n\n', '\r\n\r\n', '\n', '\r\r', '\r', '\r\n', '\n\r\n', '\r\n\r'];
+    for (let round = 0; round < 400; round++) {
       // A byte-order mark now and then, which a TextDecoder drops at the start of the stream (and only there).
       const parts: Buffer[] = rand(5) === 0 ? [Buffer.from([0xef, 0xbb, 0xbf])] : [];
       for (let k = rand(12); k >= 0; k--) {
@@ -47,10 +64,9 @@ describe('SSE splitting', () => {
         // Now and then bytes that are not UTF-8: replaced as a TextDecoder reading the whole stream replaces them.
         if (rand(4) === 0)
           parts.push(Buffer.from([[0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0x80], [0xed, 0xa0]][rand(5)]));
-        parts.push(Buffer.from(['\n\n', '\r\n\r\n', '\n'][rand(3)]));
+        parts.push(Buffer.from(ends[rand(ends.length)]));
       }
       const bytes = Buffer.concat(parts);
-      const text = new TextDecoder().decode(bytes);
       const s = new SseSplitter();
       const events = [];
       for (let i = 0; i < bytes.length; ) {
@@ -58,28 +74,36 @@ describe('SSE splitting', () => {
         events.push(...s.push(bytes.subarray(i, i + size)));
         i += size;
       }
-      expect(events).toEqual(referenceSplit(text));
+      expect(reading(events)).toEqual(reading(referenceSplit(new TextDecoder().decode(bytes))));
     }
   });
 });
 
-/** Whole events of a complete text, the plain way: the first boundary, LF or CRLF, each time. */
+/** What a reading gives: the data of its events, and the text they span (relayed as it came). */
+const reading = (events: { raw: string; data: string | null }[]) => ({
+  data: events.filter((e) => e.data !== null).map((e) => e.data),
+  raw: events.map((e) => e.raw).join(''),
+});
+
+/** Whole events of a complete text, the plain way the spec reads it: lines end at CRLF, CR or LF. */
 function referenceSplit(text: string): { raw: string; data: string | null }[] {
   const events = [];
-  let rest = text;
-  for (;;) {
-    const lf = rest.indexOf('\n\n');
-    const crlf = rest.indexOf('\r\n\r\n');
-    if (lf === -1 && crlf === -1) return events;
-    const [index, length] = crlf !== -1 && (lf === -1 || crlf < lf) ? [crlf, 4] : [lf, 2];
-    const lines = rest
-      .slice(0, index)
-      .split(/\r?\n/)
-      .filter((l) => l.startsWith('data:'));
-    const data = lines.length ? lines.map((l) => l.slice(l[5] === ' ' ? 6 : 5)).join('\n') : null;
-    events.push({ raw: rest.slice(0, index + length), data });
-    rest = rest.slice(index + length);
+  const parts = text.split(/(\r\n|\r|\n)/);
+  let raw = '';
+  let data: string | null = null;
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const line = parts[i];
+    raw += line + parts[i + 1];
+    if (line === '') {
+      events.push({ raw, data });
+      raw = '';
+      data = null;
+    } else if (line === 'data' || line.startsWith('data:')) {
+      const value = line.slice(line[5] === ' ' ? 6 : 5);
+      data = data === null ? value : `${data}\n${value}`;
+    }
   }
+  return events;
 }
 
 /** An upstream event or answer as the gateway reads it from a vLLM upstream. */
