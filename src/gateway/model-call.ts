@@ -66,11 +66,14 @@ export async function handleModelCall(
     protocol.translated && x && outcome.status === 'ok' ? protocol.translated.answer(harness, x.response) : null;
   const latencyMs = performance.now() - started;
   let reply = outcome.reply;
-  // A harness gone before the answer was stored never got it whole, however the upstream ended.
+  // A harness gone before the answer was stored never got it whole, however the upstream ended; an answer whose token
+  // values were refused was given to the harness, but cannot be trained on.
   const settled: Settled =
     signal.aborted && outcome.status === 'ok'
       ? { status: 'error' as const, error: errorMessage(signal.reason) }
-      : outcome;
+      : outcome.refused
+        ? { status: 'error' as const, error: outcome.refused }
+        : outcome;
   let id: number | null = null;
   try {
     id = await ctx.store.commits.add(callRecord(call, outcome, settled, answer, latencyMs), !isTerminal(rollout.state));

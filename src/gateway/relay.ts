@@ -7,6 +7,7 @@ import type { CallStatus } from '../store/calls.js';
 import type { Endpoint } from './endpoints.js';
 import type { Extracted, HarnessView, Protocol, StreamAssembler } from './protocols/index.js';
 import { type PromptIdsHint, type ReadMode, readAnswer, type ScannedAnswer } from './protocols/token-fields.js';
+import { kept, refusal } from './protocols/tokens.js';
 import { type SseEvent, SseSplitter } from './sse.js';
 import { readWhole, type UpstreamClient, UpstreamStatusError, versionOf } from './upstream.js';
 
@@ -17,6 +18,11 @@ export interface Outcome {
   extracted: Extracted | null;
   /** The weights version the upstream reported, when it reports one. */
   version?: number | null;
+  /**
+   * Why the answer's token values cannot be recorded as they are (token-types.ts): the harness gets its answer, the
+   * call is recorded as an error without them.
+   */
+  refused?: string | null;
   /** Sends what is left to the harness; runs after the call is stored, so a call the harness saw end is never lost. */
   reply(): void;
 }
@@ -47,21 +53,22 @@ export async function wholeCall(c: Relayed): Promise<Outcome> {
   } catch (err) {
     return failed(c, err);
   }
-  let extracted: Extracted;
+  let read: ScannedAnswer;
   let body: Buffer | string;
   try {
-    const read = readAnswer(answer.bytes, readMode(c), c.promptHint);
-    extracted = c.protocol.extract(read);
+    read = readAnswer(answer.bytes, readMode(c), c.promptHint);
     body = c.view().whole(read) ?? answer.bytes;
   } catch {
     return errorOutcome(c, 502, `the upstream answered with invalid JSON: ${answer.text.slice(0, 200)}`);
   }
+  const { refused } = read.tokens;
   return {
     status: 'ok',
     httpStatus: answer.status,
     error: null,
-    extracted,
+    extracted: kept(c.protocol.extract(read), refused),
     version: answer.version,
+    refused: refusal(refused),
     reply: () =>
       c.res
         .writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
@@ -79,9 +86,9 @@ export async function streamCall(c: Relayed): Promise<Outcome> {
   try {
     await c.upstream.post(c.endpoint, c.path, c.payload, c.signal, stream.relay);
   } catch (err) {
-    if (!stream.relayed || c.signal.aborted) return failed(c, err, stream.assembler.result());
+    if (!stream.relayed || c.signal.aborted) return failed(c, err, stream.extracted());
     const message = `the upstream failed mid-stream: ${errorMessage(err)}`;
-    return streamBroken(c.res, stream.view, message, stream.assembler.result());
+    return streamBroken(c.res, stream.view, message, stream.extracted());
   }
   return stream.outcome();
 }
@@ -95,6 +102,8 @@ class StreamRelay {
   relayed = false;
   sawDone = false;
   upstreamError: string | null = null;
+  /** The first reason a chunk's token values were refused. */
+  refused: string | null = null;
   version: number | null = null;
 
   constructor(private readonly c: Relayed) {
@@ -141,11 +150,17 @@ class StreamRelay {
         continue;
       }
       const chunk = event.data ? parseChunk(event.data, mode, this.c.promptHint) : null;
+      this.refused ??= chunk?.tokens.refused ?? null;
       if (chunk?.body.error) this.upstreamError = errorText(chunk.body.error);
       else if (chunk) this.assembler.push(chunk);
       out += chunk ? this.view.event(event.raw, chunk) : event.raw;
     }
     return out;
+  }
+
+  /** The answer as assembled so far, as it is recorded. */
+  extracted(): Extracted {
+    return kept(this.assembler.result(), this.refused);
   }
 
   /** How the stream ended, once the upstream closed it. */
@@ -157,21 +172,22 @@ class StreamRelay {
         status: 'error',
         httpStatus: 200,
         error: this.upstreamError,
-        extracted: this.assembler.result(),
+        extracted: this.extracted(),
         version,
         reply: () => res.end(),
       };
     }
     if (!this.sawDone && !this.assembler.finished()) {
       const message = 'the upstream ended the stream before the answer was finished';
-      return streamBroken(res, this.view, message, this.assembler.result());
+      return streamBroken(res, this.view, message, this.extracted());
     }
     return {
       status: 'ok',
       httpStatus: 200,
       error: null,
-      extracted: this.assembler.result(),
+      extracted: this.extracted(),
       version,
+      refused: refusal(this.refused),
       reply: () => {
         if (!this.relayed) res.writeHead(200, sseHeaders);
         res.end(this.view.end(this.sawDone) || undefined);

@@ -227,7 +227,7 @@ describe('the token-field scanner', () => {
     const texts = [
       // A member name written with an escape is the same name to JSON.parse.
       '{"prompt\\u005ftoken_ids":[1,2],"choices":[{"token\\u005fids":[3]}]}',
-      // Ids that are not plain int32s: JSON.parse's values, coerced as the store does.
+      // Ids written otherwise than the scanner reads them, and one beyond int32 (refused: see the next test).
       '{"prompt_token_ids":[1.0,2e0,-3],"choices":[]}',
       '{"prompt_token_ids":[4294967296],"choices":[]}',
       // A logprob entry without its logprob; an index that is not a number.
@@ -257,6 +257,36 @@ describe('the token-field scanner', () => {
     ]) {
       expect(() => readAnswer(Buffer.from(bad), 'scan')).toThrow();
     }
+  });
+
+  it('reads a null logprob as missing (NaN), refuses what the store cannot hold, and reads bare NaN', () => {
+    const lp = (...v: string[]) => `{"choices":[{"logprobs":{"content":[${v.map((l) => `{"logprob":${l}}`)}]}}]}`;
+    const cases: [string, number[] | RegExp][] = [
+      [lp('null', '-0.5'), [Number.NaN, -0.5]],
+      ['{"choices":[{"logprobs":{"content":[{"token":"x"}]}}]}', [Number.NaN]],
+      ['{"choices":[{"logprobs":{"token_logprobs":[null,-0.5]}}]}', [Number.NaN, -0.5]],
+      [lp('-Infinity', 'NaN', '-3.4e38'), [Number.NEGATIVE_INFINITY, Number.NaN, -3.4e38]],
+      [lp('-1e39'), /logprob -1e\+39 is beyond float32/],
+      [lp('"-1"'), /logprob "-1" is not a number/],
+      ['{"prompt_token_ids":[4294967296],"choices":[]}', /token id 4294967296 is not an int32/],
+      ['{"choices":[{"token_ids":[1,-2147483649]}]}', /token id -2147483649 is not an int32/],
+      ['{"choices":[{"prompt_token_ids":[2147483648]}]}', /token id 2147483648 is not an int32/],
+      ['{"choices":[{"token_ids":[1.5]}]}', /token id 1.5 is not an int32/],
+      ['{"choices":[{"token_ids":["5",null]}]}', /token id "5" is not an int32/],
+    ];
+    for (const [text, want] of cases)
+      for (const mode of ['scan', 'parse'] as const) {
+        const { tokens, bare } = readAnswer(Buffer.from(text), mode);
+        const [choice] = tokens.choices;
+        if (want instanceof RegExp) {
+          expect(tokens.refused, text).toMatch(want);
+          expect([tokens.promptIds, choice?.tokenIds, choice?.promptIds].filter(Boolean), text).toEqual([]);
+          continue;
+        }
+        expect(tokens.refused, text).toBeNull();
+        expect(choice.content ?? choice.tokenLogprobs, text).toEqual(want);
+        expect(bare, text).toBe(/NaN|Infinity/.test(text));
+      }
   });
 
   it('records a stream split at every byte exactly as parsing each event whole does', () => {

@@ -1,7 +1,8 @@
 import type { UpstreamKind } from '../../config/schema.js';
 import { errorBody } from '../../http.js';
 import { sseData } from '../sse.js';
-import { cutMembers, idFields, logprobFields, type ScannedAnswer, strip } from './token-fields.js';
+import { stringifyBareNumbers } from './python-json.js';
+import { cutMembers, idFields, logprobFields, parseObject, type ScannedAnswer, strip } from './token-fields.js';
 import type { HarnessView } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -41,10 +42,11 @@ export function relayView(
   const change = extra ? (a: Obj): Obj => extra(rewrite ? rewrite(a) : a) : rewrite;
   const drop = { top: unasked, choice: unasked };
   const model = renamed ? JSON.stringify(harness.model) : undefined;
-  const reshape = (a: ScannedAnswer): Buffer | string =>
-    a.members && a.bytes && !extra
-      ? cutMembers(a.bytes, a.members, drop, model)
-      : JSON.stringify(change!(a.parsed ?? (JSON.parse(String(a.bytes)) as Obj)));
+  const reshape = (a: ScannedAnswer): Buffer | string => {
+    if (a.members && a.bytes && !extra) return cutMembers(a.bytes, a.members, drop, model);
+    const answer = change!(a.parsed ?? parseObject(String(a.bytes)).value);
+    return a.bare ? stringifyBareNumbers(answer) : JSON.stringify(answer);
+  };
   return {
     whole: (answer) => (change ? reshape(answer) : null),
     event: (raw, chunk) => (change && !chunk.body.error ? `data: ${reshape(chunk)}\n\n` : raw),

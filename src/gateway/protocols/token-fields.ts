@@ -1,3 +1,4 @@
+import { parseBareNumbers } from './python-json.js';
 import { ScanMiss, scanTokenFields } from './token-scan.js';
 import {
   type ChoiceTokens,
@@ -5,6 +6,7 @@ import {
   logprobsOf,
   type PromptIdsHint,
   type TokenFields,
+  tokenIds,
 } from './token-types.js';
 
 export type { ChoiceTokens, FieldMember, PromptIdsHint, TokenFields } from './token-types.js';
@@ -25,6 +27,8 @@ export interface ScannedAnswer {
   members: FieldMember[][] | null;
   /** The whole answer, when it was parsed whole (a view that rewrites it reshapes this). */
   parsed: Obj | null;
+  /** Whether its text held Python's bare NaN or Infinity: a view that writes it anew writes them bare too. */
+  bare: boolean;
 }
 
 /**
@@ -36,13 +40,16 @@ export type ReadMode = 'scan' | 'parse' | 'raw';
 /** Below this, a stream event is parsed whole: the scanner pays off on the big ones that carry prompt ids. */
 const scanFrom = 2048;
 
-/** The fields vLLM adds for token ids and logprobs. */
+/**
+ * The fields vLLM adds to an answer when the gateway asks for token ids and logprobs (`prompt_logprobs` it never asks
+ * for: a harness that does gets them).
+ */
 export const idFields = ['prompt_token_ids', 'token_ids'];
-export const logprobFields = ['logprobs', 'prompt_logprobs'];
-/** Recorded answers keep none of these: the values are stored as typed arrays instead. */
+export const logprobFields = ['logprobs'];
+/** Recorded answers keep none of these: the values are stored as typed arrays instead (prompt logprobs not at all). */
 const stored = {
   top: new Set(['prompt_token_ids', 'prompt_logprobs']),
-  choice: new Set([...idFields, ...logprobFields]),
+  choice: new Set([...idFields, ...logprobFields, 'prompt_logprobs']),
 };
 
 /**
@@ -57,21 +64,32 @@ export function readAnswer(data: Buffer | string, mode: ReadMode, hint?: PromptI
     const b = bytes ?? Buffer.from(data);
     try {
       const { tokens, members } = scanTokenFields(b, hint);
-      return { bytes: b, body: parseObject(cutMembers(b, members, stored).toString()), tokens, members, parsed: null };
+      const rest = parseObject(cutMembers(b, members, stored).toString());
+      return { bytes: b, body: rest.value, tokens, members, parsed: null, bare: rest.bare };
     } catch (err) {
       if (!(err instanceof ScanMiss)) throw err;
     }
   }
-  const parsed = parseObject(typeof data === 'string' ? data : data.toString());
-  if (mode === 'raw') return { bytes, body: parsed, tokens: { promptIds: null, choices: [] }, members: null, parsed };
+  const { value: parsed, bare } = parseObject(typeof data === 'string' ? data : data.toString());
+  if (mode === 'raw') return { bytes, body: parsed, tokens: noTokens(), members: null, parsed, bare };
   const body = bytes ? stripped(parsed) : parsed;
-  return { bytes, body, tokens: tokensOf(parsed), members: null, parsed };
+  return { bytes, body, tokens: tokensOf(parsed), members: null, parsed, bare };
 }
 
-function parseObject(text: string): Obj {
-  const value: unknown = JSON.parse(text);
+const noTokens = (): TokenFields => ({ promptIds: null, choices: [], refused: null });
+
+/** Parses a JSON object, Python's bare NaN and Infinity included (`bare`: there were some). */
+export function parseObject(text: string): { value: Obj; bare: boolean } {
+  let value: unknown;
+  let bare = false;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    value = parseBareNumbers(text, err);
+    bare = true;
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
-  return value as Obj;
+  return { value: value as Obj, bare };
 }
 
 /** The reference reading of a parsed answer: the scanner's result must equal it for every text (token-fields test). */
@@ -87,21 +105,19 @@ function stripped(answer: Obj): Obj {
 }
 
 function tokensOf(answer: Obj): TokenFields {
-  const choices: ChoiceTokens[] = [];
+  const t = noTokens();
+  t.promptIds = tokenIds(answer.prompt_token_ids, t);
   // Loops and direct fields, not map and spread: a stream reads ~200 small events per answer.
-  if (Array.isArray(answer.choices)) for (const c of answer.choices) choices.push(choiceTokens(isObj(c) ? c : {}));
-  return { promptIds: ints(answer.prompt_token_ids), choices };
+  if (Array.isArray(answer.choices)) for (const c of answer.choices) t.choices.push(choiceTokens(isObj(c) ? c : {}, t));
+  return t;
 }
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function choiceTokens(c: Obj): ChoiceTokens {
-  const { content, tokenLogprobs } = logprobsOf(c.logprobs as Obj | null | undefined);
-  return { tokenIds: ints(c.token_ids), promptIds: ints(c.prompt_token_ids), content, tokenLogprobs };
+function choiceTokens(c: Obj, t: TokenFields): ChoiceTokens {
+  const { content, tokenLogprobs } = logprobsOf(c.logprobs as Obj | null | undefined, t);
+  return { tokenIds: tokenIds(c.token_ids, t), promptIds: tokenIds(c.prompt_token_ids, t), content, tokenLogprobs };
 }
-
-// `new Int32Array(array)` converts like Int32Array.from (each element ToNumber, then ToInt32), at a third of the cost.
-const ints = (v: unknown): Int32Array | null => (Array.isArray(v) ? new Int32Array(v as number[]) : null);
 
 /** A copy without `drop`'s keys (built, not deleted from: deleting makes V8 objects slow on every later access). */
 export function strip(o: Obj, drop: ReadonlySet<string>): Obj {

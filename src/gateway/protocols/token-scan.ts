@@ -26,12 +26,12 @@ export function scanTokenFields(
   hint: PromptIdsHint = { text: null, ids: null },
 ): { tokens: TokenFields; members: FieldMember[][] } {
   const r = new Reader(s);
-  const tokens: TokenFields = { promptIds: null, choices: [] };
+  const tokens: TokenFields = { promptIds: null, choices: [], refused: null };
   // The top-level object's members first: its choices' are pushed while it is read.
   const members: FieldMember[][] = [[]];
   members[0] = r.object(true, () => {
     if (r.is('prompt_token_ids')) tokens.promptIds = r.promptIds(hint);
-    else if (r.is('choices')) tokens.choices = r.choices(members);
+    else if (r.is('choices')) tokens.choices = r.choices(members, tokens);
     else if (r.is('prompt_logprobs')) r.parsed();
     else r.skip();
   });
@@ -243,8 +243,11 @@ class Reader {
     return scratch.slice(0, n);
   }
 
-  /** The `choices` array: each choice's token values; each choice's member positions go to `members`. */
-  choices(members: FieldMember[][]): ChoiceTokens[] {
+  /**
+   * The `choices` array: each choice's token values; each choice's member positions go to `members`, a logprob that
+   * cannot be stored to `into`.
+   */
+  choices(members: FieldMember[][], into: TokenFields): ChoiceTokens[] {
     if (this.null()) return [];
     const out: ChoiceTokens[] = [];
     this.array(() => {
@@ -253,7 +256,8 @@ class Reader {
         this.object(true, () => {
           if (this.is('token_ids')) t.tokenIds = this.ids();
           else if (this.is('prompt_token_ids')) t.promptIds = this.ids();
-          else if (this.is('logprobs')) Object.assign(t, logprobsOf(this.parsed() as Record<string, unknown> | null));
+          else if (this.is('logprobs'))
+            Object.assign(t, logprobsOf(this.parsed() as Record<string, unknown> | null, into));
           else if (this.is('prompt_logprobs')) this.parsed();
           else this.skip();
         }),

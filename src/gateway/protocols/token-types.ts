@@ -4,9 +4,9 @@ type Obj = Record<string, unknown>;
 export interface ChoiceTokens {
   tokenIds: Int32Array | null;
   promptIds: Int32Array | null;
-  /** Chat's `logprobs.content[].logprob`. */
+  /** Chat's `logprobs.content[].logprob`; NaN where one is null or absent (the store's "missing"). */
   content: number[] | null;
-  /** Completions' `logprobs.token_logprobs` (null entries kept). */
+  /** Completions' `logprobs.token_logprobs`; NaN where one is null (as the first of an echoed prompt's is). */
   tokenLogprobs: number[] | null;
 }
 
@@ -16,6 +16,11 @@ export interface TokenFields {
   promptIds: Int32Array | null;
   /** Each choice's, in the array's order. */
   choices: ChoiceTokens[];
+  /**
+   * Why a value cannot be stored as it is (an id beyond int32, a logprob beyond float32), or null. Such a value is
+   * never stored as another: its array is left null, and the call is recorded as an error.
+   */
+  refused: string | null;
 }
 
 /**
@@ -37,13 +42,44 @@ export interface FieldMember {
 }
 
 /** A choice's logprob values from its `logprobs` member: chat's per-token entries, completions' list. */
-export function logprobsOf(logprobs: Obj | null | undefined): Pick<ChoiceTokens, 'content' | 'tokenLogprobs'> {
+export function logprobsOf(
+  logprobs: Obj | null | undefined,
+  t: Pick<TokenFields, 'refused'>,
+): Pick<ChoiceTokens, 'content' | 'tokenLogprobs'> {
   const content = logprobs?.content;
   const tokens = logprobs?.token_logprobs;
   let values: number[] | null = null;
   if (Array.isArray(content)) {
     values = new Array(content.length);
-    for (let k = 0; k < content.length; k++) values[k] = (content[k] as Obj | null)?.logprob as number;
+    for (let k = 0; k < content.length; k++) values[k] = logprobValue((content[k] as Obj | null)?.logprob, t);
   }
-  return { content: values, tokenLogprobs: Array.isArray(tokens) ? (tokens as number[]) : null };
+  return { content: values, tokenLogprobs: Array.isArray(tokens) ? tokens.map((v) => logprobValue(v, t)) : null };
+}
+
+/**
+ * A logprob as the store keeps it (float32): null or absent is NaN, missing; a number float32 holds is itself (±∞ and
+ * NaN too, as Python engines write them); anything else is refused rather than stored as another value.
+ */
+function logprobValue(v: unknown, t: Pick<TokenFields, 'refused'>): number {
+  if (v === null || v === undefined) return Number.NaN;
+  if (typeof v === 'number' && (Number.isFinite(Math.fround(v)) || !Number.isFinite(v))) return v;
+  t.refused ??=
+    typeof v === 'number' ? `logprob ${v} is beyond float32` : `logprob ${JSON.stringify(v)} is not a number`;
+  return Number.NaN;
+}
+
+/** Token ids as stored (int32), or null; an array holding anything else is refused rather than wrapped or coerced. */
+export function tokenIds(v: unknown, t: Pick<TokenFields, 'refused'>): Int32Array | null {
+  if (!Array.isArray(v)) return null;
+  // A loop and direct stores, not map or Int32Array.from: a stream reads ~200 small events per answer.
+  const ids = new Int32Array(v.length);
+  for (let k = 0; k < v.length; k++) {
+    const id = v[k];
+    if ((id | 0) !== id) {
+      t.refused ??= `token id ${typeof id === 'number' ? id : JSON.stringify(id)} is not an int32`;
+      return null;
+    }
+    ids[k] = id;
+  }
+  return ids;
 }

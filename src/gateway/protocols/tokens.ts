@@ -71,3 +71,14 @@ export function streamChoice(a: ScannedAnswer): { choice: Obj | undefined; token
   const at = choices?.findIndex((c) => (c.index ?? 0) === 0) ?? -1;
   return { choice: at === -1 ? undefined : choices![at], tokens: at === -1 ? undefined : a.tokens.choices[at] };
 }
+
+/** What is recorded of an answer whose token values were refused (token-types.ts): none, rather than some as others. */
+export function kept(x: Extracted, refused: string | null): Extracted {
+  return refused ? { ...x, promptIds: null, completionIds: null, completionLogprobs: null } : x;
+}
+
+/** The recorded error of a call whose token values were refused. */
+export const refusal = (refused: string | null): string | null =>
+  refused &&
+  `the upstream sent token values that cannot be recorded as they are (${refused}): ` +
+    "the call's token ids and logprobs are left out";
