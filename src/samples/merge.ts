@@ -134,6 +134,9 @@ class RowBuffer {
         logprobs.length === n ? logprobs : Array.from({ length: n }, (_, i) => logprobs[i] ?? 0),
         this.length,
       );
+      // A logprob the engine did not give is NaN in the store: missing, so 0 as a call's missing logprobs are.
+      const lp = this.logprobs;
+      for (let k = this.length; k < this.length + n; k++) if (Number.isNaN(lp[k])) lp[k] = 0;
     }
     this.length += n;
   }
