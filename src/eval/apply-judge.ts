@@ -1,9 +1,8 @@
 import type { GuardResult } from './guards.js';
-import { runBounded } from './run-script.js';
+import { onTree, type Target } from './patch-apply.js';
 import { shadowableModules } from './shadowing.js';
 import { tamperFlags } from './tamper-flags.js';
 import { type JudgeContext, judgeTree, snapshot } from './tree-judge.js';
-import { gitEnvFor } from './workspace.js';
 
 export const applyFailed = '>>>>> Patch Apply Failed';
 export { frameworkAccessReason } from './tamper-flags.js';
@@ -17,11 +16,11 @@ const applyTries = [
 
 /**
  * The official ways in order, the tree back at the base between tries (a failed `git apply --reject` leaves half a
- * patch), each bounded by the grade's timeout and run without blocking the other grades. As the official harness,
- * a patch the chain left wholly applied while each try failed counts.
+ * patch), each bounded by the grade's timeout, run without blocking the other grades and confined (patch-apply.ts). As
+ * the official harness, a patch the chain left wholly applied while each try failed counts.
  */
 async function applyPrediction(
-  ws: string,
+  t: Target,
   diff: string,
   timeoutMs: number,
   reset: () => void,
@@ -30,10 +29,10 @@ async function applyPrediction(
   const left = (): number => Math.max(1, deadline - Date.now());
   for (const [i, [cmd, ...args]] of applyTries.entries()) {
     if (i > 0) reset();
-    const ok = await runBounded(cmd, [...args, diff], ws, gitEnvFor(ws), left());
+    const { ok } = await onTree(t, cmd, [...args, diff], { reads: [diff], timeoutMs: left() });
     if (ok) return ok;
   }
-  return runBounded('git', ['apply', '--check', '--reverse', diff], ws, gitEnvFor(ws), left());
+  return (await onTree(t, 'git', ['apply', '--check', '--reverse', diff], { reads: [diff], timeoutMs: left() })).ok;
 }
 
 export interface Prepared {
@@ -41,19 +40,20 @@ export interface Prepared {
 }
 
 /**
- * The prediction applied to a workspace at the base and the result judged as a tree (tree-judge.ts), whatever
+ * The prediction applied to a workspace at the base (`t`, patch-apply.ts) and the result judged as a tree (tree-judge.ts), whatever
  * applied it: the flags, the log of a failed apply, or an error. `base` reads a file as the base has it; `reset`
  * puts the workspace back at the base; `testFiles` are the test patch's paths (their folders are import roots).
  */
 export async function applyAndJudge(
-  ws: string,
+  t: Target,
   diff: string | null,
   o: { timeoutMs: number; allowTestEdits: boolean },
   at: { base: JudgeContext['base']; reset: () => void; testFiles: string[] },
 ): Promise<Prepared | { log: string } | { error: string }> {
+  const { ws } = t;
   const before = snapshot(ws);
   if (diff) {
-    const applied = await applyPrediction(ws, diff, o.timeoutMs, at.reset);
+    const applied = await applyPrediction(t, diff, o.timeoutMs, at.reset);
     if (applied === 'timeout') return { error: `applying the patch took over ${o.timeoutMs / 1000} s` };
     if (!applied) return { log: `${applyFailed}\n` };
   }

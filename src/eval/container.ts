@@ -12,16 +12,22 @@ export const defaultImage = 'localhost/alight-grader:bookworm';
 export const runtimeNames = ['podman', 'docker'] as const;
 export type Runtime = (typeof runtimeNames)[number];
 
+/** Processes a container may have at once: its pids cgroup's bound (root ignores `--ulimit nproc`). */
+export const containerPids = 1024;
+
 /**
  * The container engines, as `run` needs them: podman with runc and lowered ulimits (what rootless podman on a
- * small Debian machine needs), docker as it comes. Every run has no network: a harness reaches the gateway from
- * this machine, not from inside the container.
+ * small Debian machine needs), docker as it comes. Every run has no network (a harness reaches the gateway from
+ * this machine, not from inside the container) and a bound on its processes.
  */
 export const runtimes: Record<Runtime, { runFlags: string[] }> = {
   podman: {
-    runFlags: ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024', '--network', 'none'],
+    runFlags: [
+      ...['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'],
+      ...['--pids-limit', String(containerPids), '--network', 'none'],
+    ],
   },
-  docker: { runFlags: ['--network', 'none'] },
+  docker: { runFlags: ['--pids-limit', String(containerPids), '--network', 'none'] },
 };
 
 /** SWE-bench's prebuilt instance images (`__` becomes `_1776_`, as Docker Hub allows no dunders). */
@@ -125,7 +131,8 @@ export async function podmanDockerService(): Promise<{ env: NodeJS.ProcessEnv; s
   const conf = join(dir, 'containers.conf');
   writeFileSync(
     conf,
-    '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n',
+    '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n' +
+      `pids_limit = ${containerPids}\n[engine]\nruntime = "runc"\n`,
   );
   const socket = join(dir, 'podman.sock');
   const service = start({

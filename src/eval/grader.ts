@@ -8,13 +8,15 @@ import type { Runtime } from './container.js';
 import { markers, resolution, statusesFromLog, type TestsReport, testsReport } from './grading.js';
 import { fileSections, type GuardResult, guardPatch, protectedReason } from './guards.js';
 import { type OpenSite, testInImage } from './image-site.js';
+import { testInterpreterDir } from './interpreter.js';
 import { type ParserName, parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
+import { onTree, privateGitDir } from './patch-apply.js';
 import { prepareResults, readResults, resultsEnv, tamperedRun } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import type { Sandbox } from './sandbox.js';
 import { shellQuote } from './specs.js';
-import { fileAt, freshWorkspace, git, gitEnvFor, repoSource } from './workspace.js';
+import { fileAt, freshWorkspace, gitEnvFor, repoSource } from './workspace.js';
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
 export interface GradeTask {
@@ -199,7 +201,8 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
     rmSync(ws, { recursive: true, force: true });
     freshWorkspace(source, task.base_commit, ws, false);
   };
-  const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles });
+  const tree = { ws, gitDir: privateGitDir(join(dir, 'git')) };
+  const prepared = await applyAndJudge(tree, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles });
   if (!('flags' in prepared)) return prepared;
   // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval
   // script does.
@@ -209,11 +212,11 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
     if (original !== undefined) writeFileSync(join(ws, file), original);
   }
   writeFileSync(join(dir, 'test.diff'), task.test_patch);
-  try {
-    git(ws, ['apply', '-v', join(dir, 'test.diff')]);
-  } catch (err) {
-    return { error: `the test patch did not apply: ${errorMessage(err).split('\n')[0]}` };
-  }
+  const test = await onTree(tree, 'git', ['apply', '-v', join(dir, 'test.diff')], {
+    reads: [join(dir, 'test.diff')],
+    timeoutMs: o.timeoutMs,
+  });
+  if (test.ok !== true) return { error: `the test patch did not apply: ${lastLine(test.said)}` };
   const directives = sections
     .map((s) => s.file)
     .filter((f) => f.endsWith('.py'))
@@ -229,8 +232,10 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
         mounts: [`${ws}:/testbed`, `${results}:/alight/results`],
       }
     : undefined;
+  const python = container ? null : testInterpreterDir();
   const script =
     'export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n' +
+    (python ? `export PATH=${shellQuote(python)}:"$PATH"\n` : '') +
     `${resultsEnv(container ? '/alight/results' : results)}set -x\n: '${markers.start}'\n` +
     `${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
   const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws, results } : undefined;
@@ -243,9 +248,11 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   return { log, flags: prepared.flags, results: readResults(results, key) };
 }
 
-/** The paths git reads in a patch (both sides of renames and copies). */
-function patchPaths(ws: string, diff: string): string[] {
-  const res = probe('git', ['apply', '--numstat', '-z', diff], { cwd: ws, env: gitEnvFor(ws) });
+const lastLine = (said: string): string => said.trim().split('\n').at(-1) ?? 'no word from git';
+
+/** The paths git reads in a patch (both sides of renames and copies), read in `dir` (alight's, without a .git). */
+function patchPaths(dir: string, diff: string): string[] {
+  const res = probe('git', ['apply', '--numstat', '-z', diff], { cwd: dir, env: gitEnvFor(dir) });
   return res.exitCode === 0
     ? res.stdout
         .split('\0')

@@ -5,7 +5,15 @@ import { conftestFile, testFile } from '../data/patch.js';
  * start-up hooks are flagged and, unless allowed, removed before grading; binary hunks are removed too (they cannot be
  * reviewed or applied as text).
  */
+/**
+ * git's own files: a repository's config names commands (filters, hooks, drivers) that git runs, and attributes name
+ * those filters. Refused even with --allow-test-edits: no grade needs them, and the graders never run git on them.
+ */
+export const gitMetadata = 'git metadata (its config and attributes name commands for git to run)';
+const gitPath = /(^|\/)(\.git(\/|$)|\.git(attributes|modules)$)/i;
+
 const protectedPaths: [RegExp, string][] = [
+  [gitPath, gitMetadata],
   [conftestFile, 'conftest.py (pytest hooks can rewrite outcomes)'],
   [
     /(^|\/)(\.?pytest\.ini|\.?pytest\.toml|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py)$/,
@@ -67,9 +75,24 @@ export function fileSections(patch: string): FileSection[] {
   });
 }
 
+const cEscapes: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+/**
+ * A C-quoted name as git and GNU patch read it (`"b/.g\151t"` is b/.git, octal escapes are bytes of UTF-8): read as
+ * written, a quoted name would walk around every pattern below.
+ */
+export function unquoteName(name: string): string {
+  if (!/^".*"$/.test(name)) return name;
+  const bytes = Buffer.from(name.slice(1, -1), 'utf8').toString('latin1');
+  const decoded = bytes.replace(/\\([0-7]{3}|[\s\S])/g, (_all, e: string) =>
+    e.length === 3 ? String.fromCharCode(Number.parseInt(e, 8) & 0xff) : (cEscapes[e] ?? e),
+  );
+  return Buffer.from(decoded, 'latin1').toString('utf8');
+}
+
 /** The paths a header line names, without the a/ b/ prefixes and quotes; /dev/null is not a path. */
 function pathsIn(line: string): string[] {
-  const unquote = (p: string): string => p.replace(/^"|"$/g, '').replace(/^[ab]\//, '');
+  const unquote = (p: string): string => unquoteName(p).replace(/^[ab]\//, '');
   let names: string[] = [];
   const git = /^diff --git ("[^"]*"|\S+) ("[^"]*"|\S+)$/.exec(line);
   if (git) names = [git[1], git[2]];
@@ -99,10 +122,14 @@ export function guardPatch(patch: string, allowTestEdits: boolean): GuardResult 
       flags.push({ file: section.file, reason: 'binary hunk', removed: true });
       continue;
     }
-    const hit = protectedPaths.find(([pattern]) => section.paths.some((p) => pattern.test(p)));
+    // GNU patch drops a name's trailing blanks, git keeps them: either reading counts.
+    const hit = protectedPaths.find(([pattern]) =>
+      section.paths.some((p) => pattern.test(p) || pattern.test(p.trimEnd())),
+    );
     if (hit) {
-      flags.push({ file: section.file, reason: hit[1], removed: !allowTestEdits });
-      if (!allowTestEdits) continue;
+      const removed = !allowTestEdits || hit[1] === gitMetadata;
+      flags.push({ file: section.file, reason: hit[1], removed });
+      if (removed) continue;
     }
     kept.push(section.text);
   }

@@ -1,14 +1,14 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyAndJudge } from './apply-judge.js';
 import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
 import type { GradeOptions, GradeTask, Ran } from './grader.js';
 import { fileSections } from './guards.js';
+import { headFile, resetToHead } from './patch-apply.js';
 import { prepareResults, readResults, resultsEnv } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import { evalScript } from './specs.js';
 import { changedPaths, snapshot } from './tree-judge.js';
-import { fileAt, git } from './workspace.js';
 
 /** One grade's tests in the instance's image, `ws` (the judged workspace) as /testbed. */
 export interface SiteRun {
@@ -61,7 +61,7 @@ export const engineSite =
 
 /**
  * The task's own image: its /testbed copied out, the prediction applied and judged here as with --repos (the tree
- * restored between tries with git), then the eval script in a fresh container or pod of the image with the judged tree
+ * restored between tries with the image's git history, moved out of the tree meanwhile), then the eval script in a fresh container or pod of the image with the judged tree
  * as /testbed, network off.
  */
 export async function testInImage(
@@ -75,20 +75,19 @@ export async function testInImage(
   try {
     const ws = join(dir, 'testbed');
     await site.copyTestbed(ws);
+    // The image's history out of the tree while the prediction is applied and judged (patch-apply.ts), back for eval.sh.
+    const tree = { ws, gitDir: join(dir, 'testbed.git') };
+    renameSync(join(ws, '.git'), tree.gitDir);
     const before = snapshot(ws);
-    const reset = (): void => {
-      git(ws, ['checkout', '-q', '--', '.']);
-      git(ws, ['clean', '-fdq']);
-    };
-    const base = (file: string): string | undefined => fileAt(ws, 'HEAD', file);
-    const prepared = await applyAndJudge(ws, hasPatch ? join(dir, 'pred.diff') : null, o, {
-      base,
-      reset,
+    const prepared = await applyAndJudge(tree, hasPatch ? join(dir, 'pred.diff') : null, o, {
+      base: (file) => headFile(tree, file),
+      reset: () => resetToHead(tree),
       testFiles: fileSections(task.test_patch).flatMap((s) => s.paths),
     });
     if (!('flags' in prepared)) return prepared;
     const after = snapshot(ws);
     const changed = changedPaths(before, after);
+    renameSync(tree.gitDir, join(ws, '.git'));
     writeFileSync(join(dir, 'eval.sh'), evalScript(task));
     const results = join(dir, 'results');
     mkdirSync(results);

@@ -79,15 +79,3 @@ export function scriptLog(output: string, truncated: boolean, timedOut: boolean,
   const end = timedOut ? `\n${timedOutMarker}\n` : `\n${markers.exitCode}: ${exitCode ?? 137}\n`;
   return `${output.replace(forged, '')}${truncated ? `\n${truncatedMarker}\n` : ''}${end}`;
 }
-
-/** One command (an apply try) with a deadline, without blocking the other grades: true if it exited 0. */
-export async function runBounded(
-  command: string,
-  args: string[],
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  timeoutMs: number,
-): Promise<boolean | 'timeout'> {
-  const r = await run({ command, args, cwd, env, group: true, timeoutMs, killGraceMs: 0 });
-  return r.reason === 'timeout' ? 'timeout' : r.exitCode === 0;
-}

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type GuardResult, protectedReason } from './guards.js';
+import { type GuardResult, gitMetadata, protectedReason } from './guards.js';
 
 /**
  * The workspace judged after the prediction was applied, whatever applied it (git, GNU patch with its own reading of
@@ -23,7 +23,6 @@ export function snapshot(root: string): Tree {
   const walk = (rel: string): void => {
     for (const name of readdirSync(join(root, rel))) {
       const path = rel ? `${rel}/${name}` : name;
-      if (path === '.git') continue;
       const st = lstatSync(join(root, path));
       const kind = st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : 'file';
       tree.set(path, {
@@ -110,7 +109,7 @@ export function judgeTree(
   for (const path of changedPaths(before, after)) {
     if (reverted.some((r) => path.startsWith(`${r}/`))) continue;
     const why = reason(path, before.get(path), after.get(path), cx);
-    const keep = !why || (allowTestEdits && protectedReason(path) === why);
+    const keep = !why || (allowTestEdits && protectedReason(path) === why && why !== gitMetadata);
     if (why) flags.push({ file: path, reason: why, removed: !keep });
     if (keep) {
       if (after.get(path)?.kind === 'file') kept.push(path);

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,24 +13,32 @@ describe('alight eval grade', () => {
   const root = tempDir();
   const fx = makeSweRepo(root);
 
-  const grade = async (patch: string | null, extra: string[] = [], id = fx.instance.instance_id) => {
+  const grade = async (
+    patch: string | null,
+    extra: string[] = [],
+    id = fx.instance.instance_id,
+    env?: NodeJS.ProcessEnv,
+  ) => {
     const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
     writeFileSync(preds, `${JSON.stringify({ instance_id: id, model_name_or_path: 'test', model_patch: patch })}\n`);
     const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
-    const res = await alight([
-      'eval',
-      'grade',
-      '--predictions',
-      preds,
-      '--tasks',
-      fx.tasksFile,
-      '--repos',
-      fx.repos,
-      '--out',
-      out,
-      '--json',
-      ...extra,
-    ]);
+    const res = await alight(
+      [
+        'eval',
+        'grade',
+        '--predictions',
+        preds,
+        '--tasks',
+        fx.tasksFile,
+        '--repos',
+        fx.repos,
+        '--out',
+        out,
+        '--json',
+        ...extra,
+      ],
+      { env },
+    );
     expect(res.code, res.stderr).toBe(0);
     const summary = JSON.parse(res.stdout);
     const report = JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id];
@@ -164,6 +173,15 @@ describe('alight eval grade', () => {
     );
     expect((await grade(fx.predictions.wrong.patch, ['--grader', 'podman'])).report.status).toBe('unresolved');
   }, 600_000);
+
+  it('runs the tests with the python3 resolved outside the tree: a .python-version of the prediction chooses none', async () => {
+    // pyenv's shim, first on PATH here, reads .python-version from the folder it runs in: a version that does not exist
+    // fails every python3 run from the tree.
+    const shims = join(execFileSync('pyenv', ['root'], { encoding: 'utf8' }).trim(), 'shims');
+    const pinned = `${fx.instance.patch}--- /dev/null\n+++ b/.python-version\n@@ -0,0 +1 @@\n+alight-no-such-version\n`;
+    const { report } = await grade(pinned, [], fx.instance.instance_id, { PATH: `${shims}:${process.env.PATH}` });
+    expect(report.status, JSON.stringify(report)).toBe('resolved');
+  }, 120_000);
 
   it('reports an unknown instance id and a missing repository per instance, with the reason', async () => {
     const unknown = await grade(fx.instance.patch, [], 'acme__calc-404');

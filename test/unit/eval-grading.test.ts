@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { instanceImage } from '../../src/eval/container.js';
 import { markers, resolution, statusesFromLog, testsReport } from '../../src/eval/grading.js';
-import { fileSections, guardPatch } from '../../src/eval/guards.js';
+import { fileSections, gitMetadata, guardPatch, unquoteName } from '../../src/eval/guards.js';
 import { parserForRepo, parserNamed, parsers } from '../../src/eval/log-parsers.js';
 import { evalScript } from '../../src/eval/specs.js';
 
@@ -158,6 +158,30 @@ describe('reward-hacking guards', () => {
       ).toBe(src + plain); // sections are the patch, cut
     },
   );
+
+  it("removes git's own files in every spelling, even with test edits allowed", () => {
+    const made = (name: string): string => `--- /dev/null\n+++ ${name}\n@@ -0,0 +1 @@\n+x\n`;
+    const names = [
+      'b/.git/config',
+      '"b/.g\\151t/config"', // git's C quoting, one letter an octal escape: git and GNU patch read .git/config
+      'b/sub/.GIT/hooks/pre-commit',
+      'b/.gitattributes',
+      'b/.gitmodules',
+      'b/.git ', // a gitlink file; GNU patch drops the trailing blank
+    ];
+    for (const allowTestEdits of [false, true]) {
+      const guarded = guardPatch(src + names.map(made).join(''), allowTestEdits);
+      expect(guarded.patch).toBe(src);
+      expect(guarded.flags.map((f) => [f.reason, f.removed])).toEqual(names.map(() => [gitMetadata, true]));
+    }
+    expect(guardPatch(made('b/src/.github/x.yml') + made('b/legit.gitx'), false).flags).toEqual([]);
+  });
+
+  it('reads C-quoted names as git does: escapes, octal bytes of UTF-8, quotes', () => {
+    expect(unquoteName('"b/.g\\151t/config"')).toBe('b/.git/config');
+    expect(unquoteName('"a/\\303\\251t\\\\\\"e\\t"')).toBe('a/ét\\"e\t');
+    expect(unquoteName('plain name')).toBe('plain name');
+  });
 });
 
 describe('instance images, eval scripts, parser names', () => {
