@@ -71,6 +71,9 @@ function splitLf(text: string, events: SseEvent[]): number {
 function splitLines(text: string, events: SseEvent[]): number {
   let at = 0;
   let line = 0;
+  /** Where the event's first line ends (-1: none yet), and whether it has more. */
+  let first = -1;
+  let more = false;
   // The next LF and CR, each searched again only once passed: a text without one is not searched through per line.
   let lf = text.indexOf('\n');
   let cr = text.indexOf('\r');
@@ -83,9 +86,19 @@ function splitLines(text: string, events: SseEvent[]): number {
     // line ends the event either way (an LF after it is then an empty line of no event).
     if (end === cr && end + 1 === text.length && end > line) return at;
     const next = end + (end === cr && text.charCodeAt(end + 1) === 10 ? 2 : 1);
-    if (end === line) {
-      events.push({ raw: text.slice(at, next), data: dataLines(text.slice(at, line)) });
+    if (end > line) {
+      if (first === -1) first = end;
+      else more = true;
+    } else {
+      // The common case, one `data:` line, without splitting.
+      const one = first !== -1 && !more && text.startsWith('data: ', at);
+      events.push({
+        raw: text.slice(at, next),
+        data: one ? text.slice(at + 6, first) : dataLines(text.slice(at, line)),
+      });
       at = next;
+      first = -1;
+      more = false;
     }
     line = next;
   }
