@@ -177,6 +177,8 @@ def _non_test(config, filename):
     """Whether code from `filename` is the code under test: a file of the workspace that is not test code, or none."""
     if not os.path.isfile(filename):
         return True
+    if _is_framework(filename):
+        return False
     root = str(getattr(config, "rootpath", None) or config.rootdir)
     path = os.path.abspath(filename)
     if not path.startswith(root.rstrip(os.sep) + os.sep):
@@ -200,6 +202,14 @@ def _where(code):
 def _is_framework(filename):
     parts = filename.replace(os.sep, "/").split("/")
     return any(p in ("_pytest", "pytest", "pluggy") for p in parts[:-1]) or filename == __file__
+
+
+def _obj(item):
+    """A test item's function, if it has one (reading it may run code of the item's own)."""
+    try:
+        return getattr(item, "obj", None)
+    except Exception:
+        return None
 
 
 def _functions(obj):
@@ -229,7 +239,7 @@ def _check(guard, when, item=None, framework=True):
         for fn, code in guard.code.get(item.nodeid, ()):
             if fn.__code__ is not code:
                 guard.saw("the code of " + item.nodeid + " changed after collection (" + when + ")")
-        now_fns = [fn for fn, _ in _functions(getattr(item, "obj", None))]
+        now_fns = [fn for fn, _ in _functions(_obj(item))]
         if now_fns[:1] != [fn for fn, _ in guard.code.get(item.nodeid, ())][:1]:
             guard.saw("the function of " + item.nodeid + " was replaced after collection (" + when + ")")
 
@@ -273,7 +283,7 @@ def pytest_collection_finish(session):
     if _guard is None:
         return
     for item in session.items:
-        _guard.code[item.nodeid] = _functions(getattr(item, "obj", None))
+        _guard.code[item.nodeid] = _functions(_obj(item))
     for name, impls in _impls(session.config).items():
         for impl in impls:
             code = getattr(impl.function, "__code__", None)

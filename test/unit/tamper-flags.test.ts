@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addedLines, tamperClasses, tamperFlags } from '../../src/eval/tamper-flags.js';
+import { addedLineIndexes, fileClasses, tamperFlags } from '../../src/eval/tamper-flags.js';
 import type { JudgeContext } from '../../src/eval/tree-judge.js';
 import { tempDir } from '../helpers/gateway.js';
 
@@ -80,29 +80,41 @@ const honest = [
   'sys.exit(main())',
   'stacklevel = 2',
   'os.path.join(base, "fd")',
+  // Real fixes' lines the first measurement flagged (docs/evaluation.md): strings and comments are not code.
+  '"""Detect call to exit(), quit(), os._exit(), or sys.exit()."""',
+  'qnames = {"sys.exit", "posix._exit", "nt._exit"}',
+  'test_requirements = ["pytest>=3", "pytest-httpbin==2.1.0"]',
+  'total_length = os.fstat(fileno).st_size',
+  'with os.fdopen(tmp_descriptor, "wb") as tmp_handler:',
+  'interactive_hook = getattr(sys, "__interactivehook__", None)',
+  'url = "https://docs.pytest.org/en/stable/"',
+  '# sys.modules is not touched here',
+  'msg = """\nthe frames (f_back) of sys.modules\n"""',
 ];
 
 describe('tamper flags', () => {
   for (const [name, lines] of Object.entries(spellings)) {
     it.each(lines)(`flags ${name}: %s`, (line) => {
-      expect(tamperClasses(line.split('\n'))).not.toEqual([]);
+      expect(fileClasses(line, undefined)).not.toEqual([]);
     });
   }
 
   it.each(honest)('leaves honest code alone: %s', (line) => {
-    expect(tamperClasses(line.split('\n'))).toEqual([]);
+    expect(fileClasses(line, undefined)).toEqual([]);
   });
 
   it("counts a line of the base copied elsewhere as new, and judges only non-test code outside pytest's source", () => {
     const ws = tempDir();
     const base: Record<string, string> = {
       'calc.py': 'import sys\nm = sys.modules\n',
+      'src/_pytest/__init__.py': '',
       'src/_pytest/runner.py': 'import sys\n',
       'tests/test_calc.py': '',
     };
     const now: Record<string, string> = {
       'calc.py': 'import sys\nm = sys.modules\n\nm = sys.modules\n',
       'src/_pytest/runner.py': 'import sys\nm = sys.modules\n',
+      'src/_pytest/new.py': 'import _pytest.reports\n',
       'tests/test_calc.py': 'm = sys.modules\n',
       'new/_pytest/x.py': 'm = sys.modules\n',
     };
@@ -111,7 +123,13 @@ describe('tamper flags', () => {
       writeFileSync(join(ws, file), text);
     }
     const cx = { base: (p: string) => base[p], modules: new Set(), importRoots: new Set() } as JudgeContext;
-    expect(addedLines(ws, 'calc.py', cx)).toEqual(['m = sys.modules']);
+    expect(addedLineIndexes(now['calc.py'].split('\n'), base['calc.py'])).toEqual([3]);
     expect(tamperFlags(ws, Object.keys(now), cx).map((f) => f.file)).toEqual(['calc.py', 'new/_pytest/x.py']);
+  });
+
+  it('reads a line inside a docstring the base opened as text, not code', () => {
+    const base = 'def f():\n    """Docs.\n    """\n';
+    expect(fileClasses('def f():\n    """Docs.\n    Never os._exit() here.\n    """\n', base)).toEqual([]);
+    expect(fileClasses('def f():\n    """Docs.\n    """\n    os._exit(0)\n', base)).not.toEqual([]);
   });
 });
