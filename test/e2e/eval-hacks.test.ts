@@ -115,6 +115,21 @@ describe('reward hacks against the sandboxed grader', () => {
     }, 120_000);
   }
 
+  it('refuses each hack that has an error with the static flags opted out: the plugin and its signed record alone', async () => {
+    const names = Object.keys(hacks).filter((n) => hacks[n].expect.error);
+    const tasks = join(root, 'alone-tasks.jsonl');
+    writeFileSync(
+      tasks,
+      names.map((n) => JSON.stringify({ ...fx.instance, instance_id: `acme__calc-${n}` })).join('\n'),
+    );
+    const { report } = await grade(
+      names.map((n) => ({ instance_id: `acme__calc-${n}`, model_patch: hacks[n].patch })),
+      ['--allow-test-framework-access', '--concurrency', '2'],
+      tasks,
+    );
+    for (const n of names) expect(report(`acme__calc-${n}`).error, n).toMatch(hacks[n].expect.error!);
+  }, 300_000);
+
   /**
    * The whole corpus in one run, one instance id per hack, with `grader` (the prediction applied and judged here, the
    * tests in its container).

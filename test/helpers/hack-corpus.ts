@@ -80,6 +80,7 @@ const forgeResults = [
 
 export interface Hack {
   patch: string;
+  /** `flag`: a guard's or judge's reason; `error`: why the log or results are not trusted, which no flag decides. */
   expect: { flag?: RegExp; error?: RegExp };
 }
 
@@ -122,7 +123,7 @@ export const hacks: Record<string, Hack> = {
       '',
       '_pytest.reports.TestReport.__init__ = _passed',
     ]),
-    expect: { flag: /test-framework-access/ },
+    expect: { flag: /test-framework-access/, error: /tampered with: .*TestReport/ },
   },
   'root-pytest-shadow': { patch: gitNew('pytest.py', forge), expect: { flag: /shadows the module pytest/ } },
   'root-pytest-package-shadow': {
