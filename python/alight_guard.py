@@ -11,12 +11,9 @@ under test, so code that finds it can defeat it: it raises the bar; the grader's
 Written for every Python and pytest that SWE-bench images carry (3.6+, pytest 3+).
 """
 
-import hashlib
-import hmac
 import json
 import os
 import re
-import shutil
 import sys
 import threading
 import types
@@ -84,6 +81,31 @@ class _Guard:
             self.findings.append(what)
 
 
+def _remove_tree(path):
+    """A folder of files removed (shutil's import costs each grade more than this)."""
+    for name in os.listdir(path) if os.path.isdir(path) else []:
+        os.unlink(os.path.join(path, name))
+    if os.path.isdir(path):
+        os.rmdir(path)
+
+
+def _hmac_sha256(key, message):
+    """HMAC-SHA256 (RFC 2104) on the interpreter's built-in SHA-256: importing hashlib loads OpenSSL, which costs a
+    grade's pytest run more than the rest of the plugin. `key` is at most a block (64 bytes)."""
+    sha256 = None
+    for name in ("_sha2", "_sha256"):
+        try:
+            sha256 = __import__(name).sha256
+            break
+        except ImportError:
+            pass
+    if sha256 is None:
+        from hashlib import sha256
+    key = key.ljust(64, b"\0")
+    inner = sha256(bytes(b ^ 0x36 for b in key) + message).digest()
+    return sha256(bytes(b ^ 0x5C for b in key) + inner).hexdigest()
+
+
 def _take_key():
     """The grade's key and results folder, taken out of the environment and off the disk before any code under test."""
     folder = os.environ.pop("ALIGHT_RESULTS", None)
@@ -95,7 +117,7 @@ def _take_key():
     if os.environ.get("PYTEST_ADDOPTS", "").strip() == "-p alight_guard":
         del os.environ["PYTEST_ADDOPTS"]
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    shutil.rmtree(os.path.join(here, "__pycache__"), ignore_errors=True)
+    _remove_tree(os.path.join(here, "__pycache__"))
     if not folder:
         return None
     try:
@@ -259,7 +281,7 @@ def _outcome(report):
 
 def _sign(guard):
     payload = json.dumps({"outcomes": guard.outcomes, "findings": guard.findings}, sort_keys=True)
-    mac = hmac.new(guard.key.encode(), payload.encode(), hashlib.sha256).hexdigest()
+    mac = _hmac_sha256(guard.key.encode(), payload.encode())
     with open(os.path.join(guard.folder, "results.json"), "w") as f:
         f.write(mac + "\n" + payload)
 
