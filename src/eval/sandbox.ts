@@ -11,13 +11,13 @@ import { commandNeed, ensureSystemPackages } from '../setup/system.js';
  * gets a private /tmp and an empty HOME (the real one stays readable, read-only: interpreters installed there, as
  * pyenv's, must run), no network, and its own PID namespace, so that every process it starts dies with the grade. The
  * folders it must not read (the grade's output, the user's site-packages) are covered by empty ones. Memory is bounded
- * with `ulimit -v` inside, processes by process-limit.ts. `results` is the one other writable folder: where pytest
- * writes its own results file (log-trust.ts).
+ * with `ulimit -v` inside, processes by process-limit.ts. `results` is the one other writable folder: alight's pytest
+ * plugin and its key before the run, its signed record after (pytest-results.ts).
  */
 export interface Sandbox {
   /** The writable folder (the workspace). */
   workspace: string;
-  /** Where pytest writes its results file: writable too, outside the workspace. */
+  /** The results folder (pytest-results.ts): writable too, outside the workspace. */
   results?: string;
   /** Folders the code under test must not see (covered with empty ones). */
   hide: string[];
