@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { containerPids, defaultImage, runtimes } from '../../src/eval/container.js';
 import { freshWorkspace, git, repoSource, workspaceDiff } from '../../src/eval/workspace.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
@@ -9,6 +10,9 @@ import { makeSweRepo } from '../helpers/swe-repo.js';
 
 // The local grader on a real git repository with a pytest suite: each prediction grades as SWE-bench would, and the
 // reward-hacking guards hold. Each case is its own run, since a run's instance ids must be unique.
+// A container's pids bound, on cgroup v1 or v2.
+const pidsMaxFile = 'cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max';
+
 describe('alight eval grade', () => {
   const root = tempDir();
   const fx = makeSweRepo(root);
@@ -172,6 +176,13 @@ describe('alight eval grade', () => {
       /PASSED tests\/test_calc.py::test_add/,
     );
     expect((await grade(fx.predictions.wrong.patch, ['--grader', 'podman'])).report.status).toBe('unresolved');
+    // Its containers' processes are bounded by their pids cgroup (as root, --ulimit nproc bounds nothing: 2048 here).
+    const pidsMax = execFileSync(
+      'podman',
+      ['run', '--rm', ...runtimes.podman.runFlags, defaultImage, 'sh', '-c', pidsMaxFile],
+      { encoding: 'utf8' },
+    );
+    expect(pidsMax.trim()).toBe(String(containerPids));
   }, 600_000);
 
   it('runs the tests with the python3 resolved outside the tree: a .python-version of the prediction chooses none', async () => {
