@@ -9,7 +9,7 @@ import { freshWorkspace, repoSource } from '../../src/eval/workspace.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { type Escape, escapedName, failingHunk, gitFilterPatch, wrongFix } from '../helpers/host-escape.js';
-import { makeInstanceImage } from '../helpers/instance-image.js';
+import { fixtureImage } from '../helpers/instance-image.js';
 import { processMark } from '../helpers/processes.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 
@@ -152,11 +152,7 @@ describe('a prediction cannot run commands on the grading host', () => {
   }, 600_000);
 
   describe('in the instance image', () => {
-    const image = makeInstanceImage(
-      join(fx.repos, 'acme__calc'),
-      fx.base,
-      `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
-    );
+    const image = fixtureImage(fx, 'acme_calc_escape');
     afterAll(() => {
       execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
     });

@@ -8,7 +8,7 @@ import { alight, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { dockerCli } from '../helpers/docker-cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { instanceGrading } from '../helpers/instance-grading.js';
-import { makeInstanceImage } from '../helpers/instance-image.js';
+import { fixtureImage } from '../helpers/instance-image.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
 
@@ -17,11 +17,7 @@ import { swebenchPython } from '../helpers/swebench-python.js';
 describe('eval with instance images', () => {
   const root = tempDir();
   const fx = makeSweRepo(root);
-  const image = makeInstanceImage(
-    join(fx.repos, 'acme__calc'),
-    fx.base,
-    `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
-  );
+  const image = fixtureImage(fx, 'acme_calc');
   afterAll(() => {
     execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
   });

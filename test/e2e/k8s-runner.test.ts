@@ -11,7 +11,7 @@ import { type RolloutSummary, Store } from '../../src/store/store.js';
 import { alight, BIN, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { instanceGrading } from '../helpers/instance-grading.js';
-import { makeInstanceImage } from '../helpers/instance-image.js';
+import { fixtureImage } from '../helpers/instance-image.js';
 import { clusterDown, clusterUp, importImage, KUBECONFIG, stopApiServer } from '../helpers/k8s-cluster.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
@@ -413,11 +413,7 @@ describe('alight doctor --runner k8s', () => {
 /** The fixture repository under `root` and its instance image (built with podman), imported into the cluster. */
 async function clusterInstance(root: string) {
   const fx = makeSweRepo(root);
-  const image = makeInstanceImage(
-    join(fx.repos, 'acme__calc'),
-    fx.base,
-    `localhost/alight-test/acme_calc:${fx.base.slice(0, 12)}`,
-  );
+  const image = fixtureImage(fx, 'acme_calc_k8s');
   built.add(image);
   await importImage(image);
   return { fx, image };

@@ -1,5 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import { type Rig, type RigOverrides, startGatewayAt } from './gateway.js';
 
 type Obj = Record<string, unknown>;
 
@@ -56,3 +58,26 @@ export async function startRawUpstream(answer: (body: Obj, index: number) => Raw
 /** SSE text of chat chunks, as vLLM frames them. */
 export const sseOf = (chunks: Obj[], done = true): string =>
   chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + (done ? 'data: [DONE]\n\n' : '');
+
+/**
+ * Raw upstreams with a real gateway in front, made by a test and closed after it (call once at a file's top level).
+ * `keep` closes anything else a test opened the same way.
+ */
+export function rawGateways() {
+  const open: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const o of open.splice(0).reverse()) await o.close();
+  });
+  const keep = <T extends { close(): Promise<void> }>(o: T): T => {
+    open.push(o);
+    return o;
+  };
+  return {
+    keep,
+    async start(answer: (body: Obj, index: number) => RawAnswer, overrides?: RigOverrides) {
+      const up = keep(await startRawUpstream(answer));
+      const rig: Omit<Rig, 'upstream'> = keep(await startGatewayAt(up.url, overrides));
+      return { up, rig };
+    },
+  };
+}

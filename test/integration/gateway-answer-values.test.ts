@@ -1,21 +1,14 @@
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rolloutTrace } from '../../src/traces/export.js';
-import { type Rig, startGatewayAt } from '../helpers/gateway.js';
-import { type RawUpstream, startRawUpstream } from '../helpers/raw-upstream.js';
+import { rawGateways } from '../helpers/raw-upstream.js';
 
 // Values in an engine's answer that a careless reading stores as other values: logprobs that are null or beyond
 // float32, token ids beyond int32, Python's bare NaN and Infinity. Each is kept as it is (absent stays absent) or the
 // call is refused loudly, recorded as an error while the harness still gets its answer.
 type Obj = Record<string, unknown>;
 
-let up: RawUpstream | undefined;
-let rig: Omit<Rig, 'upstream'> | undefined;
-afterEach(async () => {
-  await rig?.close();
-  await up?.close();
-  rig = up = undefined;
-});
+const gateways = rawGateways();
 
 /** A vLLM chat answer, whole, with its values written as given (JSON text, so that NaN can be written bare). */
 const wholeText = (ids: string, logprobs: string[], extra = ''): string =>
@@ -36,8 +29,7 @@ const streamText = (ids: [string, string], logprobs: [string, string]): string =
     .join('')}data: [DONE]\n\n`;
 
 async function gatewayAnswering(text: (stream: boolean) => string) {
-  up = await startRawUpstream((body) => ({ body: text(body.stream === true) }));
-  rig = await startGatewayAt(up.url);
+  const { up, rig } = await gateways.start((body) => ({ body: text(body.stream === true) }));
   const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
   const url = `${rig.gateway.url}/r/${token}/v1/chat/completions`;
   const post = async (body: Obj): Promise<{ status: number; text: string }> => {
@@ -48,7 +40,7 @@ async function gatewayAnswering(text: (stream: boolean) => string) {
     });
     return { status: res.status, text: await res.text() };
   };
-  return { post, calls: () => rolloutTrace(rig!.store, rollout.id).calls, token };
+  return { post, calls: () => rolloutTrace(rig.store, rollout.id).calls, token, up, rig };
 }
 
 describe('values an engine sends that JSON or the store cannot hold as they are', () => {
@@ -116,12 +108,12 @@ describe('values an engine sends that JSON or the store cannot hold as they are'
     const prompt = '"prompt_logprobs":[null,{"2":{"logprob":-1.25,"rank":1,"decoded_token":"b"}}],';
     const g = await gatewayAnswering(() => wholeText('[5,6]', ['-0.5', '-1'], prompt));
     const want = [null, { 2: { logprob: -1.25, rank: 1, decoded_token: 'b' } }];
-    const client = new OpenAI({ baseURL: `${rig!.gateway.url}/r/${g.token}/v1`, apiKey: g.token, maxRetries: 0 });
+    const client = new OpenAI({ baseURL: `${g.rig.gateway.url}/r/${g.token}/v1`, apiKey: g.token, maxRetries: 0 });
     const body = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], prompt_logprobs: 1 };
     const got = (await client.chat.completions.create(body)) as unknown as Obj;
     expect(got.prompt_logprobs).toEqual(want);
     expect(got).not.toHaveProperty('prompt_token_ids');
-    expect(up!.requests[0]).toMatchObject({ prompt_logprobs: 1, return_token_ids: true, logprobs: true });
+    expect(g.up.requests[0]).toMatchObject({ prompt_logprobs: 1, return_token_ids: true, logprobs: true });
     // Not recorded: the recorded answer keeps no token-level field (docs/design.md), prompt logprobs are not trained on.
     expect(g.calls()[0]).toMatchObject({ status: 'ok', completion_token_ids: [5, 6] });
     expect(g.calls()[0].response).not.toHaveProperty('prompt_logprobs');

@@ -1,20 +1,13 @@
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rolloutTrace } from '../../src/traces/export.js';
-import { type Rig, startGatewayAt } from '../helpers/gateway.js';
-import { type RawUpstream, startRawUpstream } from '../helpers/raw-upstream.js';
+import { rawGateways } from '../helpers/raw-upstream.js';
 
 // Event streams framed in ways the SSE spec allows but no known engine writes: the gateway must read them as the
 // openai SDK reading the engine directly does, and record what that reading gives.
 type Obj = Record<string, unknown>;
 
-let up: RawUpstream | undefined;
-let rig: Omit<Rig, 'upstream'> | undefined;
-afterEach(async () => {
-  await rig?.close();
-  await up?.close();
-  rig = up = undefined;
-});
+const gateways = rawGateways();
 
 const chunk = (k: number, content: string, finish: string | null = null): string =>
   JSON.stringify({
@@ -56,8 +49,7 @@ async function read(client: OpenAI): Promise<string[]> {
 
 describe('SSE framings the spec allows', () => {
   it.each(framings)('are read as the openai SDK reads them: %s', async (_name, wire) => {
-    up = await startRawUpstream(() => ({ body: wire.split('|') }));
-    rig = await startGatewayAt(up.url);
+    const { up, rig } = await gateways.start(() => ({ body: wire.split('|') }));
     const direct = await read(new OpenAI({ baseURL: up.url, apiKey: 'k', maxRetries: 0 }));
     expect(direct).toEqual(['Hel|null', 'lo|stop']);
     const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
@@ -74,8 +66,7 @@ describe('SSE framings the spec allows', () => {
   });
 
   it('leaves out a last event with no blank line after it, as the SDK does, and records the answer unfinished', async () => {
-    up = await startRawUpstream(() => ({ body: `data: ${hel}\n\ndata: ${lo}\n` }));
-    rig = await startGatewayAt(up.url, { retries: 0 });
+    const { up, rig } = await gateways.start(() => ({ body: `data: ${hel}\n\ndata: ${lo}\n` }), { retries: 0 });
     expect(await read(new OpenAI({ baseURL: up.url, apiKey: 'k', maxRetries: 0 }))).toEqual(['Hel|null']);
     const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
     const client = new OpenAI({ baseURL: `${rig.gateway.url}/r/${token}/v1`, apiKey: token, maxRetries: 0 });

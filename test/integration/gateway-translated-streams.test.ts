@@ -4,25 +4,19 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envPython } from '../../src/setup/python-env.js';
 import { rolloutTrace } from '../../src/traces/export.js';
 import { FIXTURES } from '../helpers/cli.js';
-import { type Rig, startGatewayAt, startRig } from '../helpers/gateway.js';
-import { type RawUpstream, sseOf, startRawUpstream } from '../helpers/raw-upstream.js';
+import { startRig } from '../helpers/gateway.js';
+import { rawGateways, sseOf } from '../helpers/raw-upstream.js';
 
 // Translated streams read whole by the clients harnesses use: the openai SDKs' Responses stream helpers and raw event
 // iteration on a reasoning model's answers (vLLM's own chunk shapes), the anthropic SDK on tool arguments a model got
 // wrong.
 type Obj = Record<string, unknown>;
 
-let up: RawUpstream | undefined;
-let rig: Omit<Rig, 'upstream'> | undefined;
-afterEach(async () => {
-  await rig?.close();
-  await up?.close();
-  rig = up = undefined;
-});
+const gateways = rawGateways();
 
 /** Where vLLM's reasoning parsers put the thinking: Qwen3's older field, the newer one, or both (the renaming's). */
 const fields = [['reasoning_content'], ['reasoning'], ['reasoning', 'reasoning_content']];
@@ -59,12 +53,11 @@ function reasoningTurn(turn: number, names: string[]) {
   return { chunks, ids, logprobs, reasoning: 'Let me think', content: `Answer ${turn}` };
 }
 
-async function reasoningGateway(names: string[]): Promise<{ client: OpenAI; base: string; token: string; id: string }> {
-  up = await startRawUpstream((_body, i) => ({ body: sseOf(reasoningTurn(i, names).chunks) }));
-  rig = await startGatewayAt(up.url);
+async function reasoningGateway(names: string[]) {
+  const { rig } = await gateways.start((_body, i) => ({ body: sseOf(reasoningTurn(i, names).chunks) }));
   const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
   const base = `${rig.gateway.url}/r/${token}/v1`;
-  return { client: new OpenAI({ baseURL: base, apiKey: token, maxRetries: 0 }), base, token, id: rollout.id };
+  return { client: new OpenAI({ baseURL: base, apiKey: token, maxRetries: 0 }), base, token, id: rollout.id, rig };
 }
 
 const reasoningOutput = (turn: number) => [
@@ -76,7 +69,7 @@ describe('a reasoning model through the Responses translation', () => {
   it.each(fields.map((f) => [f.join(' and '), f] as const))(
     "is read whole by openai-node's stream helper and raw iteration, every turn (%s)",
     async (_name, f) => {
-      const { client, id } = await reasoningGateway(f);
+      const { client, id, rig } = await reasoningGateway(f);
       const first = await client.responses.stream({ model: 'qwen', input: 'hi' }).finalResponse();
       expect(first.output).toMatchObject(reasoningOutput(0));
       expect(first.output_text).toBe('Answer 0');
@@ -92,7 +85,7 @@ describe('a reasoning model through the Responses translation', () => {
       const text = events.filter((e) => e.type === 'response.reasoning_text.delta').map((e) => e.delta);
       expect(text.join('')).toBe('Let me think');
 
-      const calls = rolloutTrace(rig!.store, id).calls;
+      const calls = rolloutTrace(rig.store, id).calls;
       calls.forEach((call, turn) => {
         const want = reasoningTurn(turn, f);
         expect(call).toMatchObject({
@@ -129,7 +122,7 @@ describe('tool arguments that are not a JSON object, streamed to an Anthropic ha
   it('reach the SDK as the whole answer gives them', async () => {
     const args = ['{"path": a.txt}', '{"path": "a.txt"}}', '{"path": "a.t', 'a.txt', '{"path": "a.txt"}'];
     const full = await startRig({ reply: (i) => ({ toolCalls: [{ name: 'read_file', arguments: args[i >> 1] }] }) });
-    rig = full;
+    gateways.keep(full);
     const { rollout, token } = full.gateway.rollouts.create({ run: 'r' });
     const client = new Anthropic({ baseURL: `${full.gateway.url}/r/${token}`, apiKey: token, maxRetries: 0 });
     const ask = {
