@@ -26,23 +26,8 @@ describe('alight eval grade', () => {
     const preds = join(root, `preds-${Math.random().toString(36).slice(2)}.jsonl`);
     writeFileSync(preds, `${JSON.stringify({ instance_id: id, model_name_or_path: 'test', model_patch: patch })}\n`);
     const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
-    const res = await alight(
-      [
-        'eval',
-        'grade',
-        '--predictions',
-        preds,
-        '--tasks',
-        fx.tasksFile,
-        '--repos',
-        fx.repos,
-        '--out',
-        out,
-        '--json',
-        ...extra,
-      ],
-      { env },
-    );
+    const inputs = ['--predictions', preds, '--tasks', fx.tasksFile, '--repos', fx.repos, '--out', out];
+    const res = await alight(['eval', 'grade', ...inputs, '--json', ...extra], { env });
     expect(res.code, res.stderr).toBe(0);
     const summary = JSON.parse(res.stdout);
     const report = JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id];
