@@ -2,12 +2,13 @@
 FAIL_TO_PASS as list<string> columns, created_at as a timestamp, plus a column alight does not interpret."""
 
 import json
+import subprocess
 from datetime import datetime, timezone
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conftest import alight
+from conftest import REPO, alight
 
 
 def diff(path):
@@ -45,3 +46,36 @@ def test_pyarrow_zstd_list_columns_and_row_groups(tmp_path):
     assert json.loads(first["FAIL_TO_PASS"]) == ["tests/test_m.py::test_1"] and json.loads(first["PASS_TO_PASS"]) == []
     assert first["created_at"] == "2024-01-01T00:00:00.000Z"
     assert first["eval_type"] == "pass_and_fail"  # kept though alight does not interpret it
+
+
+def test_a_garbled_footer_is_refused_not_hung(tmp_path):
+    """One byte of pyarrow's footer changed, the child count of the PASS_TO_PASS list group made negative: the import
+    looped forever (hyparquet's GeoParquet pass walks the schema by those counts); now it is refused, storing
+    nothing."""
+    table = pa.table(
+        {
+            "instance_id": ["acme__lib-1"],
+            "repo": ["acme/lib"],
+            "patch": [diff("src/m.py")],
+            "FAIL_TO_PASS": pa.array([["tests/test_m.py::test_1"]], type=pa.list_(pa.string())),
+            "PASS_TO_PASS": pa.array([[]], type=pa.list_(pa.string())),
+        }
+    )
+    path = tmp_path / "garbled.parquet"
+    pq.write_table(table, path)
+    data = bytearray(path.read_bytes())
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    # the group's name, then its num_children field (thrift compact: i32, zigzag 1 = 0x02; 0x03 is -2)
+    at = data.index(b"PASS_TO_PASS\x15\x02", footer) + len(b"PASS_TO_PASS\x15")
+    data[at] = 0x03
+    path.write_bytes(bytes(data))
+    db = tmp_path / "a.db"
+    res = subprocess.run(
+        ["node", str(REPO / "bin" / "alight.js"), "data", "import", str(path), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 3, res.stderr
+    assert "garbled.parquet is a damaged Parquet file" in res.stderr and "nothing was imported" in res.stderr
+    assert "    at " not in res.stderr

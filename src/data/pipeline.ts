@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import type { DataStage, Drop } from '../store/data.js';
@@ -6,7 +5,7 @@ import type { Store } from '../store/store.js';
 import { addReference, decontaminate, emptyReference } from './decontaminate.js';
 import { type DedupeResult, dedupe } from './dedupe.js';
 import { defaultMinHash, type MinHashOptions } from './minhash.js';
-import { readRows } from './read.js';
+import { checkDataFile, readRows } from './read.js';
 import { breaches, defaultRuleOptions, type Preset, presets, type RuleName, type RuleOptions } from './rules.js';
 import { type DataTask, type Format, parseTask, toSweBenchRow } from './task.js';
 import { verified } from './verified.js';
@@ -34,21 +33,26 @@ export async function importFiles(
   progress?: DataProgress,
 ): Promise<ImportSummary> {
   const paths = files.map((f) => resolve(f));
-  for (const p of paths) if (!existsSync(p)) throw new AlightError(`no such file: ${p}`, ExitCode.input);
+  for (const p of paths) checkDataFile(p);
   const summary: ImportSummary = { files: [], added: 0, invalid: 0, tasks: 0, verdictsCleared: false };
-  await store.data.atomically(async () => {
-    for (const file of paths) {
-      store.data.forgetInvalid(file);
-      const per = await importFile(store, file, o, progress);
-      summary.files.push(per);
-      summary.added += per.added;
-      summary.invalid += per.invalid;
-    }
-    if (summary.added > 0 && store.data.hasVerdicts()) {
-      store.data.clearVerdicts();
-      summary.verdictsCleared = true;
-    }
-  });
+  await store.data
+    .atomically(async () => {
+      for (const file of paths) {
+        store.data.forgetInvalid(file);
+        const per = await importFile(store, file, o, progress);
+        summary.files.push(per);
+        summary.added += per.added;
+        summary.invalid += per.invalid;
+      }
+      if (summary.added > 0 && store.data.hasVerdicts()) {
+        store.data.clearVerdicts();
+        summary.verdictsCleared = true;
+      }
+    })
+    .catch((err) => {
+      // The error names one file of several, some perhaps read already: say that the store is as it was.
+      throw err instanceof AlightError ? new AlightError(`${err.message}; nothing was imported`, err.exitCode) : err;
+    });
   summary.tasks = store.data.counts().tasks;
   return summary;
 }

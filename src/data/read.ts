@@ -1,27 +1,35 @@
-import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
 import { AlightError, ExitCode } from '../errors.js';
 import { maxJsonDepth, nestedDeeperThan } from '../json-depth.js';
+import { parquetRows } from './parquet.js';
 
 /** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
 export type FileRow = { line: number; row: unknown } | { line: number; error: string };
 
 // V8's longest string is ~512 MiB of UTF-16 code units: a JSON document must be parsed from one string.
 const jsonFileLimit = 256 * 2 ** 20;
-/** Columns every SWE-bench-style export has; a Parquet file without them is refused before any row is read. */
-export const requiredColumns = ['instance_id', 'repo', 'patch', 'FAIL_TO_PASS'];
 
 /**
  * The rows of a JSONL, JSON (a list, a dict of rows, or pandas' column-oriented dict) or Parquet file. JSONL streams
  * in constant memory, Parquet a row group at a time; a JSON document must be read whole, so one over 256 MiB is
  * refused.
+ *
+ * Bytes that are not UTF-8 are never replaced: what holds them is refused. A JSONL line stands alone, so it is kept
+ * aside as an invalid row; a JSON document is one value, and a Parquet page is decompressed and decoded whole (its
+ * other rows cannot be trusted), so those files are refused.
  */
 export function readRows(path: string): AsyncGenerator<FileRow> {
+  checkDataFile(path);
   if (/\.parquet$/i.test(path)) return parquetRows(path);
   if (/\.json$/i.test(path)) return jsonRows(path);
   return jsonlRows(path);
+}
+
+/** A data file must be there and not a folder (a folder named x.jsonl would fail deep inside a reader). */
+export function checkDataFile(path: string): void {
+  if (!existsSync(path)) throw new AlightError(`no such file: ${path}`, ExitCode.input);
+  if (statSync(path).isDirectory()) throw new AlightError(`${path} is a folder, not a file`, ExitCode.input);
 }
 
 /** The largest row alight reads: larger ones (a 300 MB statement) are kept aside as invalid, never parsed. */
@@ -102,9 +110,18 @@ async function* jsonRows(path: string): AsyncGenerator<FileRow> {
       ExitCode.input,
     );
   }
+  let text: string;
+  try {
+    text = utf8.decode(await readFile(path)); // a byte-order mark is dropped by the decoder
+  } catch {
+    throw new AlightError(
+      `${path} is not UTF-8 text: save it as UTF-8 (a JSON document is read whole)`,
+      ExitCode.input,
+    );
+  }
   let doc: unknown;
   try {
-    doc = JSON.parse((await readFile(path, 'utf8')).replace(/^\uFEFF/, ''));
+    doc = JSON.parse(text);
   } catch (err) {
     throw new AlightError(`${path} is not valid JSON: ${(err as Error).message}`, ExitCode.input);
   }
@@ -122,61 +139,6 @@ function dictRows(doc: Record<string, unknown>): unknown[] {
   return index.map((i) =>
     Object.fromEntries(Object.entries(doc).map(([col, cells]) => [col, (cells as Record<string, unknown>)[i]])),
   );
-}
-
-async function* parquetRows(path: string): AsyncGenerator<FileRow> {
-  const file = await asyncBufferFromFile(path);
-  let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>;
-  try {
-    metadata = await parquetMetadataAsync(file);
-  } catch (err) {
-    throw new AlightError(`${path} is not a Parquet file: ${(err as Error).message}`, ExitCode.input);
-  }
-  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
-  const missing = requiredColumns.filter((c) => !columns.includes(c));
-  if (missing.length) {
-    throw new AlightError(
-      `${path} lacks the column(s) ${missing.join(', ')} (it has: ${columns.join(', ')}); not a SWE-bench-style export`,
-      ExitCode.input,
-    );
-  }
-  // One row group at a time: hyparquet decodes a group's columns from its start, so reading a group in slices would
-  // decode it again for each; memory is bounded by the largest row group.
-  let start = 0;
-  for (const group of metadata.row_groups) {
-    const end = start + Number(group.num_rows);
-    let rows: Record<string, unknown>[];
-    try {
-      // ZSTD (Polars' default), GZIP, Brotli and LZ4 besides hyparquet's built-in Snappy.
-      rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end, compressors });
-    } catch (err) {
-      throw new AlightError(
-        `cannot read rows ${start + 1}..${end} of ${path}: ${(err as Error).message}`,
-        ExitCode.input,
-      );
-    }
-    for (let i = 0; i < rows.length; i++) yield plainRow(start + i + 1, rows[i]);
-    start = end;
-  }
-}
-
-function plainRow(line: number, row: Record<string, unknown>): FileRow {
-  try {
-    return { line, row: plain(row) };
-  } catch (err) {
-    // the stack, on a 100,000-deep list
-    if (err instanceof RangeError) return { line, error: 'a value nests too deep to read' };
-    throw err;
-  }
-}
-
-/** Parquet gives bigints for int64 and Dates for timestamps: make them JSON values. */
-function plain(value: unknown): unknown {
-  if (typeof value === 'bigint') return Number(value);
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.map(plain);
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
-  return value;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -29,21 +29,30 @@ const testList = (missingAsEmpty: boolean) =>
       });
       return z.NEVER;
     });
+// U+0000 is not text: git takes a patch holding one for binary and will not apply it, and a shell script or a command
+// argument ends at it. One rule for every format: JSONL's \u0000 and a Parquet string's NUL byte alike.
+const noNul = [
+  (s: string | null) => s === null || !s.includes('\0'),
+  'holds a NUL character (U+0000), which text here cannot',
+] as const;
 const text = z
   .string()
   .nullish()
-  .transform((s) => s ?? '');
+  .transform((s) => s ?? '')
+  .refine(...noNul);
 const optionalText = z
   .union([z.string(), z.number()])
   .nullish()
-  .transform((s) => (s === null || s === undefined ? null : String(s)));
+  .transform((s) => (s === null || s === undefined ? null : String(s)))
+  .refine(...noNul);
 
 // An id with a lone surrogate would be stored as U+FFFD, and then no command could name it.
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const identity = z
   .string()
   .min(1)
-  .refine((s) => !loneSurrogate.test(s), 'not valid Unicode (a lone surrogate)');
+  .refine((s) => !loneSurrogate.test(s), 'not valid Unicode (a lone surrogate)')
+  .refine(...noNul);
 
 /** A row of any of the SWE-bench-style exports, as read; unknown columns are kept aside. */
 export const rawTask = z
@@ -53,8 +62,9 @@ export const rawTask = z
     base_commit: z
       .string()
       .nullish()
-      .transform((s) => s ?? null),
-    patch: z.string(),
+      .transform((s) => s ?? null)
+      .refine(...noNul),
+    patch: z.string().refine(...noNul),
     test_patch: text,
     problem_statement: text,
     hints_text: text,
