@@ -79,3 +79,24 @@ def test_a_garbled_footer_is_refused_not_hung(tmp_path):
     assert res.returncode == 3, res.stderr
     assert "garbled.parquet is a damaged Parquet file" in res.stderr and "nothing was imported" in res.stderr
     assert "    at " not in res.stderr
+
+
+def test_a_page_that_fails_its_checksum_is_refused(tmp_path):
+    """pyarrow asked to record page checksums, one letter of a patch changed: still valid text, so only the page's CRC
+    tells; the import is refused rather than storing the altered patch."""
+    table = pa.table(
+        {
+            "instance_id": [f"acme__lib-{i}" for i in range(3)],
+            "repo": ["acme/lib"] * 3,
+            "patch": [diff(f"src/m{i}.py") for i in range(3)],
+            "FAIL_TO_PASS": pa.array([["tests/test_m.py::test_1"]] * 3, type=pa.list_(pa.string())),
+        }
+    )
+    path = tmp_path / "altered.parquet"
+    pq.write_table(table, path, compression="none", write_page_checksum=True)
+    data = bytearray(path.read_bytes())
+    data[data.index(b"+b\n")] = ord("-")
+    path.write_bytes(bytes(data))
+    res = alight("data", "import", path, "--db", tmp_path / "a.db", check=False)
+    assert res.returncode == 3, res.stderr
+    assert "column patch" in res.stderr and "does not match its checksum" in res.stderr

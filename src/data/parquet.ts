@@ -40,7 +40,8 @@ const damaged = (path: string, what: string): AlightError =>
 
 /**
  * The rows of a Parquet file, a row group at a time. A damaged file (cut short, a garbled footer, page header,
- * compressed page or value) is refused with what could not be read, never read as garbage rows.
+ * compressed page or value) is refused with what could not be read. A garbled page that still decodes to valid text
+ * is caught by its CRC only, where the writer recorded one (pyarrow and Polars do not by default).
  */
 export async function* parquetRows(path: string): AsyncGenerator<FileRow> {
   const { metadata, columns, file } = await readFooter(path, await asyncBufferFromFile(path));

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parquetMetadata } from 'hyparquet';
+import { parquetHeader } from 'hyparquet/src/column.js';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alight } from '../helpers/cli.js';
@@ -75,6 +76,10 @@ describe('alight data import of damaged files', () => {
     const footerLength = snappy.length - 8;
     const firstPatch = plain.indexOf('diff --git a/src/acme__pq-0.py');
     const repoHeader = pageOffset(snappy, 'repo', true) + 10;
+    // The instance ids' definition levels, stored before the compressed values: every one made 0 (null), the run's
+    // header kept.
+    const ids = { view: new DataView(new Uint8Array(snappy).buffer), offset: pageOffset(snappy, 'instance_id') };
+    const levels = parquetHeader(ids).data_page_header_v2?.definition_levels_byte_length ?? 0;
     const cases: [string, Buffer, RegExp][] = [
       ['cut.parquet', snappy.subarray(0, snappy.length - 100), /cut short or not a Parquet file/],
       ['footer-length.parquet', overwrite(snappy, footerLength, [16, 0, 0, 0]), /its footer .* cannot be read/],
@@ -91,6 +96,11 @@ describe('alight data import of damaged files', () => {
         'gzip-payload.parquet',
         overwrite(gzip, gzip.indexOf('\x1f\x8b\x08', pageOffset(gzip, 'patch'), 'latin1') + 20, [0x5a]),
         /column patch/,
+      ],
+      [
+        'levels.parquet',
+        overwrite(snappy, ids.offset + 1, Array(levels - 1).fill(0)),
+        /column instance_id holds 50 nulls, its footer says 0/,
       ],
       // the length before the first patch, made 2 GiB
       ['length.parquet', overwrite(plain, firstPatch - 4, [0xff, 0xff, 0xff, 0x7f]), /column patch/],
