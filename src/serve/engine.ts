@@ -143,6 +143,12 @@ export class Engine {
     }
   }
 
+  /** Sequences in use and requests waiting for one: after every client has gone, both must fall back to 0. */
+  load(): { sequences: number; busy: number; waiting: number } {
+    const sequences = this.context.totalSequences;
+    return { sequences, busy: sequences - this.free.length, waiting: this.waiting.length };
+  }
+
   async close(): Promise<void> {
     await this.context.dispose();
     await this.model.dispose();

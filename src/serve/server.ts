@@ -55,8 +55,9 @@ async function handle(
   aborts: Set<AbortController>,
 ): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0];
-  if (req.method === 'GET' && (path === '/health' || path === '/healthz')) return sendJson(res, 200, { ok: true });
   const { weights } = options;
+  if (req.method === 'GET' && (path === '/health' || path === '/healthz'))
+    return sendJson(res, 200, { ok: true, ...weights.engine.load() });
   if (req.method === 'GET' && path === '/v1/models') {
     return sendJson(res, 200, {
       object: 'list',
