@@ -6,6 +6,7 @@ import { packageRoot } from '../src/package-root.js';
 import { refuseInapplicable } from './options.js';
 import { registerData } from './table/data.js';
 import { registerEval } from './table/eval.js';
+import { registerModels } from './table/models.js';
 import { registerGateway, registerRecord, registerServe, registerServeVllm } from './table/record.js';
 import { registerSamples } from './table/samples.js';
 import { registerDoctor, registerInit } from './table/setup.js';
@@ -34,6 +35,7 @@ const table: ((program: Command) => void)[] = [
   registerRecord,
   registerServeVllm,
   registerServe,
+  registerModels,
   registerGateway,
   registerTraces,
   registerSamples,

