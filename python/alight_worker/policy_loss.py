@@ -30,17 +30,25 @@ def unpack(batch, rows):
     return out
 
 
-def token_logprobs(model, input_ids, attention_mask):
+def token_logprobs(model, input_ids, attention_mask, loss_mask=None):
     """log p(token_t | tokens_<t) for t ≥ 1 (0 at t = 0), and the entropy of each of those distributions (a metric:
-    computed outside the graph, so that no second [B, L, vocab] tensor lives through backward)."""
-    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
+    computed outside the graph, so that no second [B, L, vocab] tensor lives through backward). With `loss_mask`, only
+    the columns where some row has a loss token are computed (0 elsewhere): the output layer and its softmax over the
+    vocabulary are a large share of a small model's update, and the prompt's positions carry no loss."""
+    width = input_ids.shape[1]
+    if loss_mask is None:
+        targets = torch.arange(1, width, device=input_ids.device)
+    else:
+        targets = torch.nonzero(loss_mask[:, 1:].sum(0)).squeeze(-1) + 1
+    # The logits at position t − 1 predict the token at t.
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=targets - 1).logits.float()
     logp_all = torch.log_softmax(logits, dim=-1)
-    picked = logp_all.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    picked = logp_all.gather(-1, input_ids[:, targets].unsqueeze(-1)).squeeze(-1)
     with torch.no_grad():
         detached = logp_all.detach()
         entropy = -(detached.exp() * detached).sum(-1)
-    pad = picked.new_zeros((picked.shape[0], 1))
-    return torch.cat([pad, picked], dim=1), torch.cat([pad, entropy], dim=1)
+    full = picked.new_zeros((input_ids.shape[0], width))
+    return full.index_copy(1, targets, picked), full.detach().index_copy(1, targets, entropy)
 
 
 def truncated_is_weights(old_logp, rollout_logp, mask, cap):

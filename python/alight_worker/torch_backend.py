@@ -13,11 +13,16 @@ import time
 import torch
 from safetensors.torch import load_file
 
+from .batching import Batcher, Request
 from .policy_loss import ppo_clip_loss, token_logprobs, unpack
 
 
 def log(message):
     print(f"alight-worker: {message}", file=sys.stderr, flush=True)
+
+
+def inputs(part):
+    return part["input_ids"], part["attention_mask"], part["loss_mask"]
 
 
 class TorchBackend:
@@ -55,6 +60,9 @@ class TorchBackend:
         }
         # Tokens the model's generation config says never to sample (e.g. padding), as transformers' generate does.
         self.suppress = torch.tensor(list(self.model.generation_config.suppress_tokens or []), dtype=torch.long)
+        pad = self.tokenizer.pad_token_id
+        self.pad_id = pad if pad is not None else next(iter(self.stop_ids), 0)  # only ever masked out
+        self.batcher = Batcher(self, max_batch=int(params.get("max_batch", 64)))
         log(
             f"pid {os.getpid()}: loaded {path} ({sum(p.numel() for p in self.model.parameters()):,} parameters) "
             f"on {self.device}"
@@ -84,40 +92,26 @@ class TorchBackend:
             )
 
     def generate(self, prompt, max_tokens, temperature=1.0, top_p=1.0, seed=None, on_token=None):
-        """Samples up to max_tokens ids after `prompt`. The logprob of each is the model's own (temperature 1, no
-        truncation), as vLLM reports by default and as the update recomputes it. Returns (ids, logprobs, finish,
-        version)."""
+        """Samples up to max_tokens ids after `prompt`, in a batch with the requests that arrive with it (batching.py).
+        The logprob of each is the model's own (temperature 1, no truncation), as vLLM reports by default and as the
+        update recomputes it. Returns (ids, logprobs, finish, version)."""
         self.check_length(len(prompt), max_tokens)
-        ids, logprobs, finish = [], [], "length"
-        with self.lock, torch.no_grad():
-            version = self.version
-            generator = torch.Generator().manual_seed(seed if seed is not None else self.sample_seed(prompt))
-            past = None
-            step_input = torch.tensor([prompt], device=self.device)
-            for _ in range(max_tokens):
-                out = self.model(input_ids=step_input, past_key_values=past, use_cache=True)
-                past = out.past_key_values
-                logits = out.logits[0, -1].float().cpu()
-                logp = torch.log_softmax(logits, -1)  # the model's own, before suppression: what the update recomputes
-                logits[self.suppress] = float("-inf")
-                probs = torch.softmax(logits / max(temperature, 1e-5), -1) if temperature > 0 else None
-                if probs is None:
-                    token = int(torch.argmax(logits))
-                else:
-                    if top_p < 1.0:
-                        sorted_p, order = torch.sort(probs, descending=True)
-                        keep = torch.cumsum(sorted_p, 0) - sorted_p < top_p
-                        probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_p[keep])
-                    token = int(torch.multinomial(probs, 1, generator=generator))
-                ids.append(token)
-                logprobs.append(float(logp[token]))
+        request = self.batcher.submit(Request(prompt, max_tokens, temperature, top_p, seed))
+        ids, logprobs = [], []
+        try:
+            while True:
+                kind, *rest = request.events.get()
+                if kind == "error":
+                    raise rest[0]
+                if kind == "done":
+                    return ids, logprobs, rest[0], rest[1]
+                ids.append(rest[0])
+                logprobs.append(rest[1])
                 if on_token:
-                    on_token(token, logprobs[-1])
-                if token in self.stop_ids:
-                    finish = "stop"
-                    break
-                step_input = torch.tensor([[token]], device=self.device)
-        return ids, logprobs, finish, version
+                    on_token(rest[0], rest[1])
+        except BaseException:
+            request.cancelled = True
+            raise
 
     def sample_seed(self, prompt):
         """A request without a seed gets one from the run's seed, the served version, the prompt and how many times that
@@ -163,14 +157,14 @@ class TorchBackend:
             with torch.no_grad():
                 for part, f in zip(parts, fixed):
                     if self.reference is not None:
-                        f["ref"] = token_logprobs(self.reference, part["input_ids"], part["attention_mask"])[0]
+                        f["ref"] = token_logprobs(self.reference, *inputs(part))[0]
                     if token_is:
-                        f["old"] = token_logprobs(self.model, part["input_ids"], part["attention_mask"])[0]
+                        f["old"] = token_logprobs(self.model, *inputs(part))[0]
             self.model.train()
             for _ in range(epochs):
                 self.optimizer.zero_grad(set_to_none=True)
                 for part, f in zip(parts, fixed):
-                    logp, entropy = token_logprobs(self.model, part["input_ids"], part["attention_mask"])
+                    logp, entropy = token_logprobs(self.model, *inputs(part))
                     loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, f["ref"], kl_coef, f["old"], is_cap)
                     # The weights already sum the step's objective: micro-batch losses add up, nothing is re-averaged.
                     loss.backward()

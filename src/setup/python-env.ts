@@ -150,8 +150,11 @@ export async function ensureRequirements(
   });
 }
 
-export type PythonExtra = 'test';
-const extraFiles: Record<PythonExtra, string> = { test: 'requirements-test.txt' };
+export type PythonExtra = 'test' | 'learn';
+const extraFiles: Record<PythonExtra, string> = {
+  test: 'requirements-test.txt',
+  learn: 'requirements-learn.txt',
+};
 
 /**
  * alight's Python environment made and filled when needed: torch from PyPI with the worker's packages

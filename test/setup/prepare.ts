@@ -51,7 +51,7 @@ async function install(): Promise<void> {
     'the container, grader and browser tests',
     listener,
   );
-  await ensureRuff(await ensurePythonEnv(listener, ['test']), listener);
+  await ensureRuff(await ensurePythonEnv(listener, ['test', 'learn']), listener);
   await ensureVllm('cpu', listener);
   // TensorBoard, W&B and MLflow for `train --report-to` and the readers its test checks them with.
   await ensureTrackersEnv(listener);

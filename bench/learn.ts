@@ -1,0 +1,145 @@
+/**
+ * Does alight make a real model better? SmolLM2-135M-Instruct (Apache-2.0, converted from the GGUF on PyPI) on
+ * reasoning-gym's chain sums (examples/arithmetic/): greedy pass@1 on the 400 held-out tasks before and after
+ * `alight train` runs the openai-SDK harness, with the exact McNemar test of the paired outcomes; then TRL's
+ * GRPOTrainer on the same model, split, reward, completions per step and CPU, evaluated the same way.
+ *
+ *   npm run bench:learn     # BENCH_LEARN_STEPS (40), BENCH_LEARN_LR (1e-5), BENCH_LEARN_EVERY (10), BENCH_LEARN_TRL=0
+ *
+ * Writes bench/learn/results/ (summary.json, curve.svg, each evaluation) and prints the table for BENCHMARKS.md.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runEntry } from '../commands/index.js';
+import { AlightError } from '../src/errors.js';
+import { ensurePythonEnv } from '../src/setup/python-env.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
+import { type Evaluation, report, type Side } from './learn/report.js';
+
+const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
+const settings = {
+  model: 'smollm2-135m-instruct',
+  steps: env('BENCH_LEARN_STEPS', 40),
+  every: env('BENCH_LEARN_EVERY', 10),
+  lr: env('BENCH_LEARN_LR', 1e-5),
+  batchTasks: 8,
+  group: 8,
+  seed: env('BENCH_LEARN_SEED', 0),
+  threads: 2,
+};
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'alight.js');
+const out = join(root, 'bench', 'learn', 'results');
+const work = join(homedir(), '.cache', 'alight', 'bench-learn');
+const tasks = (split: string): string => join(root, 'examples', 'arithmetic', `${split}.jsonl`);
+
+/** A command with its output shown, failing the benchmark when it fails; its wall seconds. */
+async function step(cmd: string, args: string[], cwd = root): Promise<number> {
+  const started = performance.now();
+  const [code] = await once(spawn(cmd, args, { cwd, stdio: 'inherit' }), 'close');
+  if (code !== 0) throw new AlightError(`${cmd} ${args.slice(0, 3).join(' ')} … exited with ${code}`);
+  return (performance.now() - started) / 1000;
+}
+
+async function evaluate(python: string, model: string, name: string): Promise<Evaluation> {
+  const file = join(out, `eval-${name}.json`);
+  await step(python, [
+    join(root, 'bench/learn/evaluate.py'),
+    '--model',
+    model,
+    '--tasks',
+    tasks('heldout'),
+    '--out',
+    file,
+  ]);
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+async function alightSide(python: string, model: string): Promise<Side> {
+  const dir = join(work, 'alight');
+  mkdirSync(dir, { recursive: true });
+  // What the flags do not reach: drop groups that carry no signal, all of a step's harnesses at once (the worker
+  // batches their calls), and the worker's torch threads.
+  writeFileSync(
+    join(dir, 'alight.config.yaml'),
+    `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n`,
+  );
+  const run = `learn-${Date.now()}`;
+  const args = ['train', '--model', model, '--tasks', tasks('train'), '-n', String(settings.group)];
+  args.push('--batch-size', String(settings.batchTasks), '--steps', String(settings.steps), '--concurrency', '64');
+  args.push('--lr', String(settings.lr), '--seed', String(settings.seed), '--save-every', String(settings.every));
+  const seconds = await step(
+    process.execPath,
+    [bin, ...args, '--run', run, '--', 'node', join(root, 'examples/arithmetic/harness.mjs')],
+    dir,
+  );
+  const checkpoints = join(dir, '.alight', 'runs', run, 'checkpoints');
+  const shown = JSON.parse(await capture(process.execPath, [bin, 'runs', 'show', run, '--json'], dir)) as {
+    steps: { metrics: Record<string, number | null> }[];
+  };
+  return {
+    name: 'alight',
+    trainSeconds: seconds,
+    trainReward: shown.steps.map((s) => s.metrics.reward_mean ?? null),
+    evals: await evalCheckpoints(python, (s) => join(checkpoints, `step-${s}`), 'alight'),
+    extra: { run, steps: shown.steps.map((s) => s.metrics) },
+  };
+}
+
+async function trlSide(python: string, model: string): Promise<Side> {
+  await step('bash', [join(root, 'bench/peers/setup-trl.sh')]);
+  const dir = join(work, 'trl');
+  const trl = join(homedir(), '.cache', 'alight', 'trl', 'bin', 'python');
+  const args = [join(root, 'bench/peers/trl_grpo.py'), '--model', model, '--tasks', tasks('train'), '--out', dir];
+  args.push('--steps', String(settings.steps), '--lr', String(settings.lr), '--seed', String(settings.seed));
+  args.push('--batch-tasks', String(settings.batchTasks), '--group', String(settings.group));
+  args.push('--save-every', String(settings.every), '--threads', String(settings.threads));
+  const seconds = await step(trl, args);
+  const result = JSON.parse(readFileSync(join(dir, 'trl-result.json'), 'utf8'));
+  return {
+    name: 'TRL',
+    trainSeconds: seconds,
+    trainReward: result.train_reward ?? [],
+    evals: await evalCheckpoints(python, (s) => join(dir, `step-${s}`), 'trl'),
+    extra: result,
+  };
+}
+
+async function evalCheckpoints(python: string, folder: (step: number) => string, name: string) {
+  const evals: { step: number; evaluation: Evaluation }[] = [];
+  for (let s = settings.every; s <= settings.steps; s += settings.every) {
+    if (!existsSync(folder(s))) throw new AlightError(`no checkpoint at ${folder(s)}`);
+    evals.push({ step: s, evaluation: await evaluate(python, folder(s), `${name}-step-${s}`) });
+  }
+  return evals;
+}
+
+async function capture(cmd: string, args: string[], cwd: string): Promise<string> {
+  const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  child.stdout.on('data', (d) => {
+    text += d;
+  });
+  const [code] = await once(child, 'close');
+  if (code !== 0) throw new AlightError(`${cmd} ${args.join(' ')} exited with ${code}`);
+  return text;
+}
+
+await runEntry(async () => {
+  const started = performance.now();
+  mkdirSync(out, { recursive: true });
+  const python = await ensurePythonEnv(setupProgress(), ['learn']);
+  const model = join(work, 'model');
+  if (!existsSync(join(model, 'config.json')))
+    await step(process.execPath, [bin, 'models', 'convert', settings.model, '--out', model]);
+  const base = await evaluate(python, model, 'base');
+  const sides = [await alightSide(python, model)];
+  if (process.env.BENCH_LEARN_TRL !== '0') sides.push(await trlSide(python, model));
+  const wall = (performance.now() - started) / 1000;
+  const summary = report({ settings, base, sides, wall, out });
+  writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 1)}\n`);
+});

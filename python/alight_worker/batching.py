@@ -1,0 +1,132 @@
+"""Batched generation for the torch backend: the requests that arrive together (a step's harnesses all ask at once) are
+decoded as one left-padded batch with a KV cache, logits only at the last position. On 2 CPU cores this is what makes
+a step's rollouts affordable: one sequence at a time leaves the cores waiting on memory, a batch of 64 does not
+(bench/BENCHMARKS.md, "the torch worker's generation").
+
+A batch runs to completion; requests that arrive meanwhile form the next one (no joining mid-batch: merging KV caches
+of different lengths is not worth its code for single-turn steps). Each request keeps its own seeded sampler, so a
+sample does not depend on which batch it landed in. Tokens reach their requester through a queue read by the
+requester's own thread: a client that stops reading blocks itself, not the batch."""
+
+import queue
+import threading
+import time
+
+import torch
+
+
+class Request:
+    def __init__(self, prompt, max_tokens, temperature, top_p, seed):
+        self.prompt, self.max_tokens, self.temperature, self.top_p, self.seed = (
+            prompt,
+            max_tokens,
+            temperature,
+            top_p,
+            seed,
+        )
+        self.events = queue.Queue()  # ("token", id, logprob) … then ("done", finish, version) or ("error", exc)
+        self.cancelled = False  # the requester left: its row stops at the next token
+
+
+def pick(logits, request, generator):
+    """One token for one row: greedy at temperature 0, else sampled at the request's temperature and top-p (its logprob,
+    reported beside it, is the model's own at temperature 1, as vLLM reports and the update recomputes)."""
+    if request.temperature <= 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits / request.temperature, -1)
+    if request.top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        keep = torch.cumsum(sorted_p, 0) - sorted_p < request.top_p
+        probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_p[keep])
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+class Batcher:
+    """Collects requests into batches and decodes them under the backend's lock, so an update never runs mid-batch."""
+
+    def __init__(self, backend, max_batch=64, gather_s=0.15, max_wait_s=2.0):
+        self.backend, self.max_batch, self.gather_s, self.max_wait_s = backend, max_batch, gather_s, max_wait_s
+        self.pending = queue.Queue()
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def submit(self, request):
+        self.pending.put(request)
+        return request
+
+    def gather(self):
+        """The first waiting request, then every request that follows within `gather_s` of the one before (harness
+        processes start a few tens of milliseconds apart), up to `max_batch` or `max_wait_s` after the first."""
+        batch = [self.pending.get()]
+        deadline = time.monotonic() + self.max_wait_s
+        while len(batch) < self.max_batch:
+            wait = min(self.gather_s, deadline - time.monotonic())
+            if wait <= 0:
+                break
+            try:
+                batch.append(self.pending.get(timeout=wait))
+            except queue.Empty:
+                break
+        return batch
+
+    def loop(self):
+        while True:
+            batch = self.gather()
+            try:
+                with self.backend.lock, torch.no_grad():
+                    self.decode(batch)
+            except Exception as err:  # every requester gets the error; the batcher lives on
+                for request in batch:
+                    request.events.put(("error", err))
+
+    def decode(self, batch):
+        backend = self.backend
+        version = backend.version
+        generators = [
+            torch.Generator().manual_seed(r.seed if r.seed is not None else backend.sample_seed(r.prompt))
+            for r in batch
+        ]
+        width = max(len(r.prompt) for r in batch)
+        ids = torch.tensor([[backend.pad_id] * (width - len(r.prompt)) + r.prompt for r in batch])
+        mask = torch.tensor([[0] * (width - len(r.prompt)) + [1] * len(r.prompt) for r in batch])
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = backend.model(
+            input_ids=ids.to(backend.device),
+            attention_mask=mask.to(backend.device),
+            position_ids=positions.to(backend.device),
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        rows, counts = list(range(len(batch))), [0] * len(batch)
+        while True:
+            logits = out.logits[:, -1].float().cpu()
+            logp = torch.log_softmax(logits, -1)
+            logits[:, backend.suppress] = float("-inf")
+            step, alive = [], []
+            for j, i in enumerate(rows):
+                request = batch[i]
+                if request.cancelled:
+                    continue
+                token = pick(logits[j], request, generators[i])
+                counts[i] += 1
+                request.events.put(("token", token, float(logp[j, token])))
+                stop = token in backend.stop_ids
+                if stop or counts[i] >= request.max_tokens:
+                    request.events.put(("done", "stop" if stop else "length", version))
+                    continue
+                step.append(token)
+                alive.append(j)
+            if not alive:
+                return
+            # Finished rows leave the batch (and the cache): answers of very different lengths cost only their own.
+            if len(alive) < len(rows):
+                out.past_key_values.batch_select_indices(torch.tensor(alive, device=backend.device))
+                mask, positions, rows = mask[alive], positions[alive], [rows[j] for j in alive]
+            mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
+            positions = positions[:, -1:] + 1
+            out = backend.model(
+                input_ids=torch.tensor([step]).T.to(backend.device),
+                attention_mask=mask.to(backend.device),
+                position_ids=positions.to(backend.device),
+                past_key_values=out.past_key_values,
+                use_cache=True,
+            )
