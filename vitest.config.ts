@@ -7,6 +7,7 @@ const modelFiles = [
   'test/e2e/verl.test.ts',
   'test/e2e/record-serve.test.ts',
   'test/e2e/models-convert.test.ts',
+  'test/e2e/train-real-model.test.ts',
   'test/e2e/eval-swebench.test.ts',
   'test/integration/serve.test.ts',
   'test/integration/serve-reload.test.ts',

@@ -4,7 +4,7 @@
  * `alight train` runs the openai-SDK harness, with the exact McNemar test of the paired outcomes; then TRL's
  * GRPOTrainer on the same model, split, reward, completions per step and CPU, evaluated the same way.
  *
- *   npm run bench:learn     # BENCH_LEARN_STEPS (40), BENCH_LEARN_LR (1e-5), BENCH_LEARN_EVERY (10), BENCH_LEARN_TRL=0
+ *   npm run bench:learn     # BENCH_LEARN_STEPS (30), BENCH_LEARN_LR (2e-5), BENCH_LEARN_EVERY (10), BENCH_LEARN_TRL=0
  *
  * Writes bench/learn/results/ (summary.json, curve.svg, each evaluation) and prints the table for BENCHMARKS.md.
  */
@@ -23,9 +23,9 @@ import { type Evaluation, report, type Side } from './learn/report.js';
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const settings = {
   model: 'smollm2-135m-instruct',
-  steps: env('BENCH_LEARN_STEPS', 40),
+  steps: env('BENCH_LEARN_STEPS', 30),
   every: env('BENCH_LEARN_EVERY', 10),
-  lr: env('BENCH_LEARN_LR', 1e-5),
+  lr: env('BENCH_LEARN_LR', 2e-5),
   batchTasks: 8,
   group: 8,
   seed: env('BENCH_LEARN_SEED', 0),
@@ -38,24 +38,17 @@ const work = join(homedir(), '.cache', 'alight', 'bench-learn');
 const tasks = (split: string): string => join(root, 'examples', 'arithmetic', `${split}.jsonl`);
 
 /** A command with its output shown, failing the benchmark when it fails; its wall seconds. */
-async function step(cmd: string, args: string[], cwd = root): Promise<number> {
+async function step(cmd: string, args: string[], cwd = root, env: NodeJS.ProcessEnv = {}): Promise<number> {
   const started = performance.now();
-  const [code] = await once(spawn(cmd, args, { cwd, stdio: 'inherit' }), 'close');
+  const [code] = await once(spawn(cmd, args, { cwd, stdio: 'inherit', env: { ...process.env, ...env } }), 'close');
   if (code !== 0) throw new AlightError(`${cmd} ${args.slice(0, 3).join(' ')} … exited with ${code}`);
   return (performance.now() - started) / 1000;
 }
 
 async function evaluate(python: string, model: string, name: string): Promise<Evaluation> {
   const file = join(out, `eval-${name}.json`);
-  await step(python, [
-    join(root, 'bench/learn/evaluate.py'),
-    '--model',
-    model,
-    '--tasks',
-    tasks('heldout'),
-    '--out',
-    file,
-  ]);
+  const args = ['--model', model, '--tasks', tasks('heldout'), '--out', file];
+  await step(python, [join(root, 'bench/learn/evaluate.py'), ...args], root, { PYTHONPATH: join(root, 'python') });
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 

@@ -8,6 +8,7 @@ of different lengths is not worth its code for single-turn steps). Each request 
 sample does not depend on which batch it landed in. Tokens reach their requester through a queue read by the
 requester's own thread: a client that stops reading blocks itself, not the batch."""
 
+import collections
 import queue
 import threading
 import time
@@ -47,6 +48,7 @@ class Batcher:
     def __init__(self, backend, max_batch=64, gather_s=0.15, max_wait_s=2.0):
         self.backend, self.max_batch, self.gather_s, self.max_wait_s = backend, max_batch, gather_s, max_wait_s
         self.pending = queue.Queue()
+        self.sizes = collections.deque(maxlen=256)  # of the latest batches, for tests and the log
         threading.Thread(target=self.loop, daemon=True).start()
 
     def submit(self, request):
@@ -71,6 +73,7 @@ class Batcher:
     def loop(self):
         while True:
             batch = self.gather()
+            self.sizes.append(len(batch))
             try:
                 with self.backend.lock, torch.no_grad():
                     self.decode(batch)

@@ -269,3 +269,34 @@ def test_unseeded_samples_depend_on_the_run_seed_and_the_prompt_not_on_the_order
     assert answers[0] == answers[1]
     assert answers[0]["Say a."][0] != answers[0]["Say a."][1]
     assert answers[2] != answers[0]
+
+
+def test_concurrent_requests_are_decoded_as_one_batch_and_answer_as_each_would_alone(tiny):
+    """The batched engine (batching.py): requests that arrive together share a batch, prompts of different lengths
+    (left padding) and lengths of answer (rows leave when done) included, and each answer is the one it gets alone:
+    the same ids for the same seed, the same logprobs up to float summation order, greedy included."""
+    import threading
+
+    from alight_worker.torch_backend import TorchBackend
+
+    backend = TorchBackend({"model": tiny, "seed": 0})
+    asks = [
+        (backend.chat_prompt([{"role": "user", "content": "Say " + "a" * i + "."}]), 4 + 3 * i, i) for i in range(6)
+    ]
+    asks.append((asks[0][0], 12, None))  # greedy
+    alone = [backend.generate(p, n, temperature=0 if seed is None else 1, seed=seed) for p, n, seed in asks]
+    assert set(backend.batcher.sizes) == {1}
+    together = [None] * len(asks)
+
+    def ask(i):
+        p, n, seed = asks[i]
+        together[i] = backend.generate(p, n, temperature=0 if seed is None else 1, seed=seed)
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(asks))]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert max(backend.batcher.sizes) > 1
+    for (ids, logprobs, finish, version), (ids2, logprobs2, finish2, version2) in zip(alone, together):
+        assert (ids, finish, version) == (ids2, finish2, version2)
+        assert logprobs == pytest.approx(logprobs2, abs=1e-4)
+    assert len({len(a[0]) for a in alone}) > 2  # the rows did end at different lengths
