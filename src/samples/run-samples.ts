@@ -60,7 +60,8 @@ export interface BuildOptions extends BatchOptions {
 }
 
 export interface BuildResult {
-  out: string;
+  /** null: a training step whose every group had equal rewards (with dropZeroVariance), so nothing to learn. */
+  out: string | null;
   /** Milliseconds spent loading and merging the calls, building the batch, writing the file. */
   timings: { merge_ms: number; batch_ms: number; write_ms: number };
   metrics: Batch['meta']['metrics'];
@@ -70,7 +71,7 @@ export interface BuildResult {
 /** `alight samples build`: a run's finished rollouts → rows → one batch file. Refuses to write an empty batch. */
 export function buildRunBatch(store: Store, options: BuildOptions): BuildResult {
   const started = performance.now();
-  return writeBatch(mergeRun(store, options.run, options.level), options, `run ${options.run}`, started);
+  return writeBatch(mergeRun(store, options.run, options.level), options, `run ${options.run}`, started, false);
 }
 
 /** A training step's batch: its succeeded rollouts (the others are left out, as the caller counted them). */
@@ -81,7 +82,7 @@ export function buildStepBatch(
   label: string,
 ): BuildResult {
   const started = performance.now();
-  return writeBatch(mergeRollouts(store, finished, options.level), options, label, started);
+  return writeBatch(mergeRollouts(store, finished, options.level), options, label, started, true);
 }
 
 function writeBatch(
@@ -89,6 +90,7 @@ function writeBatch(
   options: Omit<BuildOptions, 'run'>,
   label: string,
   started: number,
+  step: boolean,
 ): BuildResult {
   const merged = performance.now();
   if (rollouts.length === 0) {
@@ -100,7 +102,12 @@ function writeBatch(
     );
   }
   const batch = buildBatch(rollouts, options);
-  if (batch.meta.metrics.loss_tokens === 0)
+  const m = batch.meta.metrics;
+  // A step of groups that all scored alike carries no signal, which is a result, not an error: the step is counted
+  // and its update skipped (an export, `alight samples build`, still refuses to write an empty file).
+  if (m.loss_tokens === 0 && step && m.dropped_zero_variance > 0)
+    return { out: null, timings: { merge_ms: merged - started, batch_ms: 0, write_ms: 0 }, metrics: m, merge: counts };
+  if (m.loss_tokens === 0)
     throw new AlightError(`the batch of ${label} would have no loss tokens; nothing written`, ExitCode.input);
   const built = performance.now();
   writeSafetensors(options.out, batch.tensors, { alight: JSON.stringify(batch.meta) });

@@ -68,7 +68,10 @@ export async function runStep(
   const prepared = prepareBatch(ctx.store, ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
 
   timer.start('update');
-  const update = await worker.call('train_step', { batch_path: prepared.built.out, step }, c.workerTimeoutS * 1000);
+  const batchPath = prepared.built.out;
+  const update = batchPath
+    ? await worker.call('train_step', { batch_path: batchPath, step }, c.workerTimeoutS * 1000)
+    : { metrics: { update_skipped: 1 } }; // every group scored alike: the weights stay, the version still moves on
 
   timer.start('sync');
   const version = step + 1;

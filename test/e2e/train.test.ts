@@ -105,6 +105,24 @@ describe('alight train', () => {
     for (const { g, v } of rows) expect(v, g).toBe(Number(/\/step(\d+)\./.exec(g)![1]));
   }, 300_000);
 
+  it('skips the update of a step whose every group scored alike (dropZeroVariance), and moves on', async () => {
+    const p = project([
+      { id: 'count', prompt: 'Count to three.' },
+      { id: 'year', prompt: 'What year is it?' },
+    ]);
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  dropZeroVariance: true\n');
+    const res = await alight(
+      [...common(p, 2), '--reward-cmd', 'echo 0', '--run', 'flat', '--json', '--', process.execPath, HARNESS],
+      { cwd: p.dir, timeoutMs: 300_000 },
+    );
+    expect(res.code, res.stderr).toBe(0);
+    const steps = stepsOf(p.db, 'flat').map((s) => s.metrics);
+    expect(steps.map((m) => [m.version, m.update_skipped, m.rows, m.dropped_zero_variance])).toEqual([
+      [1, 1, 0, 16],
+      [2, 1, 0, 16],
+    ]);
+  }, 300_000);
+
   it('trains on the tasks alight data kept (--from-db), each given to the harness as its SWE-bench row', async () => {
     const p = project([]);
     const fx = writeDataFixtures(p.dir);
