@@ -15,6 +15,8 @@ import time
 
 import torch
 
+from .log import log
+
 
 class Request:
     def __init__(self, prompt, max_tokens, temperature, top_p, seed):
@@ -45,7 +47,7 @@ def pick(logits, request, generator):
 class Batcher:
     """Collects requests into batches and decodes them under the backend's lock, so an update never runs mid-batch."""
 
-    def __init__(self, backend, max_batch=64, gather_s=0.15, max_wait_s=2.0):
+    def __init__(self, backend, max_batch=64, gather_s=0.5, max_wait_s=4.0):
         self.backend, self.max_batch, self.gather_s, self.max_wait_s = backend, max_batch, gather_s, max_wait_s
         self.pending = queue.Queue()
         self.sizes = collections.deque(maxlen=256)  # of the latest batches, for tests and the log
@@ -56,8 +58,10 @@ class Batcher:
         return request
 
     def gather(self):
-        """The first waiting request, then every request that follows within `gather_s` of the one before (harness
-        processes start a few tens of milliseconds apart), up to `max_batch` or `max_wait_s` after the first."""
+        """The first waiting request, then every request that follows within `gather_s` of the one before, up to
+        `max_batch` or `max_wait_s` after the first. A step's harness processes reach the worker over several seconds
+        on 2 busy cores (64 node starts); a shorter window split them into two or three batches run one after the
+        other, which made the rollouts ~2× slower (bench/BENCHMARKS.md)."""
         batch = [self.pending.get()]
         deadline = time.monotonic() + self.max_wait_s
         while len(batch) < self.max_batch:
@@ -76,7 +80,11 @@ class Batcher:
             self.sizes.append(len(batch))
             try:
                 with self.backend.lock, torch.no_grad():
-                    self.decode(batch)
+                    started = time.perf_counter()
+                    tokens = self.decode(batch)
+                if len(batch) > 1:
+                    seconds = time.perf_counter() - started
+                    log(f"batch of {len(batch)}: {tokens} tokens in {seconds:.1f} s ({tokens / seconds:.0f} tokens/s)")
             except Exception as err:  # every requester gets the error; the batcher lives on
                 for request in batch:
                     request.events.put(("error", err))
@@ -99,7 +107,7 @@ class Batcher:
             use_cache=True,
             logits_to_keep=1,
         )
-        rows, counts = list(range(len(batch))), [0] * len(batch)
+        rows, counts = list(range(len(batch))), [0] * len(batch)  # counts: tokens generated per request
         while True:
             logits = out.logits[:, -1].float().cpu()
             logp = torch.log_softmax(logits, -1)
@@ -119,7 +127,7 @@ class Batcher:
                 step.append(token)
                 alive.append(j)
             if not alive:
-                return
+                return sum(counts)
             # Finished rows leave the batch (and the cache): answers of very different lengths cost only their own.
             if len(alive) < len(rows):
                 out.past_key_values.batch_select_indices(torch.tensor(alive, device=backend.device))

@@ -6,7 +6,6 @@ orchestrator pauses rollouts for the update anyway. The served version is what `
 import copy
 import hashlib
 import os
-import sys
 import threading
 import time
 
@@ -14,11 +13,8 @@ import torch
 from safetensors.torch import load_file
 
 from .batching import Batcher, Request
+from .log import log
 from .policy_loss import ppo_clip_loss, token_logprobs, unpack
-
-
-def log(message):
-    print(f"alight-worker: {message}", file=sys.stderr, flush=True)
 
 
 def inputs(part):
