@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Gateway } from '../gateway/server.js';
@@ -65,6 +66,9 @@ export interface RolloutsOptions {
  */
 export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]): Promise<string[]> {
   const stop = new AbortController();
+  // Every running rollout listens on it (its harness, its reward command), each removing its listener when done:
+  // more than Node's default of 10 is the design at --concurrency > 10, not a leak to warn about.
+  setMaxListeners(Math.max(10, 4 * options.concurrency), stop.signal);
   const stopAll = (): void => stop.abort(options.signal.reason);
   options.signal.addEventListener('abort', stopAll, { once: true });
   const ids: string[] = [];
