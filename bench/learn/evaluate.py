@@ -23,13 +23,16 @@ def final_answer(reply):
     return numbers[-1] if numbers else reply.strip()
 
 
-def replies(backend, questions, max_tokens, batch):
+def replies(backend, questions, max_tokens, batch, temperature=0.0, seed=None):
     """Greedy replies from the torch worker's own batched engine (what `alight train` serves with)."""
     prompts = [
         backend.chat_prompt([{"role": "system", "content": SYSTEM}, {"role": "user", "content": q}]) for q in questions
     ]
     with ThreadPoolExecutor(max_workers=batch) as pool:
-        answers = pool.map(lambda p: backend.generate(p, max_tokens, temperature=0.0)[0], prompts)
+        answers = pool.map(
+            lambda ip: backend.generate(ip[1], max_tokens, temperature, seed=None if seed is None else seed + ip[0])[0],
+            enumerate(prompts),
+        )
         return [backend.decode(ids) for ids in answers]
 
 
@@ -41,6 +44,7 @@ def main():
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=0, help="also pass@1 over this many samples at temperature 1")
     args = parser.parse_args()
     started = time.perf_counter()
     tasks = [json.loads(line) for line in open(args.tasks) if line.strip()]
@@ -58,9 +62,21 @@ def main():
         "seconds": time.perf_counter() - started,
         "replies": [{"id": t["id"], "reply": r, "reward": s} for t, r, s in zip(tasks, texts, scores)],
     }
+    if args.samples:
+        # Sampled as training samples (temperature 1), seeded per task and sample: the same draws for every model.
+        questions = [t["question"] for t in tasks for _ in range(args.samples)]
+        sampled = replies(backend, questions, args.max_tokens, args.batch, temperature=1.0, seed=0)
+        passed = [
+            compute_decimal_reward(final_answer(r), tasks[i // args.samples]["answer"]) >= 1.0
+            for i, r in enumerate(sampled)
+        ]
+        summary["sampled_pass_rate"] = sum(passed) / len(passed)
+        summary["sampled_per_task"] = [sum(passed[i : i + args.samples]) for i in range(0, len(passed), args.samples)]
     with open(args.out, "w") as f:
         json.dump(summary, f, indent=1)
-    print(json.dumps({k: summary[k] for k in ["model", "pass_rate", "mean_reward", "seconds"]}))
+    print(
+        json.dumps({k: summary.get(k) for k in ["model", "pass_rate", "sampled_pass_rate", "mean_reward", "seconds"]})
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { AlightError, ExitCode } from '../errors.js';
 import { maxJsonDepth, nestedDeeperThan } from '../json-depth.js';
+import { fileMagic } from '../magic.js';
 import { parquetRows } from './parquet.js';
 
 /** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
@@ -90,15 +91,7 @@ function lineRow(n: number, bytes: Buffer | null): FileRow | null {
 
 /** A Parquet file under another name would read as thousands of invalid rows: say what it is instead. */
 function refuseParquet(path: string): void {
-  const head = Buffer.alloc(4);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, head, 0, 4, 0);
-  } finally {
-    closeSync(fd);
-  }
-  if (head.toString('latin1') === 'PAR1')
-    throw new AlightError(`${path} is a Parquet file: name it .parquet`, ExitCode.input);
+  if (fileMagic(path) === 'PAR1') throw new AlightError(`${path} is a Parquet file: name it .parquet`, ExitCode.input);
 }
 
 async function* jsonRows(path: string): AsyncGenerator<FileRow> {

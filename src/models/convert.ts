@@ -1,18 +1,9 @@
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
+import { fileMagic } from '../magic.js';
 import { run } from '../process/launch.js';
 import { knownModels, packagesOf, resolveModel, sha256 } from '../serve/models.js';
 import type { SetupListener } from '../setup/events.js';
@@ -128,14 +119,7 @@ function checkOut(out: string): boolean {
 /** A GGUF file starts with the bytes `GGUF`. */
 function checkGguf(path: string): void {
   if (!statSync(path).isFile()) throw new AlightError(`${path} is not a file: pass a .gguf file`, ExitCode.input);
-  const head = Buffer.alloc(4);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, head, 0, 4, 0);
-  } finally {
-    closeSync(fd);
-  }
-  if (head.toString('latin1') !== 'GGUF') throw new AlightError(`${path} is not a GGUF file`, ExitCode.input);
+  if (fileMagic(path) !== 'GGUF') throw new AlightError(`${path} is not a GGUF file`, ExitCode.input);
 }
 
 /** One step (`convert`, `agree`) of python/alight_worker/convert_gguf.py: its progress lines to `log`, its JSON answer returned. */
