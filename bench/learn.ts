@@ -30,6 +30,10 @@ const settings = {
   group: 8,
   seed: env('BENCH_LEARN_SEED', 0),
   threads: 2,
+  // Dr. GRPO: GRPO's per-rollout length normalisation made the replies of a model that mostly fails grow and its
+  // held-out score fall (bench/BENCHMARKS.md); BENCH_LEARN_OBJECTIVE=grpo reruns that.
+  objective: process.env.BENCH_LEARN_OBJECTIVE === 'grpo' ? 'grpo' : 'drgrpo',
+  maxTokens: 48,
 };
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'alight.js');
@@ -59,12 +63,15 @@ async function alightSide(python: string, model: string): Promise<Side> {
   // batches their calls), and the worker's torch threads.
   writeFileSync(
     join(dir, 'alight.config.yaml'),
-    `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n`,
+    `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n` +
+      `  maxResponseTokens: ${settings.maxTokens}\n`,
   );
   const run = `learn-${Date.now()}`;
   const args = ['train', '--model', model, '--tasks', tasks('train'), '-n', String(settings.group)];
   args.push('--batch-size', String(settings.batchTasks), '--steps', String(settings.steps), '--concurrency', '64');
   args.push('--lr', String(settings.lr), '--seed', String(settings.seed), '--save-every', String(settings.every));
+  const loss = settings.objective === 'grpo' ? 'per-rollout-mean' : 'constant';
+  args.push('--advantage', settings.objective, '--loss-norm', loss);
   const seconds = await step(
     process.execPath,
     [bin, ...args, '--run', run, '--', 'node', join(root, 'examples/arithmetic/harness.mjs')],
@@ -78,7 +85,8 @@ async function alightSide(python: string, model: string): Promise<Side> {
     name: 'alight',
     trainSeconds: seconds,
     trainReward: shown.steps.map((s) => s.metrics.reward_mean ?? null),
-    evals: await evalCheckpoints(python, (s) => join(checkpoints, `step-${s}`), 'alight'),
+    // alight names a checkpoint by the step that wrote it (0-based): after s steps, step-(s − 1).
+    evals: await evalCheckpoints(python, (s) => join(checkpoints, `step-${s - 1}`), 'alight'),
     extra: { run, steps: shown.steps.map((s) => s.metrics) },
   };
 }
@@ -87,16 +95,17 @@ async function trlSide(python: string, model: string): Promise<Side> {
   await step('bash', [join(root, 'bench/peers/setup-trl.sh')]);
   const dir = join(work, 'trl');
   const trl = join(homedir(), '.cache', 'alight', 'trl', 'bin', 'python');
-  const args = [join(root, 'bench/peers/trl_grpo.py'), '--model', model, '--tasks', tasks('train'), '--out', dir];
+  const args = [join(root, 'bench/peers/trl_grpo.py'), '--model', model, '--train', tasks('train'), '--out', dir];
   args.push('--steps', String(settings.steps), '--lr', String(settings.lr), '--seed', String(settings.seed));
   args.push('--batch-tasks', String(settings.batchTasks), '--group', String(settings.group));
   args.push('--save-every', String(settings.every), '--threads', String(settings.threads));
+  args.push('--objective', settings.objective);
   const seconds = await step(trl, args);
   const result = JSON.parse(readFileSync(join(dir, 'trl-result.json'), 'utf8'));
   return {
     name: 'TRL',
     trainSeconds: seconds,
-    trainReward: result.train_reward ?? [],
+    trainReward: result.train_reward_mean ?? [],
     evals: await evalCheckpoints(python, (s) => join(dir, `step-${s}`), 'trl'),
     extra: result,
   };

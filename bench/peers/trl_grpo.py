@@ -78,6 +78,7 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=1.0)
     ap.add_argument("--micro-batch", type=int, default=16, help="completions per forward/backward (grad accumulation)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--objective", choices=["grpo", "drgrpo"], default="grpo", help="see the GRPOConfig below")
     ap.add_argument("--save-every", type=int, default=0, help="save --out/step-N every N steps (0: only the last)")
     args = ap.parse_args()
 
@@ -151,8 +152,10 @@ def main() -> None:
         beta=0.0,
         epsilon=0.2,
         epsilon_high=0.28,  # alight's clipLow / clipHigh defaults
-        loss_type="grpo",
-        scale_rewards="group",
+        # alight's --advantage grpo --loss-norm per-rollout-mean, or --advantage drgrpo --loss-norm constant
+        # (maxResponseTokens = max_completion_length): the same objectives under TRL's names.
+        loss_type="grpo" if args.objective == "grpo" else "dr_grpo",
+        scale_rewards="group" if args.objective == "grpo" else "none",
         mask_truncated_completions=False,
         shuffle_dataset=False,
         disable_dropout=True,
