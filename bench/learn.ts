@@ -30,8 +30,8 @@ const settings = {
   group: 8,
   seed: env('BENCH_LEARN_SEED', 0),
   threads: 2,
-  // Dr. GRPO: GRPO's per-rollout length normalisation made the replies of a model that mostly fails grow and its
-  // held-out score fall (bench/BENCHMARKS.md); BENCH_LEARN_OBJECTIVE=grpo reruns that.
+  // Dr. GRPO (no std division, every token weighted 1/(N·H)) on both sides; BENCH_LEARN_OBJECTIVE=grpo for GRPO's
+  // defaults. Neither has made the model better yet (bench/BENCHMARKS.md).
   objective: process.env.BENCH_LEARN_OBJECTIVE === 'grpo' ? 'grpo' : 'drgrpo',
   maxTokens: 48,
 };
