@@ -36,7 +36,8 @@ def pick(logits, request, generator):
     reported beside it, is the model's own at temperature 1, as vLLM reports and the update recomputes)."""
     if request.temperature <= 0:
         return int(torch.argmax(logits))
-    probs = torch.softmax(logits / request.temperature, -1)
+    # Clamped as before batching: a tiny temperature would overflow the scaled logits into NaN probabilities.
+    probs = torch.softmax(logits / max(request.temperature, 1e-5), -1)
     if request.top_p < 1.0:
         sorted_p, order = torch.sort(probs, descending=True)
         keep = torch.cumsum(sorted_p, 0) - sorted_p < request.top_p
