@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runEntry } from '../commands/index.js';
 import { AlightError } from '../src/errors.js';
+import { probeOrThrow } from '../src/process/launch.js';
 import { ensurePythonEnv } from '../src/setup/python-env.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { type Evaluation, report, type Side } from './learn/report.js';
@@ -78,7 +79,7 @@ async function alightSide(python: string, model: string): Promise<Side> {
     dir,
   );
   const checkpoints = join(dir, '.alight', 'runs', run, 'checkpoints');
-  const shown = JSON.parse(await capture(process.execPath, [bin, 'runs', 'show', run, '--json'], dir)) as {
+  const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', run, '--json'], { cwd: dir })) as {
     steps: { metrics: Record<string, number | null> }[];
   };
   return {
@@ -118,17 +119,6 @@ async function evalCheckpoints(python: string, folder: (step: number) => string,
     evals.push({ step: s, evaluation: await evaluate(python, folder(s), `${name}-step-${s}`) });
   }
   return evals;
-}
-
-async function capture(cmd: string, args: string[], cwd: string): Promise<string> {
-  const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
-  let text = '';
-  child.stdout.on('data', (d) => {
-    text += d;
-  });
-  const [code] = await once(child, 'close');
-  if (code !== 0) throw new AlightError(`${cmd} ${args.join(' ')} exited with ${code}`);
-  return text;
 }
 
 await runEntry(async () => {
