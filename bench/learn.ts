@@ -35,6 +35,10 @@ const settings = {
   // defaults. Neither has made the model better yet (bench/BENCHMARKS.md).
   objective: process.env.BENCH_LEARN_OBJECTIVE === 'grpo' ? 'grpo' : 'drgrpo',
   maxTokens: 48,
+  // The training samples' temperature (evaluation is greedy); both sides score logprobs at temperature 1.
+  temperature: env('BENCH_LEARN_TEMPERATURE', 1),
+  // Replies cut at maxTokens leave the loss (alight's train.dropOverlong, TRL's mask_truncated_completions).
+  dropOverlong: process.env.BENCH_LEARN_OVERLONG !== '0',
 };
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'alight.js');
@@ -65,7 +69,7 @@ async function alightSide(python: string, model: string): Promise<Side> {
   writeFileSync(
     join(dir, 'alight.config.yaml'),
     `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n` +
-      `  maxResponseTokens: ${settings.maxTokens}\n`,
+      `  maxResponseTokens: ${settings.maxTokens}\n  dropOverlong: ${settings.dropOverlong}\n`,
   );
   const run = `learn-${Date.now()}`;
   const args = ['train', '--model', model, '--tasks', tasks('train'), '-n', String(settings.group)];
@@ -77,6 +81,7 @@ async function alightSide(python: string, model: string): Promise<Side> {
     process.execPath,
     [bin, ...args, '--run', run, '--', 'node', join(root, 'examples/arithmetic/harness.mjs')],
     dir,
+    { ARITHMETIC_TEMPERATURE: String(settings.temperature), ARITHMETIC_MAX_TOKENS: String(settings.maxTokens) },
   );
   const checkpoints = join(dir, '.alight', 'runs', run, 'checkpoints');
   const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', run, '--json'], { cwd: dir })) as {
@@ -100,7 +105,8 @@ async function trlSide(python: string, model: string): Promise<Side> {
   args.push('--steps', String(settings.steps), '--lr', String(settings.lr), '--seed', String(settings.seed));
   args.push('--batch-tasks', String(settings.batchTasks), '--group', String(settings.group));
   args.push('--save-every', String(settings.every), '--threads', String(settings.threads));
-  args.push('--objective', settings.objective);
+  args.push('--objective', settings.objective, '--temperature', String(settings.temperature));
+  args.push('--max-tokens', String(settings.maxTokens), ...(settings.dropOverlong ? ['--mask-truncated'] : []));
   const seconds = await step(trl, args);
   const result = JSON.parse(readFileSync(join(dir, 'trl-result.json'), 'utf8'));
   return {

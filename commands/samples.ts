@@ -21,6 +21,7 @@ export interface BuildFlags {
   maxPromptTokens?: number;
   maxResponseTokens: number;
   dropZeroVariance?: boolean;
+  dropOverlong?: boolean;
   rowMultiple?: number;
   db?: string;
   json?: boolean;
@@ -40,6 +41,7 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
           `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
           `drops: ${m.dropped_missing_reward} rollouts without reward, ` +
           `${m.dropped_zero_variance} in zero-variance groups, ` +
+          `${m.dropped_overlong} cut at max_tokens, ` +
           `${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
           `${m.dropped_alignment_rows} rows for --row-multiple, ` +
           `${m.truncated_rows} rows cut at --max-response-tokens\n`,

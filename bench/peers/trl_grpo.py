@@ -79,6 +79,9 @@ def main() -> None:
     ap.add_argument("--micro-batch", type=int, default=16, help="completions per forward/backward (grad accumulation)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
     ap.add_argument("--objective", choices=["grpo", "drgrpo"], default="grpo", help="see the GRPOConfig below")
+    ap.add_argument(
+        "--mask-truncated", action="store_true", help="leave completions cut at --max-tokens out of the loss"
+    )
     ap.add_argument("--save-every", type=int, default=0, help="save --out/step-N every N steps (0: only the last)")
     args = ap.parse_args()
 
@@ -156,7 +159,8 @@ def main() -> None:
         # (maxResponseTokens = max_completion_length): the same objectives under TRL's names.
         loss_type="grpo" if args.objective == "grpo" else "dr_grpo",
         scale_rewards="group" if args.objective == "grpo" else "none",
-        mask_truncated_completions=False,
+        # alight's train.dropOverlong: advantages still count the cut completions, the loss does not.
+        mask_truncated_completions=args.mask_truncated,
         shuffle_dataset=False,
         disable_dropout=True,
         logging_steps=1,

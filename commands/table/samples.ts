@@ -53,6 +53,7 @@ function defineBuild(samples: Command): void {
       schemaOption('--max-prompt-tokens <n>', 'train.maxPromptTokens'),
       schemaOption('--max-response-tokens <n>', 'train.maxResponseTokens', 32768),
       schemaOption('--drop-zero-variance', 'train.dropZeroVariance'),
+      schemaOption('--drop-overlong', 'train.dropOverlong'),
       schemaOption('--row-multiple <n>', 'train.rowMultiple'),
       ...storeOptions(),
       jsonOption('print the result as JSON'),

@@ -164,7 +164,7 @@ class TorchBackend:
                     loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, f["ref"], kl_coef, f["old"], is_cap)
                     # The weights already sum the step's objective: micro-batch losses add up, nothing is re-averaged.
                     loss.backward()
-                    totals["loss"] += float(loss)
+                    totals["loss"] += float(loss.detach())
                     for key, value in sums.items():
                         totals[key] += value
                     totals["entropy_sum"] += float((entropy.detach() * part["loss_mask"]).sum())

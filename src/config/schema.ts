@@ -263,6 +263,10 @@ const train = z
       .default(4096)
       .describe('cut rows after this many tokens past their first prompt'),
     dropZeroVariance: z.boolean().default(false).describe('drop groups whose rewards are all equal (after advantages)'),
+    dropOverlong: z
+      .boolean()
+      .default(false)
+      .describe('drop rollouts with a reply cut at its max_tokens, as DAPO (after advantages)'),
     rowMultiple: z
       .number()
       .int()

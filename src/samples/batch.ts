@@ -15,6 +15,8 @@ export interface RolloutRows {
   groupId: string | null;
   reward: number | null;
   rows: Row[];
+  /** A call of the rollout was cut at its max_tokens (finish_reason `length`). */
+  overlong?: boolean;
 }
 
 export interface BatchOptions {
@@ -29,6 +31,11 @@ export interface BatchOptions {
    * Drop the rollouts of groups (of two or more) whose rewards are all equal: they carry no signal (after advantages).
    */
   dropZeroVariance?: boolean;
+  /**
+   * Drop the rollouts with a reply cut at its max_tokens (after advantages): DAPO's overlong filtering. A cut reply
+   * carries no stop token, so its negative advantage would push the stop down and lengthen every reply.
+   */
+  dropOverlong?: boolean;
   /** Drop rows until their count is a multiple of this, as a trainer's mini-batches need (after advantages). */
   rowMultiple?: number;
   padTokenId?: number;
@@ -41,6 +48,7 @@ export interface BatchMetrics {
   loss_tokens: number;
   dropped_missing_reward: number;
   dropped_zero_variance: number;
+  dropped_overlong: number;
   dropped_long_prompt_rows: number;
   dropped_rollouts_without_rows: number;
   truncated_rows: number;
@@ -127,8 +135,9 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
         loss_tokens: shapes.reduce((a, s) => a + s.lossTokens, 0),
         dropped_missing_reward: rollouts.length - kept.length,
         dropped_zero_variance: trimmed.droppedFlat,
+        dropped_overlong: trimmed.droppedOverlong,
         dropped_long_prompt_rows: trimmed.droppedRows,
-        dropped_rollouts_without_rows: kept.length - trimmed.droppedFlat - beforeAlignment,
+        dropped_rollouts_without_rows: kept.length - trimmed.droppedFlat - trimmed.droppedOverlong - beforeAlignment,
         truncated_rows: trimmed.truncated,
         dropped_alignment_rows: droppedAligned,
         reward_mean: mean(final.map((f) => f.reward)),
@@ -142,17 +151,22 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
 type Scored = { rollout: RolloutRows; reward: number; advantage: number; rows: Row[] };
 
 /**
- * The rollouts of zero-variance groups (`flat`) left out, each row whose first prompt is too long dropped and each
+ * The rollouts of zero-variance groups (`flat`) and, with `dropOverlong`, those cut at max_tokens left out, each row whose first prompt is too long dropped and each
  * response past `maxResponseTokens` cut; a rollout left with no rows leaves the batch. Counts each kind.
  */
 function trimRollouts(scored: Scored[], groups: readonly string[], flat: Set<string>, options: BatchOptions) {
   let droppedRows = 0;
   let truncated = 0;
   let droppedFlat = 0;
+  let droppedOverlong = 0;
   const final: Scored[] = [];
   scored.forEach((s, i) => {
     if (flat.has(groups[i])) {
       droppedFlat++;
+      return;
+    }
+    if (options.dropOverlong && s.rollout.overlong) {
+      droppedOverlong++;
       return;
     }
     const rows = s.rows
@@ -168,7 +182,7 @@ function trimRollouts(scored: Scored[], groups: readonly string[], flat: Set<str
       });
     if (rows.length) final.push({ ...s, rows });
   });
-  return { final, droppedFlat, droppedRows, truncated };
+  return { final, droppedFlat, droppedOverlong, droppedRows, truncated };
 }
 
 /** The row with at most `maxResponseTokens` tokens after its first prompt (the row itself when it has no more). */

@@ -34,13 +34,17 @@ function mergeRollouts(store: Store, finished: RolloutSummary[], level: MergeLev
     counts: { breaks: 0, skipped_error_calls: 0, skipped_calls_without_tokens: 0, rollouts_without_rows: 0 },
   };
   for (const r of finished) {
-    const m = mergeCalls(callsOf(store, r), level, explain);
+    const calls = callsOf(store, r);
+    const m = mergeCalls(calls, level, explain);
     merged.counts.breaks += m.breaks.length;
     merged.counts.skipped_error_calls += m.skipped.errors;
     merged.counts.skipped_calls_without_tokens += m.skipped.withoutTokens;
     merged.breaks.push(...m.breaks.map((b) => ({ ...b, rollout_id: r.id })));
     if (m.rows.length === 0) merged.counts.rollouts_without_rows++;
-    else merged.rollouts.push({ rolloutId: r.id, groupId: r.group_id, reward: r.reward, rows: m.rows });
+    else {
+      const overlong = calls.some((c) => c.finishReason === 'length');
+      merged.rollouts.push({ rolloutId: r.id, groupId: r.group_id, reward: r.reward, rows: m.rows, overlong });
+    }
   }
   return merged;
 }
@@ -60,7 +64,10 @@ export interface BuildOptions extends BatchOptions {
 }
 
 export interface BuildResult {
-  /** null: a training step whose every group had equal rewards (with dropZeroVariance), so nothing to learn. */
+  /**
+   * null: a training step left with nothing to learn, every group flat (dropZeroVariance) or every reply cut
+   * (dropOverlong).
+   */
   out: string | null;
   /** Milliseconds spent loading and merging the calls, building the batch, writing the file. */
   timings: { merge_ms: number; batch_ms: number; write_ms: number };
@@ -103,9 +110,9 @@ function writeBatch(
   }
   const batch = buildBatch(rollouts, options);
   const m = batch.meta.metrics;
-  // A step of groups that all scored alike carries no signal, which is a result, not an error: the step is counted
-  // and its update skipped (an export, `alight samples build`, still refuses to write an empty file).
-  if (m.loss_tokens === 0 && step && m.dropped_zero_variance > 0)
+  // A step of groups that all scored alike (or of replies all cut) carries no signal, which is a result, not an error:
+  // the step is counted and its update skipped (an export, `alight samples build`, still refuses to write an empty file).
+  if (m.loss_tokens === 0 && step && m.dropped_zero_variance + m.dropped_overlong > 0)
     return { out: null, timings: { merge_ms: merged - started, batch_ms: 0, write_ms: 0 }, metrics: m, merge: counts };
   if (m.loss_tokens === 0)
     throw new AlightError(`the batch of ${label} would have no loss tokens; nothing written`, ExitCode.input);

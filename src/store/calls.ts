@@ -38,6 +38,8 @@ export interface TokenCall {
   readonly promptIds: Int32Array | null;
   completionIds: Int32Array | null;
   completionLogprobs: Float32Array | null;
+  /** The engine's, e.g. `length` when the reply was cut at its max_tokens. */
+  finishReason: string | null;
   extends?: { seq: number; length: number; suffix: Int32Array };
 }
 
@@ -272,8 +274,8 @@ export class CallStore {
    */
   tokenCalls(rolloutId: string): TokenCall[] {
     const rows = this.db
-      .prepare(`SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs
-      FROM calls WHERE rollout_id = ? ORDER BY id`)
+      .prepare(`SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs,
+      finish_reason FROM calls WHERE rollout_id = ? ORDER BY id`)
       .all(rolloutId) as CallRow[];
     const byId = new Map<number, TokenCall>();
     const out: TokenCall[] = [];
@@ -289,6 +291,7 @@ export class CallStore {
         status: row.status,
         completionIds: completion,
         completionLogprobs: row.completion_logprobs ? decodeFloat32(row.completion_logprobs) : null,
+        finishReason: row.finish_reason,
         extends: base && suffix ? { seq: base.seq, length: row.prompt_prefix, suffix } : undefined,
         get promptIds() {
           if (prompt === undefined) {

@@ -145,6 +145,7 @@ function batchMetrics({ rollouts, rewards, built }: ReturnType<typeof prepareBat
     skipped_error_calls: built.merge.skipped_error_calls,
     dropped_missing_reward: m.dropped_missing_reward,
     dropped_zero_variance: m.dropped_zero_variance,
+    dropped_overlong: m.dropped_overlong,
     dropped_long_prompt_rows: m.dropped_long_prompt_rows,
     dropped_alignment_rows: m.dropped_alignment_rows,
     truncated_rows: m.truncated_rows,

@@ -24,7 +24,8 @@ describe('alight train on a real pretrained model', () => {
     const dir = tempDir('alight-real-train-');
     const tasks = readFileSync(join(example, 'train.jsonl'), 'utf8').split('\n').slice(0, 4).join('\n');
     writeFileSync(join(dir, 'tasks.jsonl'), tasks);
-    writeFileSync(join(dir, 'alight.config.yaml'), 'train:\n  threads: 2\n');
+    // dropOverlong: replies cut at the harness's max_tokens leave the loss (DAPO's overlong filtering).
+    writeFileSync(join(dir, 'alight.config.yaml'), 'train:\n  threads: 2\n  dropOverlong: true\n');
     const args = ['train', '--model', model, '--tasks', 'tasks.jsonl', '-n', '4', '--batch-size', '2', '--steps', '2'];
     args.push(
       '--concurrency',
@@ -51,11 +52,15 @@ describe('alight train on a real pretrained model', () => {
         expect(s.metrics.kl_rollout as number).toBeLessThan(1e-6);
       }
       const calls = store.db
-        .prepare(`SELECT r.id AS id, r.group_id AS g, c.model_version AS v, c.response AS response
-          FROM calls c JOIN rollouts r ON r.id = c.rollout_id WHERE r.run = 'real' AND r.mode = 'train'`)
-        .all() as { id: string; g: string; v: number; response: string }[];
+        .prepare(`SELECT r.id AS id, r.group_id AS g, c.model_version AS v, c.response AS response,
+          c.finish_reason AS finish FROM calls c JOIN rollouts r ON r.id = c.rollout_id WHERE r.run = 'real' AND r.mode = 'train'`)
+        .all() as { id: string; g: string; v: number; response: string; finish: string }[];
       expect(calls).toHaveLength(2 * 2 * 4);
-      for (const c of calls) expect(c.v, c.g).toBe(Number(/\/step(\d+)\./.exec(c.g)![1]));
+      const stepOf = (c: { g: string }) => Number(/\/step(\d+)\./.exec(c.g)![1]);
+      for (const c of calls) expect(c.v, c.g).toBe(stepOf(c));
+      // Each step left out exactly its rollouts whose one call the engine cut at max_tokens.
+      const cut = steps.map((_, s) => calls.filter((c) => stepOf(c) === s && c.finish === 'length').length);
+      expect(steps.map((s) => s.metrics.dropped_overlong)).toEqual(cut);
       // Each reward is reasoning-gym's verifier on the recorded reply (Python, the original, not the harness's port).
       const cases = calls.map((c) => ({
         reply: JSON.parse(c.response).choices[0].message.content as string,

@@ -104,6 +104,22 @@ describe('the batch', () => {
     ).toBe(6);
   });
 
+  it('drops rollouts cut at max_tokens when asked, after their rewards set the baseline', () => {
+    const cut = rollouts.map((r) => ({ ...r, overlong: r.rolloutId === 'b' }));
+    const options = {
+      advantage: 'drgrpo',
+      lossNorm: 'token-mean',
+      missingReward: 'zero',
+      maxResponseTokens: 16,
+    } as const;
+    const { meta, tensors } = buildBatch(cut, { ...options, dropOverlong: true });
+    expect(meta.metrics).toMatchObject({ dropped_overlong: 1, dropped_rollouts_without_rows: 0, rollouts: 2 });
+    expect(meta.rollouts.map((r) => r.rollout_id)).toEqual(['a', 'c']);
+    // a keeps the advantage it had beside b (2/3): b's reward still counted in the group's mean.
+    expect(tensors.advantages.find((x) => x !== 0)).toBeCloseTo(2 / 3, 6);
+    expect(buildBatch(cut, options).meta.metrics).toMatchObject({ dropped_overlong: 0, rollouts: 3 });
+  });
+
   it('aligns the row count to a multiple after advantages, dropping the least signal first', () => {
     // drgrpo advantages: a 2/3, b −1/3 (two rows), c −1/3. Four rows, multiple 3: one row goes, from the smallest
     // |advantage|, the later rollout first among equals: c's only row, so c leaves the batch.

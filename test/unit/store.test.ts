@@ -213,4 +213,12 @@ describe('a missing logprob', () => {
     expect(Array.from(tensors.rollout_logprobs)).toEqual([0, 0, -0.5, 0, 0, 0]);
     store.close();
   });
+
+  it("keeps each call's finish reason for the merge, so a reply cut at max_tokens can be left out", () => {
+    const store = Store.open(':memory:');
+    store.calls.add(call(0, [1, 2], [10, 11], []));
+    store.calls.add({ ...call(1, [1, 2, 10, 11, 3], [12], []), finishReason: 'length' });
+    expect(store.calls.tokenCalls('ro_1').map((c) => c.finishReason)).toEqual(['stop', 'length']);
+    store.close();
+  });
 });
