@@ -27,8 +27,8 @@ const settings = {
   steps: env('BENCH_LEARN_STEPS', 30),
   every: env('BENCH_LEARN_EVERY', 10),
   lr: env('BENCH_LEARN_LR', 2e-5),
-  batchTasks: 8,
-  group: 8,
+  batchTasks: env('BENCH_LEARN_BATCH', 8),
+  group: env('BENCH_LEARN_GROUP', 8),
   seed: env('BENCH_LEARN_SEED', 0),
   threads: 2,
   // Dr. GRPO (no std division, every token weighted 1/(N·H)) on both sides; BENCH_LEARN_OBJECTIVE=grpo for GRPO's
@@ -37,6 +37,7 @@ const settings = {
   maxTokens: 48,
   // The training samples' temperature (evaluation is greedy); both sides score logprobs at temperature 1.
   temperature: env('BENCH_LEARN_TEMPERATURE', 1),
+  topP: env('BENCH_LEARN_TOP_P', 1),
   // Replies cut at maxTokens leave the loss (alight's train.dropOverlong, TRL's mask_truncated_completions).
   dropOverlong: process.env.BENCH_LEARN_OVERLONG !== '0',
 };
@@ -73,7 +74,8 @@ async function alightSide(python: string, model: string): Promise<Side> {
   );
   const run = `learn-${Date.now()}`;
   const args = ['train', '--model', model, '--tasks', tasks('train'), '-n', String(settings.group)];
-  args.push('--batch-size', String(settings.batchTasks), '--steps', String(settings.steps), '--concurrency', '64');
+  args.push('--batch-size', String(settings.batchTasks), '--steps', String(settings.steps));
+  args.push('--concurrency', String(settings.batchTasks * settings.group));
   args.push('--lr', String(settings.lr), '--seed', String(settings.seed), '--save-every', String(settings.every));
   const loss = settings.objective === 'grpo' ? 'per-rollout-mean' : 'constant';
   args.push('--advantage', settings.objective, '--loss-norm', loss);
@@ -81,7 +83,11 @@ async function alightSide(python: string, model: string): Promise<Side> {
     process.execPath,
     [bin, ...args, '--run', run, '--', 'node', join(root, 'examples/arithmetic/harness.mjs')],
     dir,
-    { ARITHMETIC_TEMPERATURE: String(settings.temperature), ARITHMETIC_MAX_TOKENS: String(settings.maxTokens) },
+    {
+      ARITHMETIC_TEMPERATURE: String(settings.temperature),
+      ARITHMETIC_TOP_P: String(settings.topP),
+      ARITHMETIC_MAX_TOKENS: String(settings.maxTokens),
+    },
   );
   const checkpoints = join(dir, '.alight', 'runs', run, 'checkpoints');
   const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', run, '--json'], { cwd: dir })) as {
@@ -106,6 +112,7 @@ async function trlSide(python: string, model: string): Promise<Side> {
   args.push('--batch-tasks', String(settings.batchTasks), '--group', String(settings.group));
   args.push('--save-every', String(settings.every), '--threads', String(settings.threads));
   args.push('--objective', settings.objective, '--temperature', String(settings.temperature));
+  args.push('--top-p', String(settings.topP));
   args.push('--max-tokens', String(settings.maxTokens), ...(settings.dropOverlong ? ['--mask-truncated'] : []));
   const seconds = await step(trl, args);
   const result = JSON.parse(readFileSync(join(dir, 'trl-result.json'), 'utf8'));

@@ -76,6 +76,7 @@ def main() -> None:
     ap.add_argument("--group", type=int, default=8, help="completions per prompt (num_generations)")
     ap.add_argument("--max-tokens", type=int, default=48, help="max_completion_length")
     ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument("--top-p", type=float, default=1.0)
     ap.add_argument("--micro-batch", type=int, default=16, help="completions per forward/backward (grad accumulation)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
     ap.add_argument("--objective", choices=["grpo", "drgrpo"], default="grpo", help="see the GRPOConfig below")
@@ -150,7 +151,7 @@ def main() -> None:
         num_iterations=1,
         max_completion_length=args.max_tokens,
         temperature=args.temperature,
-        top_p=1.0,
+        top_p=args.top_p,
         top_k=0,
         beta=0.0,
         epsilon=0.2,

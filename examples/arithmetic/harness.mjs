@@ -1,7 +1,7 @@
 // The arithmetic agent: one question on the official openai SDK, graded by the task's verifier (reasoning-gym's, see
 // verifier.mjs). It knows nothing of alight beyond the harness contract's environment (OPENAI_BASE_URL,
-// ALIGHT_TASK_JSON, ALIGHT_REWARD_URL, ALIGHT_MODE). It samples at ARITHMETIC_TEMPERATURE (default 1) while training
-// and answers greedily when evaluated (ALIGHT_MODE=val).
+// ALIGHT_TASK_JSON, ALIGHT_REWARD_URL, ALIGHT_MODE). It samples at ARITHMETIC_TEMPERATURE and ARITHMETIC_TOP_P (default
+// 1 and 1) while training and answers greedily when evaluated (ALIGHT_MODE=val).
 import OpenAI from 'openai';
 import { computeDecimalReward, finalAnswer } from './verifier.mjs';
 
@@ -17,6 +17,7 @@ const answer = await openai.chat.completions.create({
   ],
   max_tokens: Number(process.env.ARITHMETIC_MAX_TOKENS ?? 48),
   temperature: process.env.ALIGHT_MODE === 'val' ? 0 : Number(process.env.ARITHMETIC_TEMPERATURE ?? 1),
+  top_p: Number(process.env.ARITHMETIC_TOP_P ?? 1),
 });
 const reply = answer.choices[0].message.content ?? '';
 const given = finalAnswer(reply);

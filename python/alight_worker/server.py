@@ -9,6 +9,7 @@ import traceback
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .log import log
 from .stream_text import StreamText
 
 
@@ -74,6 +75,9 @@ class Handler(BaseHTTPRequestHandler):
                 )
                 return self.complete(body, prompt, chat=False)
             self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError"}})
+        except (BrokenPipeError, ConnectionResetError, TimeoutError) as err:
+            # The client gave up before its answer (the gateway's timeout, a killed harness): nothing left to tell it.
+            log(f"{self.path}: the client left before its answer ({type(err).__name__})")
         except (BadRequest, ValueError) as err:
             self.send_json(400, {"error": {"message": str(err), "type": "BadRequestError", "code": 400}})
         except Exception as err:  # an answer, not a dropped connection: the gateway records it

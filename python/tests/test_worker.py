@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 
 import numpy as np
@@ -73,13 +74,13 @@ def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and
 
 
 class Worker:
-    def __init__(self, model, **init):
+    def __init__(self, model, stderr=subprocess.DEVNULL, **init):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "alight_worker"],
             cwd=PYTHON_DIR,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             text=True,
         )
         self.next = 0
@@ -300,3 +301,30 @@ def test_concurrent_requests_are_decoded_as_one_batch_and_answer_as_each_would_a
         assert (ids, finish, version) == (ids2, finish2, version2)
         assert logprobs == pytest.approx(logprobs2, abs=1e-4)
     assert len({len(a[0]) for a in alone}) > 2  # the rows did end at different lengths
+
+
+def test_a_client_that_leaves_before_its_answer_costs_one_log_line_and_the_worker_serves_on(tiny, tmp_path):
+    import socket
+    import struct
+
+    log_path = tmp_path / "worker.log"
+    with open(log_path, "w") as log:
+        worker = Worker(tiny, stderr=log)
+    try:
+        host, port = worker.url.split("//")[1].split("/")[0].split(":")
+        body = json.dumps({"messages": [{"role": "user", "content": "Say something."}], "max_tokens": 40}).encode()
+        with socket.create_connection((host, int(port))) as sock:
+            head = f"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {len(body)}\r\n\r\n"
+            sock.sendall(head.encode() + body)
+            # Closed with a reset, as a killed harness's socket is: the worker's answer cannot be written.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        deadline = time.monotonic() + 120
+        while "the client left" not in log_path.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        version, answer = worker.chat("Say something.", seed=3)
+        assert version == 0 and answer["choices"][0]["message"]["content"] is not None
+        text = log_path.read_text()
+        assert "/v1/chat/completions: the client left before its answer" in text and "Traceback" not in text
+    finally:
+        worker.call("shutdown")
+        worker.proc.wait(timeout=30)
