@@ -4,7 +4,8 @@
  * `alight train` runs the openai-SDK harness, with the exact McNemar test of the paired outcomes; then TRL's
  * GRPOTrainer on the same model, split, reward, completions per step and CPU, evaluated the same way.
  *
- *   npm run bench:learn     # BENCH_LEARN_STEPS (30), BENCH_LEARN_LR (2e-5), BENCH_LEARN_EVERY (10), BENCH_LEARN_TRL=0
+ *   npm run bench:learn     # BENCH_LEARN_STEPS (20), BENCH_LEARN_LR (5e-6), BENCH_LEARN_EVERY (10), BENCH_LEARN_TRL=0
+ *                           # BENCH_LEARN_TOP_P (0.9), BENCH_LEARN_TEMPERATURE (1), BENCH_LEARN_BATCH × BENCH_LEARN_GROUP (8 × 8)
  *
  * Writes bench/learn/results/ (summary.json, curve.svg, each evaluation) and prints the table for BENCHMARKS.md.
  */
@@ -24,9 +25,9 @@ import { type Evaluation, report, type Side } from './learn/report.js';
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const settings = {
   model: 'smollm2-135m-instruct',
-  steps: env('BENCH_LEARN_STEPS', 30),
+  steps: env('BENCH_LEARN_STEPS', 20),
   every: env('BENCH_LEARN_EVERY', 10),
-  lr: env('BENCH_LEARN_LR', 2e-5),
+  lr: env('BENCH_LEARN_LR', 5e-6),
   batchTasks: env('BENCH_LEARN_BATCH', 8),
   group: env('BENCH_LEARN_GROUP', 8),
   seed: env('BENCH_LEARN_SEED', 0),
@@ -37,7 +38,7 @@ const settings = {
   maxTokens: 48,
   // The training samples' temperature (evaluation is greedy); both sides score logprobs at temperature 1.
   temperature: env('BENCH_LEARN_TEMPERATURE', 1),
-  topP: env('BENCH_LEARN_TOP_P', 1),
+  topP: env('BENCH_LEARN_TOP_P', 0.9),
   // Replies cut at maxTokens leave the loss (alight's train.dropOverlong, TRL's mask_truncated_completions).
   dropOverlong: process.env.BENCH_LEARN_OVERLONG !== '0',
 };
