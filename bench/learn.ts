@@ -59,6 +59,7 @@ async function step(cmd: string, args: string[], cwd = root, env: NodeJS.Process
 async function evaluate(python: string, model: string, name: string): Promise<Evaluation> {
   const file = join(out, `eval-${name}.json`);
   const args = ['--model', model, '--tasks', tasks('heldout'), '--out', file];
+  args.push('--max-tokens', String(settings.maxTokens));
   await step(python, [join(root, 'bench/learn/evaluate.py'), ...args], root, { PYTHONPATH: join(root, 'python') });
   return JSON.parse(readFileSync(file, 'utf8'));
 }

@@ -151,8 +151,9 @@ export function buildBatch(rollouts: readonly RolloutRows[], options: BatchOptio
 type Scored = { rollout: RolloutRows; reward: number; advantage: number; rows: Row[] };
 
 /**
- * The rollouts of zero-variance groups (`flat`) and, with `dropOverlong`, those cut at max_tokens left out, each row whose first prompt is too long dropped and each
- * response past `maxResponseTokens` cut; a rollout left with no rows leaves the batch. Counts each kind.
+ * The rollouts of zero-variance groups (`flat`) and, with `dropOverlong`, those cut at max_tokens left out, each row
+ * whose first prompt is too long dropped and each response past `maxResponseTokens` cut; a rollout left with no rows
+ * leaves the batch. Counts each kind.
  */
 function trimRollouts(scored: Scored[], groups: readonly string[], flat: Set<string>, options: BatchOptions) {
   let droppedRows = 0;
