@@ -23,14 +23,16 @@ def final_answer(reply):
     return numbers[-1] if numbers else reply.strip()
 
 
-def replies(backend, questions, max_tokens, batch, temperature=0.0, seed=None):
+def replies(backend, questions, max_tokens, batch, temperature=0.0, top_p=1.0, seed=None):
     """Greedy replies from the torch worker's own batched engine (what `alight train` serves with)."""
     prompts = [
         backend.chat_prompt([{"role": "system", "content": SYSTEM}, {"role": "user", "content": q}]) for q in questions
     ]
     with ThreadPoolExecutor(max_workers=batch) as pool:
         answers = pool.map(
-            lambda ip: backend.generate(ip[1], max_tokens, temperature, seed=None if seed is None else seed + ip[0])[0],
+            lambda ip: backend.generate(
+                ip[1], max_tokens, temperature, top_p, seed=None if seed is None else seed + ip[0]
+            )[0],
             enumerate(prompts),
         )
         return [backend.decode(ids) for ids in answers]
@@ -45,6 +47,7 @@ def main():
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--samples", type=int, default=0, help="also pass@1 over this many samples at temperature 1")
+    parser.add_argument("--top-p", type=float, default=1.0, help="the sampled replies' nucleus")
     args = parser.parse_args()
     started = time.perf_counter()
     tasks = [json.loads(line) for line in open(args.tasks) if line.strip()]
@@ -65,7 +68,7 @@ def main():
     if args.samples:
         # Sampled as training samples (temperature 1), seeded per task and sample: the same draws for every model.
         questions = [t["question"] for t in tasks for _ in range(args.samples)]
-        sampled = replies(backend, questions, args.max_tokens, args.batch, temperature=1.0, seed=0)
+        sampled = replies(backend, questions, args.max_tokens, args.batch, temperature=1.0, top_p=args.top_p, seed=0)
         passed = [
             compute_decimal_reward(final_answer(r), tasks[i // args.samples]["answer"]) >= 1.0
             for i, r in enumerate(sampled)
