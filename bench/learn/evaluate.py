@@ -23,8 +23,13 @@ def final_answer(reply):
     return numbers[-1] if numbers else reply.strip()
 
 
+def reward(reply, task):
+    """The harness's reward: its last number graded against the task's answer (1.0 is a pass)."""
+    return compute_decimal_reward(final_answer(reply), task["answer"])
+
+
 def replies(backend, questions, max_tokens, batch, temperature=0.0, top_p=1.0, seed=None):
-    """Greedy replies from the torch worker's own batched engine (what `alight train` serves with)."""
+    """Replies from the torch worker's own batched engine (what `alight train` serves with); greedy at temperature 0."""
     prompts = [
         backend.chat_prompt([{"role": "system", "content": SYSTEM}, {"role": "user", "content": q}]) for q in questions
     ]
@@ -53,7 +58,7 @@ def main():
     tasks = [json.loads(line) for line in open(args.tasks) if line.strip()]
     backend = TorchBackend({"model": args.model, "threads": args.threads, "max_batch": args.batch})
     texts = replies(backend, [t["question"] for t in tasks], args.max_tokens, args.batch)
-    scores = [compute_decimal_reward(final_answer(r), t["answer"]) for r, t in zip(texts, tasks)]
+    scores = [reward(r, t) for r, t in zip(texts, tasks)]
     summary = {
         "model": args.model,
         "tasks": args.tasks,
@@ -69,10 +74,7 @@ def main():
         # Sampled as training samples (temperature 1), seeded per task and sample: the same draws for every model.
         questions = [t["question"] for t in tasks for _ in range(args.samples)]
         sampled = replies(backend, questions, args.max_tokens, args.batch, temperature=1.0, top_p=args.top_p, seed=0)
-        passed = [
-            compute_decimal_reward(final_answer(r), tasks[i // args.samples]["answer"]) >= 1.0
-            for i, r in enumerate(sampled)
-        ]
+        passed = [reward(r, tasks[i // args.samples]) >= 1.0 for i, r in enumerate(sampled)]
         summary["sampled_pass_rate"] = sum(passed) / len(passed)
         summary["sampled_per_task"] = [sum(passed[i : i + args.samples]) for i in range(0, len(passed), args.samples)]
     with open(args.out, "w") as f:
