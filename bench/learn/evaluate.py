@@ -77,6 +77,7 @@ def main():
         passed = [reward(r, tasks[i // args.samples]) >= 1.0 for i, r in enumerate(sampled)]
         summary["sampled_pass_rate"] = sum(passed) / len(passed)
         summary["sampled_per_task"] = [sum(passed[i : i + args.samples]) for i in range(0, len(passed), args.samples)]
+    backend.shutdown()
     with open(args.out, "w") as f:
         json.dump(summary, f, indent=1)
     print(

@@ -17,6 +17,8 @@ import torch
 
 from .log import log
 
+STOP = object()  # queued by `Batcher.close`: the loop ends after the batch before it
+
 
 class Request:
     def __init__(self, prompt, max_tokens, temperature, top_p, seed):
@@ -52,7 +54,15 @@ class Batcher:
         self.backend, self.max_batch, self.gather_s, self.max_wait_s = backend, max_batch, gather_s, max_wait_s
         self.pending = queue.Queue()
         self.sizes = collections.deque(maxlen=256)  # of the latest batches, for tests and the log
-        threading.Thread(target=self.loop, daemon=True).start()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        """Ends the loop once what was submitted before is decoded, and waits for it. A daemon thread still inside
+        torch when the interpreter exits aborted the process ("terminate called without an active exception") after
+        its work was done."""
+        self.pending.put(STOP)
+        self.thread.join()
 
     def submit(self, request):
         self.pending.put(request)
@@ -63,21 +73,27 @@ class Batcher:
         `max_batch` or `max_wait_s` after the first. A step's harness processes reach the worker over several seconds
         on 2 busy cores (64 node starts); a shorter window split them into two or three batches run one after the
         other, which made the rollouts ~2× slower (bench/BENCHMARKS.md)."""
-        batch = [self.pending.get()]
+        first = self.pending.get()
+        if first is STOP:
+            return []
+        batch = [first]
         deadline = time.monotonic() + self.max_wait_s
         while len(batch) < self.max_batch:
             wait = min(self.gather_s, deadline - time.monotonic())
             if wait <= 0:
                 break
             try:
-                batch.append(self.pending.get(timeout=wait))
+                request = self.pending.get(timeout=wait)
             except queue.Empty:
                 break
+            if request is STOP:
+                self.pending.put(STOP)  # for the next gather, which ends the loop
+                break
+            batch.append(request)
         return batch
 
     def loop(self):
-        while True:
-            batch = self.gather()
+        while batch := self.gather():
             self.sizes.append(len(batch))
             try:
                 with self.backend.lock, torch.no_grad():

@@ -240,3 +240,6 @@ class TorchBackend:
             torch.set_rng_state(state["torch_rng"])
             self.model.eval()
         return {"path": path, "version": self.version}
+
+    def shutdown(self):
+        self.batcher.close()

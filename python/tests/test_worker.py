@@ -303,6 +303,24 @@ def test_concurrent_requests_are_decoded_as_one_batch_and_answer_as_each_would_a
     assert len({len(a[0]) for a in alone}) > 2  # the rows did end at different lengths
 
 
+def test_shutdown_decodes_what_was_submitted_then_ends_the_batching_thread(tiny):
+    """A script that drives the backend directly (bench/learn/evaluate.py) ends with `shutdown`: the batcher's thread
+    finishes the requests queued before it and exits, instead of dying inside torch at interpreter exit."""
+    from alight_worker.batching import Request
+    from alight_worker.torch_backend import TorchBackend
+
+    backend = TorchBackend({"model": tiny, "seed": 0})
+    prompt = backend.chat_prompt([{"role": "user", "content": "Say a."}])
+    requests = [backend.batcher.submit(Request(prompt, 5, 1.0, 1.0, seed)) for seed in range(3)]
+    backend.shutdown()
+    assert not backend.batcher.thread.is_alive()
+    for request in requests:
+        events = []
+        while not events or events[-1][0] == "token":
+            events.append(request.events.get(timeout=1))
+        assert events[-1][0] == "done" and len(events) >= 2
+
+
 def test_a_client_that_leaves_before_its_answer_costs_one_log_line_and_the_worker_serves_on(tiny, tmp_path):
     import socket
     import struct
