@@ -1,11 +1,15 @@
 /**
  * Does alight make a real model better? SmolLM2-135M-Instruct (Apache-2.0, converted from the GGUF on PyPI) on
- * reasoning-gym's chain sums (examples/arithmetic/): greedy pass@1 on the 400 held-out tasks before and after
- * `alight train` runs the openai-SDK harness, with the exact McNemar test of the paired outcomes; then TRL's
- * GRPOTrainer on the same model, split, reward, completions per step and CPU, evaluated the same way.
+ * reasoning-gym's chain sums (examples/arithmetic/): pass@1 on the 400 held-out tasks before and after `alight train`
+ * runs the openai-SDK harness, greedy at every checkpoint (exact McNemar test of the paired outcomes) and over k seeded
+ * samples at the end (exact sign-flip test of the per-task passes); then TRL's GRPOTrainer on the same model, split,
+ * reward, completions per step and CPU, evaluated the same way.
  *
- *   npm run bench:learn     # BENCH_LEARN_STEPS (20), BENCH_LEARN_LR (5e-6), BENCH_LEARN_EVERY (10), BENCH_LEARN_TRL=0
+ *   npm run bench:learn     # BENCH_LEARN_STEPS (50), BENCH_LEARN_LR (5e-6), BENCH_LEARN_EVERY (25)
  *                           # BENCH_LEARN_TOP_P (0.9), BENCH_LEARN_TEMPERATURE (1), BENCH_LEARN_BATCH × BENCH_LEARN_GROUP (8 × 8)
+ *                           # BENCH_LEARN_SAMPLES (4), BENCH_LEARN_SEED (0), BENCH_LEARN_SIDES (alight,trl)
+ *
+ * Both sides take ~3 h here (bench/BENCHMARKS.md); BENCH_LEARN_SIDES=alight or =trl runs one, with the same base.
  *
  * Writes bench/learn/results/ (summary.json, curve.svg, each evaluation) and prints the table for BENCHMARKS.md.
  */
@@ -25,18 +29,21 @@ import { type Evaluation, report, type Side } from './learn/report.js';
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const settings = {
   model: 'smollm2-135m-instruct',
-  steps: env('BENCH_LEARN_STEPS', 20),
-  every: env('BENCH_LEARN_EVERY', 10),
+  steps: env('BENCH_LEARN_STEPS', 50),
+  every: env('BENCH_LEARN_EVERY', 25),
+  // Sampled pass@1 over this many seeded samples a task, at the training temperature and nucleus: base and last
+  // checkpoint only (~10 min each here). Greedy moves less than the sampled rate (bench/BENCHMARKS.md).
+  samples: env('BENCH_LEARN_SAMPLES', 4),
   lr: env('BENCH_LEARN_LR', 5e-6),
   batchTasks: env('BENCH_LEARN_BATCH', 8),
   group: env('BENCH_LEARN_GROUP', 8),
   seed: env('BENCH_LEARN_SEED', 0),
   threads: 2,
   // Dr. GRPO (no std division, every token weighted 1/(N·H)) on both sides; BENCH_LEARN_OBJECTIVE=grpo for GRPO's
-  // defaults. Neither has made the model better yet (bench/BENCHMARKS.md).
+  // defaults, which made the model worse (bench/BENCHMARKS.md).
   objective: process.env.BENCH_LEARN_OBJECTIVE === 'grpo' ? 'grpo' : 'drgrpo',
   maxTokens: 48,
-  // The training samples' temperature (evaluation is greedy); both sides score logprobs at temperature 1.
+  // The training samples' temperature; both sides score logprobs at temperature 1.
   temperature: env('BENCH_LEARN_TEMPERATURE', 1),
   topP: env('BENCH_LEARN_TOP_P', 0.9),
   // Replies cut at maxTokens leave the loss (alight's train.dropOverlong, TRL's mask_truncated_completions).
@@ -56,10 +63,12 @@ async function step(cmd: string, args: string[], cwd = root, env: NodeJS.Process
   return (performance.now() - started) / 1000;
 }
 
-async function evaluate(python: string, model: string, name: string): Promise<Evaluation> {
+async function evaluate(python: string, model: string, name: string, sampled: boolean): Promise<Evaluation> {
   const file = join(out, `eval-${name}.json`);
   const args = ['--model', model, '--tasks', tasks('heldout'), '--out', file];
-  args.push('--max-tokens', String(settings.maxTokens));
+  args.push('--max-tokens', String(settings.maxTokens), '--batch', '128');
+  if (sampled) args.push('--samples', String(settings.samples), '--top-p', String(settings.topP));
+  if (sampled) args.push('--temperature', String(settings.temperature));
   await step(python, [join(root, 'bench/learn/evaluate.py'), ...args], root, { PYTHONPATH: join(root, 'python') });
   return JSON.parse(readFileSync(file, 'utf8'));
 }
@@ -131,21 +140,30 @@ async function evalCheckpoints(python: string, folder: (step: number) => string,
   const evals: { step: number; evaluation: Evaluation }[] = [];
   for (let s = settings.every; s <= settings.steps; s += settings.every) {
     if (!existsSync(folder(s))) throw new AlightError(`no checkpoint at ${folder(s)}`);
-    evals.push({ step: s, evaluation: await evaluate(python, folder(s), `${name}-step-${s}`) });
+    const last = s + settings.every > settings.steps;
+    evals.push({ step: s, evaluation: await evaluate(python, folder(s), `${name}-step-${s}`, last) });
   }
   return evals;
 }
 
+const trainers = { alight: alightSide, trl: trlSide } satisfies Record<
+  string,
+  (python: string, model: string) => Promise<Side>
+>;
+const chosen = (process.env.BENCH_LEARN_SIDES ?? 'alight,trl').split(',') as (keyof typeof trainers)[];
+
 await runEntry(async () => {
+  const unknown = chosen.filter((name) => !(name in trainers));
+  if (unknown.length) throw new AlightError(`BENCH_LEARN_SIDES: no trainer ${unknown.join(', ')} (alight, trl)`);
   const started = performance.now();
   mkdirSync(out, { recursive: true });
   const python = await ensurePythonEnv(setupProgress(), ['learn']);
   const model = join(work, 'model');
   if (!existsSync(join(model, 'config.json')))
     await step(process.execPath, [bin, 'models', 'convert', settings.model, '--out', model]);
-  const base = await evaluate(python, model, 'base');
-  const sides = [await alightSide(python, model)];
-  if (process.env.BENCH_LEARN_TRL !== '0') sides.push(await trlSide(python, model));
+  const base = await evaluate(python, model, 'base', true);
+  const sides: Side[] = [];
+  for (const name of chosen) sides.push(await trainers[name](python, model));
   const wall = (performance.now() - started) / 1000;
   const summary = report({ settings, base, sides, wall, out });
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 1)}\n`);

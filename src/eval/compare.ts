@@ -14,6 +14,32 @@ export function mcnemarExact(b: number, c: number): number {
   return Math.min(1, 2 * tail);
 }
 
+/**
+ * The exact two-sided sign-flip (permutation) test of paired integer differences, e.g. each task's passes out of k
+ * samples after training minus before: under "training changed nothing" each difference is as likely negated, so
+ * p = P[|Σ ±|dᵢ|| ≥ |Σ dᵢ|], its distribution built exactly over the reachable sums (no random draws). With 0/1
+ * outcomes it is the exact McNemar test above.
+ */
+export function signFlipExact(differences: number[]): number {
+  const sizes = differences.map(Math.abs).filter((d) => d > 0);
+  const reach = sizes.reduce((sum, d) => sum + d, 0);
+  let odds = new Float64Array(2 * reach + 1); // index reach + s: P[the flipped sum so far is s]
+  odds[reach] = 1;
+  for (const d of sizes) {
+    const next = new Float64Array(odds.length);
+    for (let i = 0; i < odds.length; i++) {
+      if (odds[i] === 0) continue;
+      next[i - d] += odds[i] / 2;
+      next[i + d] += odds[i] / 2;
+    }
+    odds = next;
+  }
+  const observed = Math.abs(differences.reduce((sum, d) => sum + d, 0));
+  let p = 0;
+  for (let i = 0; i < odds.length; i++) if (Math.abs(i - reach) >= observed) p += odds[i];
+  return Math.min(1, p);
+}
+
 export interface Comparison {
   common: number;
   bothResolved: number;

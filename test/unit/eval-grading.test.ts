@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mcnemarExact, signFlipExact } from '../../src/eval/compare.js';
 import { instanceImage } from '../../src/eval/container.js';
 import { markers, resolution, statusesFromLog, testsReport } from '../../src/eval/grading.js';
 import { fileSections, gitMetadata, guardPatch, unquoteName } from '../../src/eval/guards.js';
@@ -241,5 +242,23 @@ describe('instance images, eval scripts, parser names', () => {
     expect(
       ['parse_log_scikit', 'parse_log_requests', 'parse_log_django', 'pytest-v2', 'parse_log_jest'].map(parserNamed),
     ).toEqual(['pytest-v2', 'pytest-options', 'django', 'pytest-v2', undefined]);
+  });
+});
+
+describe('paired tests', () => {
+  it('the exact sign-flip test is exact McNemar on 0/1 outcomes, and counts k-sample differences exactly', () => {
+    for (const [gained, lost] of [
+      [0, 0],
+      [7, 2],
+      [40, 24],
+      [3, 3],
+    ]) {
+      const d = [...Array(gained).fill(1), ...Array(lost).fill(-1), 0, 0];
+      expect(signFlipExact(d)).toBeCloseTo(mcnemarExact(lost, gained), 12);
+    }
+    // By hand: differences 2 and 1 give sums ±3 (each ¼) and ±1 (each ¼); an observed 3 has p = ½.
+    expect(signFlipExact([2, 1])).toBeCloseTo(0.5, 12);
+    expect(signFlipExact([-2, 1])).toBe(1);
+    expect(signFlipExact(Array(60).fill(3))).toBeLessThan(1e-15);
   });
 });
