@@ -61,6 +61,11 @@ export type TrainFlags = Partial<
   >
 > & {
   device?: TrainConfig['vllmDevice'];
+  loraRank?: number;
+  loraAlpha?: number;
+  loraDropout?: number;
+  loraTargets?: string;
+  loraFrom?: string;
   run?: string;
   resume?: string;
   timeout?: number;
@@ -77,6 +82,7 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
   return withStore(flags, async (store, fileConfig) => {
     const config = resolvedConfig(store, fileConfig, flags);
     refuseTorchIgnored(config.train, flags);
+    refuseLoraUnsupported(config.train);
     if (flags.dryRun) return dryRunOf(config.train, Boolean(flags.json));
     const tasks = trainingTasks(store, config.train);
     const result = await trainWithView(flags, (onEvent, signal) =>
@@ -126,6 +132,11 @@ function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Co
     kubeContext,
     gatewayHost,
     retryInfra,
+    loraRank: rank,
+    loraAlpha: alpha,
+    loraDropout: dropout,
+    loraTargets: targets,
+    loraFrom,
     ...trainFlags
   } = flags;
   const stored = resume
@@ -134,7 +145,13 @@ function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Co
   const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
   const given: Config = withRunner(
     withOverrides(base, {
-      train: { ...trainFlags, backend: backendFor(trainFlags), vllmDevice: device, timeoutS: timeout },
+      train: {
+        ...trainFlags,
+        backend: backendFor(trainFlags),
+        vllmDevice: device,
+        timeoutS: timeout,
+        lora: { ...base.train.lora, ...definedOnly({ rank, alpha, dropout, targets, from: loraFrom }) },
+      },
     }),
     { runner, image, jobTemplate, namespace, kubeContext, gatewayHost, retryInfra },
     { port },
@@ -147,7 +164,13 @@ function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Co
       : absolute(given.train.model);
   return {
     ...given,
-    train: { ...given.train, model, tasks: absolute(given.train.tasks), valTasks: absolute(given.train.valTasks) },
+    train: {
+      ...given.train,
+      model,
+      tasks: absolute(given.train.tasks),
+      valTasks: absolute(given.train.valTasks),
+      lora: { ...given.train.lora, from: absolute(given.train.lora.from) },
+    },
   };
 }
 
@@ -165,6 +188,34 @@ function refuseTorchIgnored(train: TrainConfig, flags: TrainFlags): void {
         'this run trains on torch: pass --backend verl, or leave them out',
       ExitCode.usage,
     );
+}
+
+/** The keys whose values were given: a flag left out leaves the config's value. */
+const definedOnly = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/** LoRA settings the chosen backend or engine cannot honour, refused rather than ignored. */
+function refuseLoraUnsupported(train: TrainConfig): void {
+  const { lora } = train;
+  if (lora.rank === 0 && !lora.from) return;
+  const refusals: [boolean, string][] = [
+    [
+      train.serveVllm,
+      "--serve-vllm serves full weights only (adapters hot-swapped into alight's vLLM are not built yet): " +
+        "train LoRA on the worker's own server (leave out --serve-vllm), or full weights with --serve-vllm",
+    ],
+    [
+      Boolean(lora.from) && !existsSync(resolve(lora.from ?? '', 'adapter_config.json')),
+      `--lora-from ${lora.from}: no LoRA adapter there (adapter_config.json)`,
+    ],
+    [train.backend === 'verl' && lora.dropout > 0, "verl's LoRA has no dropout setting: leave out --lora-dropout"],
+    [
+      train.backend === 'verl' && lora.rank === 0,
+      "verl needs the adapter's rank to continue it: pass --lora-rank with --lora-from",
+    ],
+  ];
+  const refusal = refusals.find(([applies]) => applies)?.[1];
+  if (refusal) throw new AlightError(refusal, ExitCode.usage);
 }
 
 /** The tasks to train on: a file, or the ones `alight data` kept; exactly one of the two. */

@@ -27,6 +27,15 @@ const backendOptions = (): Option[] => [
   new Option('--dry-run', 'print the resolved settings (verl: the composed verl config) and start nothing'),
 ];
 
+/** LoRA: what trains (an adapter, the base frozen) instead of every weight. */
+const loraOptions = (): Option[] => [
+  configOption('--lora-rank <r>', 'train.lora.rank'),
+  configOption('--lora-alpha <a>', 'train.lora.alpha'),
+  configOption('--lora-dropout <p>', 'train.lora.dropout'),
+  configOption('--lora-targets <names>', 'train.lora.targets'),
+  configOption('--lora-from <adapter>', 'train.lora.from'),
+];
+
 /** The data, the steps and the algorithm. */
 const loopOptions = (): Option[] => [
   configOption('--tasks <file.jsonl>', 'train.tasks'),
@@ -65,6 +74,7 @@ export function registerTrain(program: Command): void {
     options: [
       ...backendOptions(),
       ...loopOptions(),
+      ...loraOptions(),
       runOption(),
       new Option('--resume <run>', 'continue this run from its last checkpoint, same data order'),
       configOption('--port <port>', 'gateway.port', 'gateway port; 0 picks a free one'),

@@ -89,5 +89,5 @@ def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coe
         delta = (ref_logp - logp) * mask
         kl = torch.exp(delta) - delta - 1
         per_token = per_token + kl_coef * kl
-        sums["kl_ref_sum"] = float((kl * mask).sum())
+        sums["kl_ref_sum"] = float((kl.detach() * mask).sum())
     return (per_token * weights * mask).sum(), sums

@@ -12,6 +12,7 @@ import time
 import torch
 from safetensors.torch import load_file
 
+from . import lora
 from .batching import Batcher, Request
 from .log import log
 from .policy_loss import ppo_clip_loss, token_logprobs, unpack
@@ -35,12 +36,17 @@ class TorchBackend:
         self.name = params.get("name") or os.path.basename(os.path.normpath(path))
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(self.device)
+        self.lora = lora.lora_settings(params)
+        if self.lora:
+            self.model = lora.wrap(self.model, self.lora)
         self.model.eval()
         self.reference = None
-        if float(params.get("kl_coef", 0)) > 0:
+        # With LoRA the reference is the base model itself, the adapter switched off (no second copy).
+        if float(params.get("kl_coef", 0)) > 0 and not self.lora:
             self.reference = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(self.device).eval()
+        self.trained = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
-            self.model.parameters(),
+            self.trained,
             lr=float(params.get("lr", 1e-5)),
             weight_decay=float(params.get("weight_decay", 0.0)),
             betas=(0.9, 0.999),
@@ -129,6 +135,7 @@ class TorchBackend:
         epochs = int(self.params.get("ppo_epochs", 1))
         clip_low, clip_high = float(self.params.get("clip_low", 0.2)), float(self.params.get("clip_high", 0.28))
         kl_coef = float(self.params.get("kl_coef", 0.0))
+        has_reference = kl_coef > 0
         token_is = self.params.get("is_correction", "none") == "token"
         is_cap = float(self.params.get("is_cap", 2.0))
         loss_tokens = float(batch["loss_mask"].sum())
@@ -152,8 +159,8 @@ class TorchBackend:
             fixed = [{"ref": None, "old": None} for _ in parts]
             with torch.no_grad():
                 for part, f in zip(parts, fixed):
-                    if self.reference is not None:
-                        f["ref"] = token_logprobs(self.reference, *inputs(part))[0]
+                    if has_reference:
+                        f["ref"] = self.reference_logprobs(part)
                     if token_is:
                         f["old"] = token_logprobs(self.model, *inputs(part))[0]
             self.model.train()
@@ -169,9 +176,7 @@ class TorchBackend:
                         totals[key] += value
                     totals["entropy_sum"] += float((entropy.detach() * part["loss_mask"]).sum())
                 grad_norm = float(
-                    torch.nn.utils.clip_grad_norm_(
-                        self.model.parameters(), float(self.params.get("max_grad_norm", 1.0))
-                    )
+                    torch.nn.utils.clip_grad_norm_(self.trained, float(self.params.get("max_grad_norm", 1.0)))
                 )
                 self.optimizer.step()
             self.model.eval()
@@ -186,13 +191,21 @@ class TorchBackend:
             "loss_tokens": int(loss_tokens),
             "update_s": time.perf_counter() - started,
         }
-        if self.reference is not None:
+        if has_reference:
             metrics["kl_ref"] = totals["kl_ref_sum"] / n
         if token_is:
             metrics["is_weight_mean"] = totals["is_weight_sum"] / n
             metrics["is_capped_fraction"] = totals["is_capped_tokens"] / n
         log(f"step {step}: loss {metrics['loss']:.4f}, grad norm {grad_norm:.3f}, {rows} rows")
         return {"metrics": metrics}
+
+    def reference_logprobs(self, part):
+        """The initial policy's log-probs of a micro-batch, for the KL penalty: the reference copy, or with LoRA the
+        base model under the adapter."""
+        if self.reference is not None:
+            return token_logprobs(self.reference, *inputs(part))[0]
+        with self.model.disable_adapter():
+            return token_logprobs(self.model, *inputs(part))[0]
 
     def sync_weights(self, version):
         # The served model is the trained one: switching is taking the new version number, under the lock.
@@ -205,6 +218,7 @@ class TorchBackend:
             os.makedirs(path, exist_ok=True)
             if weights_only:
                 return self.save_for_serving(path)
+            # A PEFT model saves its adapter alone (adapter_model.safetensors, adapter_config.json).
             self.model.save_pretrained(path, safe_serialization=True)
             self.tokenizer.save_pretrained(path)
             torch.save(
@@ -232,8 +246,11 @@ class TorchBackend:
         from transformers import AutoModelForCausalLM
 
         with self.lock:
-            loaded = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-            self.model.load_state_dict(loaded.state_dict())
+            if self.lora:
+                lora.load_adapter(self.model, path)
+            else:
+                loaded = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+                self.model.load_state_dict(loaded.state_dict())
             state = torch.load(os.path.join(path, "trainer_state.pt"))
             self.optimizer.load_state_dict(state["optimizer"])
             self.version = int(state["version"])

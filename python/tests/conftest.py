@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,3 +36,26 @@ def recorded_run(tmp_path_factory):
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny model made from a seed (alight_worker/tiny.py): its folder."""
+    from alight_worker.tiny import make
+
+    return make(str(tmp_path_factory.mktemp("tiny") / "model"), seed=0)
+
+
+def one_row_batch(prompt, ids, served):
+    """A batch of one row: the prompt, then the answer's tokens with advantage 1, weighted 1/len(answer)."""
+    tokens, mask = list(prompt) + list(ids), [0] * len(prompt) + [1] * len(ids)
+    return {
+        "input_ids": np.array(tokens, dtype=np.int32),
+        "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
+        "prompt_lengths": np.array([len(prompt)], dtype=np.int32),
+        "loss_mask": np.array(mask, dtype=np.uint8),
+        "rollout_logprobs": np.array([0.0] * len(prompt) + list(served), dtype=np.float32),
+        "advantages": np.array(mask, dtype=np.float32),
+        "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
+        "rollout_index": np.array([0], dtype=np.int32),
+    }

@@ -14,6 +14,7 @@ import torch
 from safetensors.numpy import save_file
 
 from alight_worker.policy_loss import ppo_clip_loss, token_logprobs
+from conftest import one_row_batch
 
 PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..")
 
@@ -113,13 +114,6 @@ class Worker:
             return int(res.headers["x-alight-model-version"]), json.loads(res.read())
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    from alight_worker.tiny import make
-
-    return make(str(tmp_path_factory.mktemp("tiny") / "model"), seed=0)
-
-
 def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_loads(tiny, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -165,21 +159,6 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
     finally:
         worker.call("shutdown")
         worker.proc.wait(timeout=30)
-
-
-def one_row_batch(prompt, ids, served):
-    """A batch of one row: the prompt, then the answer's tokens with advantage 1, weighted 1/len(answer)."""
-    tokens, mask = list(prompt) + list(ids), [0] * len(prompt) + [1] * len(ids)
-    return {
-        "input_ids": np.array(tokens, dtype=np.int32),
-        "row_offsets": np.array([0, len(tokens)], dtype=np.int64),
-        "prompt_lengths": np.array([len(prompt)], dtype=np.int32),
-        "loss_mask": np.array(mask, dtype=np.uint8),
-        "rollout_logprobs": np.array([0.0] * len(prompt) + list(served), dtype=np.float32),
-        "advantages": np.array(mask, dtype=np.float32),
-        "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
-        "rollout_index": np.array([0], dtype=np.int32),
-    }
 
 
 def worker_model(worker, tmp_path):

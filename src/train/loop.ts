@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Config, TrainConfig } from '../config/schema.js';
+import { type Config, learningRate, type TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
 import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.js';
@@ -378,7 +378,7 @@ async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWo
         }
       : {
           ...common,
-          lr: c.lr,
+          lr: learningRate(c),
           weight_decay: c.weightDecay,
           max_grad_norm: c.maxGradNorm,
           clip_low: c.clipLow,
@@ -386,10 +386,23 @@ async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWo
           ppo_epochs: c.ppoEpochs,
           micro_batch_rows: c.microBatchRows,
           threads: c.threads ?? null,
+          ...loraParams(c),
         },
     c.workerTimeoutS * 1000,
   );
   return { worker, endpoints: init.endpoints };
+}
+
+/** The torch worker's LoRA settings (alight_worker/lora.py); none for full fine-tuning. */
+function loraParams({ lora }: TrainConfig): Record<string, unknown> {
+  if (lora.rank === 0 && !lora.from) return {};
+  return {
+    lora_rank: lora.rank,
+    lora_alpha: lora.alpha,
+    lora_dropout: lora.dropout,
+    lora_targets: lora.targets,
+    lora_from: lora.from ?? null,
+  };
 }
 
 /**

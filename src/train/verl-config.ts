@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TrainConfig } from '../config/schema.js';
+import { learningRate, type TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 
 /**
@@ -150,7 +150,7 @@ function overridesFor(
     // Checkpoints carry a Hugging Face model folder too (<checkpoint>/huggingface), for vLLM or eval to load.
     'actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]',
     `actor_rollout_ref.actor.ppo_epochs=${c.ppoEpochs}`,
-    `actor_rollout_ref.actor.optim.lr=${c.lr}`,
+    `actor_rollout_ref.actor.optim.lr=${learningRate(c)}`,
     `actor_rollout_ref.actor.optim.weight_decay=${c.weightDecay}`,
     `actor_rollout_ref.actor.grad_clip=${c.maxGradNorm}`,
     `actor_rollout_ref.actor.clip_ratio_low=${c.clipLow}`,
@@ -165,6 +165,20 @@ function overridesFor(
     'algorithm.adv_estimator=grpo',
     'algorithm.use_kl_in_reward=false',
     'algorithm.rollout_correction.rollout_is=null',
+    ...loraOverrides(c),
     ...c.verl,
+  ];
+}
+
+/** verl's own LoRA settings (docs/advance/ppo_lora.rst): the adapter on the FSDP actor, synced to vLLM as safetensors. */
+function loraOverrides({ lora }: TrainConfig): string[] {
+  if (lora.rank === 0 && !lora.from) return [];
+  const targets = lora.targets === 'all-linear' ? 'all-linear' : `[${lora.targets}]`;
+  return [
+    `actor_rollout_ref.model.lora_rank=${lora.rank}`,
+    `actor_rollout_ref.model.lora_alpha=${lora.alpha}`,
+    `actor_rollout_ref.model.target_modules=${targets}`,
+    'actor_rollout_ref.rollout.load_format=safetensors',
+    ...(lora.from ? [`actor_rollout_ref.model.lora_adapter_path=${lora.from}`] : []),
   ];
 }

@@ -2,51 +2,19 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
-import { alight, FIXTURES } from '../helpers/cli.js';
+import { alight } from '../helpers/cli.js';
 import { writeDataFixtures } from '../helpers/data-fixtures.js';
-import { tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
+import { HARNESS, project, stepsOf, trainArgs } from '../helpers/train-project.js';
 
 // `alight train` end to end on CPU: the torch worker serves and trains a tiny Llama, a held-back harness (digits,
 // not the example's vowels) runs through the gateway on the openai SDK.
-const HARNESS = join(FIXTURES, 'digits-harness.mjs');
 let model: string;
 beforeAll(() => {
   model = tinyModel(1);
 }, 120_000);
 
-function project(tasks: Record<string, unknown>[]): { dir: string; db: string; tasks: string } {
-  const dir = tempDir();
-  writeFileSync(join(dir, 'tasks.jsonl'), tasks.map((t) => JSON.stringify(t)).join('\n'));
-  return { dir, db: join(dir, '.alight', 'alight.db'), tasks: join(dir, 'tasks.jsonl') };
-}
-
-const common = (p: { tasks: string }, steps: number) => [
-  'train',
-  '--model',
-  model,
-  '--tasks',
-  p.tasks,
-  '-n',
-  '8',
-  '--batch-size',
-  '2',
-  '--steps',
-  String(steps),
-  '--lr',
-  '0.01',
-  '--seed',
-  '3',
-];
-
-const stepsOf = (db: string, run: string) => {
-  const store = Store.open(db);
-  try {
-    return store.trainSteps(run);
-  } finally {
-    store.close();
-  }
-};
+const common = (p: { tasks: string }, steps: number) => trainArgs(model, p, steps);
 
 describe('alight train', () => {
   it('learns a held-back task, every call marked with the weights version that served it', async () => {

@@ -96,4 +96,19 @@ describe('alight settings as verl overrides', () => {
     expect(() => verlPlan(train({ gpus: 1, model: modelDir(qwen7b) }))).toThrow(/does not fit preset one-gpu/);
     expect(verlPlan(train({ gpus: 8, nodes: 2, rayAddress: 'h:6379', model: modelDir(qwen32b) })).worldSize).toBe(16);
   });
+  it("maps train.lora onto verl's LoRA keys, with LoRA's learning rate unless one is given", () => {
+    const full = verlPlan(train({})).overrides;
+    expect(full.filter((o) => o.includes('lora'))).toEqual([]);
+    expect(value(full, 'actor_rollout_ref.actor.optim.lr')).toBe('0.00001');
+    const adapter = verlPlan(train({ lora: { rank: 16, targets: 'q_proj,v_proj', from: '/ckpt/a' } })).overrides;
+    expect(value(adapter, 'actor_rollout_ref.model.lora_rank')).toBe('16');
+    expect(value(adapter, 'actor_rollout_ref.model.lora_alpha')).toBe('32');
+    expect(value(adapter, 'actor_rollout_ref.model.target_modules')).toBe('[q_proj,v_proj]');
+    expect(value(adapter, 'actor_rollout_ref.model.lora_adapter_path')).toBe('/ckpt/a');
+    expect(value(adapter, 'actor_rollout_ref.rollout.load_format')).toBe('safetensors');
+    expect(value(adapter, 'actor_rollout_ref.actor.optim.lr')).toBe('0.0001');
+    const given = verlPlan(train({ lr: 3e-5, lora: { rank: 8 } })).overrides;
+    expect(value(given, 'actor_rollout_ref.actor.optim.lr')).toBe('0.00003');
+    expect(value(given, 'actor_rollout_ref.model.target_modules')).toBe('all-linear');
+  });
 });

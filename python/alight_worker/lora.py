@@ -1,0 +1,113 @@
+"""LoRA on the torch worker, through PEFT: the base weights stay frozen and only the adapter's low-rank matrices train,
+so the optimizer's state is the adapter's and a checkpoint is the adapter alone (adapter_model.safetensors and
+adapter_config.json, the files vLLM and PEFT load). Rank 0 is full fine-tuning and leaves the model as it was.
+
+    python -m alight_worker.lora merge --base MODEL --adapter ADAPTER --out FOLDER
+
+writes base + adapter as one Hugging Face folder, for engines that serve full weights."""
+
+import argparse
+import json
+import os
+import sys
+
+# Output and input embeddings are not adapted: vLLM serves no LoRA delta on lm_head in its prompt logprobs (vLLM
+# #51594), and an adapter that carried whole modules (modules_to_save) could not be hot-swapped as an adapter.
+REFUSED_TARGETS = {"lm_head", "embed_tokens", "wte", "embed_out", "word_embeddings"}
+
+
+def lora_settings(params):
+    """The worker's LoRA parameters from init's params; None for full fine-tuning."""
+    rank = int(params.get("lora_rank") or 0)
+    if rank <= 0 and not params.get("lora_from"):
+        return None
+    targets = params.get("lora_targets") or "all-linear"
+    return {
+        "rank": rank,
+        "alpha": float(params.get("lora_alpha") or 32),
+        "dropout": float(params.get("lora_dropout") or 0.0),
+        "targets": targets if targets == "all-linear" else [t.strip() for t in targets.split(",") if t.strip()],
+        "from": params.get("lora_from"),
+    }
+
+
+def wrap(model, settings):
+    """The model with a trainable adapter: a fresh one (B = 0, so the policy starts as the base model) or, with
+    `from`, the saved adapter to continue. Raises ValueError on settings that cannot work."""
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    if settings["from"]:
+        saved = read_adapter_config(settings["from"])
+        if settings["rank"] and saved.get("r") != settings["rank"]:
+            raise ValueError(
+                f"the adapter in {settings['from']} has rank {saved.get('r')}, not {settings['rank']}: "
+                "leave the rank out to continue it as it is"
+            )
+        if saved.get("modules_to_save"):
+            raise ValueError(f"the adapter in {settings['from']} saves whole modules ({saved['modules_to_save']})")
+        model = PeftModel.from_pretrained(model, settings["from"], is_trainable=True)
+    else:
+        targets = settings["targets"]
+        refused = REFUSED_TARGETS & set(targets if isinstance(targets, list) else [])
+        if refused:
+            raise ValueError(f"LoRA on {', '.join(sorted(refused))} is not supported: target the linear layers")
+        config = LoraConfig(
+            r=settings["rank"],
+            lora_alpha=settings["alpha"],
+            lora_dropout=settings["dropout"],
+            target_modules=targets,
+            bias="none",
+            task_type="CAUSAL_LM",
+        )
+        model = get_peft_model(model, config)  # PEFT raises a ValueError naming targets the model lacks
+    return model
+
+
+def read_adapter_config(path):
+    file = os.path.join(path, "adapter_config.json")
+    if not os.path.exists(file):
+        raise ValueError(f"{path} holds no LoRA adapter (adapter_config.json)")
+    with open(file) as f:
+        return json.load(f)
+
+
+def load_adapter(model, path):
+    """The adapter weights saved in `path` into the wrapped model, in place (a checkpoint resumed)."""
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    state = load_file(os.path.join(path, "adapter_model.safetensors"))
+    unexpected = set_peft_model_state_dict(model, state).unexpected_keys
+    if unexpected:
+        raise ValueError(f"the adapter in {path} does not fit this model: {unexpected[:3]}")
+
+
+def merge(adapter, out, base=None):
+    """base + adapter as one full model folder (PEFT's merge: W + (α/r)·B·A for every adapted layer). The base is the
+    model the adapter was trained on (its adapter_config.json says where) unless given."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    base = base or read_adapter_config(adapter).get("base_model_name_or_path")
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    merged = PeftModel.from_pretrained(model, adapter).merge_and_unload()
+    merged.save_pretrained(out, safe_serialization=True)
+    merged.generation_config.save_pretrained(out)
+    AutoTokenizer.from_pretrained(base).save_pretrained(out)
+    return out
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m alight_worker.lora")
+    commands = parser.add_subparsers(dest="command", required=True)
+    m = commands.add_parser("merge", help="base + adapter as one Hugging Face folder")
+    m.add_argument("--adapter", required=True)
+    m.add_argument("--out", required=True)
+    m.add_argument("--base", help="the base model folder (default: the one the adapter names)")
+    args = parser.parse_args(argv)
+    print(json.dumps({"path": merge(args.adapter, args.out, args.base)}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
