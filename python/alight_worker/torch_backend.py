@@ -199,6 +199,15 @@ class TorchBackend:
         log(f"step {step}: loss {metrics['loss']:.4f}, grad norm {grad_norm:.3f}, {rows} rows")
         return {"metrics": metrics}
 
+    def score(self, ids):
+        """log p(token | the tokens before) for positions 1… of `ids` under the weights held now, computed as the update
+        computes them: what the engine serving this version must report for the same tokens (the served-policy check,
+        src/train/served-check.ts)."""
+        with self.lock, torch.no_grad():
+            full = torch.tensor([list(ids)], device=self.device)
+            logp, _ = token_logprobs(self.model, full, torch.ones_like(full))
+        return {"logprobs": logp[0, 1:].tolist(), "version": self.version}
+
     def reference_logprobs(self, part):
         """The initial policy's log-probs of a micro-batch, for the KL penalty: the reference copy, or with LoRA the
         base model under the adapter."""

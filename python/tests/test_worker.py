@@ -137,6 +137,9 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         full = torch.tensor([list(prompt) + ids])
         recomputed, _ = token_logprobs(model, full, torch.ones_like(full))
         assert recomputed[0, len(prompt) :].tolist() == pytest.approx(served, abs=1e-4)
+        # `score` is that recomputation, by the worker (the served-policy check's trainer side).
+        scored = worker.call("score", ids=list(prompt) + ids)
+        assert scored["version"] == 0 and scored["logprobs"][len(prompt) - 1 :] == pytest.approx(served, abs=1e-4)
         assert worker.chat("Reply with the letter a.", seed=7)[1]["choices"][0]["token_ids"] == ids  # a seed reproduces
 
         save_file(one_row_batch(prompt, ids, served), str(tmp_path / "batch.safetensors"))

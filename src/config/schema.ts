@@ -313,6 +313,14 @@ const train = z
       .optional()
       .describe("learning rate (default 1e-5; with LoRA 1e-4: 10× full fine-tuning's, LoRA Without Regret's finding)"),
     lora: lora.default(lora.parse({})).describe('LoRA settings (train.lora.*; --lora-* flags)'),
+    servedTolerance: z
+      .number()
+      .positive()
+      .default(0.02)
+      .describe(
+        "the served-policy check after every sync (torch): the engine's log-probs of a fixed probe may differ from " +
+          "the trainer's by this much on average (nats) before the run stops",
+      ),
     weightDecay: z.number().min(0).default(0).describe("the optimizer's weight decay"),
     maxGradNorm: z.number().positive().default(1).describe('gradients are clipped to this norm'),
     clipLow: z.number().min(0).default(0.2).describe('PPO ratio clip below 1'),

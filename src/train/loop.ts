@@ -12,6 +12,7 @@ import type { Store } from '../store/store.js';
 import { Worker } from '../worker/client.js';
 import type { GroupPool } from './async-groups.js';
 import type { StepMetrics, TrainListener } from './events.js';
+import { type ServedCheck, servedPolicyCheck } from './served-check.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
 import { groupPool, runStep, type StepContext } from './step.js';
 import { openTrackers, recentSamples, type Trackers } from './trackers.js';
@@ -83,7 +84,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     }
     gateway = await startGateway(gatewayOptions(options, c, serving, launcher));
     const reporting = trackers && { trackers, since: Date.now() };
-    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, workers, launcher, reporting });
+    const served = servedCheckFor(c, gateway, serving);
+    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, served, workers, launcher, reporting });
     const steps = store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics }));
     return { run, runDir, workerLog, steps };
   } catch (err) {
@@ -169,6 +171,7 @@ interface Session extends TrainOptions {
   workerLog: string;
   gateway: Gateway;
   serving: Serving;
+  served: ServedCheck | null;
   workers: WorkerSupervisor;
   /** The trackers, and when the last step they were told of ended (its samples are the rollouts ended since). */
   reporting: { trackers: Trackers; since: number } | null;
@@ -211,6 +214,7 @@ async function trainStep(s: Session, step: number): Promise<void> {
       gateway: s.gateway,
       launcher: s.launcher,
       serving: s.serving,
+      served: s.served,
       worker,
       config: s.c,
       run: s.run,
@@ -393,6 +397,16 @@ async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWo
   return { worker, endpoints: init.endpoints };
 }
 
+/**
+ * The served-policy check on the engine the gateway routes to (the torch worker's server or alight's vLLM). Not on
+ * verl: its trainer has no probe scoring yet.
+ */
+function servedCheckFor(c: TrainConfig, gateway: Gateway, serving: Serving): ServedCheck | null {
+  if (c.backend !== 'torch') return null;
+  const engine = () => ({ ...gateway.endpoints.all()[0], apiKey: serving.apiKey });
+  return servedPolicyCheck(engine, c.servedTolerance, c.workerTimeoutS * 1000);
+}
+
 /** The torch worker's LoRA settings (alight_worker/lora.py); none for full fine-tuning. */
 function loraParams({ lora }: TrainConfig): Record<string, unknown> {
   if (lora.rank === 0 && !lora.from) return {};
@@ -409,7 +423,7 @@ function loraParams({ lora }: TrainConfig): Record<string, unknown> {
  * Routes the gateway to the current worker's engines, loads the run's last checkpoint into it (if any) and serves it,
  * forgets the steps after it, and returns the next step.
  */
-async function restore({ store, run, workers, gateway, serving, c }: Session): Promise<number> {
+async function restore({ store, run, workers, gateway, serving, served, c }: Session): Promise<number> {
   const { worker, endpoints } = workers.current;
   const timeoutMs = c.workerTimeoutS * 1000;
   gateway.endpoints.replaceAll(serving.endpoints(endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
@@ -422,6 +436,8 @@ async function restore({ store, run, workers, gateway, serving, c }: Session): P
   if (saved) await serving.publish(worker, version, timeoutMs);
   else await serving.reset?.(worker, timeoutMs);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
+  served?.forget();
+  await served?.check(worker, version);
   return saved ? saved.step + 1 : 0;
 }
 

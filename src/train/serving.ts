@@ -63,7 +63,9 @@ export async function vllmServing(o: {
     startedOnWorker = false;
     await worker.call('sync_weights', { version }, timeoutMs);
     await worker.call('save', { path: weights, weights_only: true }, timeoutMs);
-    await reloadVllm(served.url, weights);
+    // Fault injection, for the served-policy check's own test (test/e2e/vllm.test.ts): a sync that silently does
+    // nothing, the failure that check exists to catch.
+    if (process.env.ALIGHT_FAULT_SKIP_RELOAD !== '1') await reloadVllm(served.url, weights);
   };
   return {
     apiKey: served.apiKey,

@@ -15,6 +15,7 @@ import type { Worker } from '../worker/client.js';
 import { type DoneGroup, GroupPool } from './async-groups.js';
 import type { StepMetrics, TrainListener } from './events.js';
 import { tasksForStep } from './schedule.js';
+import type { ServedCheck } from './served-check.js';
 import type { Serving } from './serving.js';
 
 export interface StepContext {
@@ -34,6 +35,8 @@ export interface StepContext {
   valTasks: Task[] | null;
   /** Distinguishes the groups of a step redone after a resume from those of the interrupted attempt. */
   attempt: string;
+  /** The served-policy check after each sync (none on verl, whose trainer does not score a probe). */
+  served: ServedCheck | null;
   /** Async rollouts (asyncGroups > 0): the groups in flight across steps. */
   pool?: GroupPool;
   withhold: string[];
@@ -77,6 +80,9 @@ export async function runStep(
   const version = step + 1;
   await ctx.serving.publish(worker, version, c.workerTimeoutS * 1000);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
+  // Before any harness call reaches the new weights: the engine alone, so its answer is the probe's own.
+  timer.start('check');
+  const served = (await ctx.served?.check(worker, version)) ?? {};
   gateway.resume();
   ctx.pool?.fill();
 
@@ -90,6 +96,7 @@ export async function runStep(
       ...batchMetrics(prepared, valReward),
       ...(fresh ? asyncMetrics(fresh, inFlight) : {}),
       ...update.metrics,
+      ...served,
       ...timings,
     },
   };

@@ -22,6 +22,7 @@ export const replies = {
   sync_weights: z.object({ version: z.number().int() }),
   save: z.object({ path: z.string() }),
   load: z.object({ path: z.string(), version: z.number().int() }),
+  score: z.object({ logprobs: z.array(z.number()), version: z.number().int() }),
   shutdown: z.object({}),
 };
 export type Method = keyof typeof replies;

@@ -16,7 +16,9 @@ const tasks = [
   { id: 'count', prompt: 'Count to three.' },
   { id: 'year', prompt: 'What year is it?' },
 ];
-const lora = ['--lora-rank', '4', '--save-every', '2'];
+// One harness at a time: batched generation is exact only up to float rounding, and its batches depend on when the
+// harnesses' calls arrive, so only then are two runs with the same seed equal to the last token.
+const lora = ['--lora-rank', '4', '--save-every', '2', '--concurrency', '1'];
 
 describe('alight train with LoRA', () => {
   it('checkpoints the adapter alone, and a run resumed from one matches an uninterrupted run step for step', async () => {
@@ -47,14 +49,14 @@ describe('alight train with LoRA', () => {
 
   it('refuses what cannot work, before starting anything', async () => {
     const p = project(tasks);
-    const refused = async (args: string[], message: RegExp) => {
+    const refused = async (args: string[], message: RegExp, code = 2) => {
       const res = await alight([...trainArgs(model, p, 1), ...args, '--', process.execPath, HARNESS], { cwd: p.dir });
-      expect(res.code, res.stderr).toBe(2);
+      expect(res.code, res.stderr).toBe(code);
       expect(res.stderr).toMatch(message);
       expect(res.stderr).not.toMatch(/\n\s+at /); // no stack trace
     };
     await refused(['--lora-rank', '8', '--serve-vllm'], /--serve-vllm serves full weights only/);
     await refused(['--lora-from', p.dir], /no LoRA adapter there \(adapter_config\.json\)/);
-    await refused(['--lora-rank', '1000'], /lora-rank|lora\.rank|512/);
+    await refused(['--lora-rank', '1000'], /train\.lora\.rank: Too big: expected number to be <=512/, 3);
   }, 120_000);
 });

@@ -482,12 +482,10 @@ describe('alight record --serve-vllm', () => {
 });
 
 describe('alight train --serve-vllm', () => {
-  it('trains on the torch worker while vLLM serves, reloading the weights after each update', async () => {
-    const dir = tempDir();
-    const policy = tinyModel(4);
-    const db = join(dir, 'alight.db');
-    const root = join(FIXTURES, '..', '..');
-    const res = await alight(
+  const root = join(FIXTURES, '..', '..');
+  /** 2 steps of the vowels example on a tiny model with vLLM's CPU build serving it, in run `v` of `db`. */
+  const trainServed = (policy: string, db: string, env: NodeJS.ProcessEnv = {}) =>
+    alight(
       [
         'train',
         '--model',
@@ -516,8 +514,14 @@ describe('alight train --serve-vllm', () => {
         'node',
         join(root, 'examples/vowels/harness.mjs'),
       ],
-      { timeoutMs: 900_000 },
+      { timeoutMs: 900_000, env },
     );
+
+  it('trains on the torch worker while vLLM serves, reloading the weights after each update', async () => {
+    const dir = tempDir();
+    const policy = tinyModel(4);
+    const db = join(dir, 'alight.db');
+    const res = await trainServed(policy, db);
     expect(res.code, res.stderr).toBe(0);
     const s = Store.open(db);
     const byVersion = new Map<number, CallTrace[]>();
@@ -525,6 +529,11 @@ describe('alight train --serve-vllm', () => {
       for (const r of s.rolloutSummaries({ run: 'v' })) {
         for (const c of rolloutTrace(s, r.id).calls)
           byVersion.set(c.model_version!, [...(byVersion.get(c.model_version!) ?? []), c]);
+      }
+      // The served-policy check passed after each sync: vLLM's probe log-probs are the trainer's, and moved with them.
+      for (const { metrics } of s.trainSteps('v')) {
+        expect(metrics.served_logprob_diff).toBeLessThan(0.02);
+        if (metrics.served_moved_ratio !== null) expect(metrics.served_moved_ratio).toBeGreaterThan(0.5);
       }
     } finally {
       s.close();
@@ -554,5 +563,13 @@ describe('alight train --serve-vllm', () => {
     // …and not the initial model's any more: the reload took.
     const stale = recompute(policy, after);
     expect(Math.max(...after.completion_logprobs!.map((x, i) => Math.abs(x - stale[i])))).toBeGreaterThan(0.01);
+  }, 900_000);
+
+  it('stops at the first step when the weights never reach vLLM (a reload that does nothing), saying so', async () => {
+    const dir = tempDir();
+    const res = await trainServed(tinyModel(4), join(dir, 'alight.db'), { ALIGHT_FAULT_SKIP_RELOAD: '1' });
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/served-policy check: not synced: after the update to version 1 the engine's log-probs/);
+    expect(res.stderr).not.toMatch(/\n\s+at /);
   }, 900_000);
 });
