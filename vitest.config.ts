@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 const modelFiles = [
   'test/e2e/vllm.test.ts',
   'test/e2e/train.test.ts',
+  'test/e2e/train-lora.test.ts',
   'test/e2e/verl.test.ts',
   'test/e2e/record-serve.test.ts',
   'test/e2e/models-convert.test.ts',

@@ -66,7 +66,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         kinds: c.reportTo,
         runDir,
         run,
-        settings: c,
+        // The settings as run: the learning rate the update uses, not the undefined of "the default".
+        settings: { ...c, lr: learningRate(c) },
         onProblem: log,
         listener: asLines(log),
       });
