@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
-import type { Config, TrainConfig } from '../src/config/schema.js';
+import { type Config, type TrainConfig, trainsLora } from '../src/config/schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { probe } from '../src/process/launch.js';
@@ -197,13 +197,8 @@ const definedOnly = (o: Record<string, unknown>) =>
 /** LoRA settings the chosen backend or engine cannot honour, refused rather than ignored. */
 function refuseLoraUnsupported(train: TrainConfig): void {
   const { lora } = train;
-  if (lora.rank === 0 && !lora.from) return;
+  if (!trainsLora(train)) return;
   const refusals: [boolean, string][] = [
-    [
-      train.serveVllm,
-      "--serve-vllm serves full weights only (adapters hot-swapped into alight's vLLM are not built yet): " +
-        "train LoRA on the worker's own server (leave out --serve-vllm), or full weights with --serve-vllm",
-    ],
     [
       Boolean(lora.from) && !existsSync(resolve(lora.from ?? '', 'adapter_config.json')),
       `--lora-from ${lora.from}: no LoRA adapter there (adapter_config.json)`,

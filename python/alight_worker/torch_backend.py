@@ -237,11 +237,15 @@ class TorchBackend:
         return {"path": path}
 
     def save_for_serving(self, path):
-        """The weights for vLLM to serve (and reload in place after each update), not a checkpoint. Written untied:
-        vLLM's in-place reload does not reload a tied output layer (it keeps the old one and unties it from the new
-        embeddings), so the served folder gives lm_head its own copy and says so in its config."""
+        """The weights for vLLM to serve (and reload in place after each update), not a checkpoint. Under LoRA, the
+        adapter alone (vLLM serves the unchanged base with it). Full weights are written untied: vLLM's in-place reload
+        does not reload a tied output layer (it keeps the old one and unties it from the new embeddings), so the served
+        folder gives lm_head its own copy and says so in its config."""
         from safetensors.torch import save_file
 
+        if self.lora:
+            self.model.save_pretrained(path, safe_serialization=True)
+            return {"path": path, "adapter": True}
         state = {k: v.detach().clone().contiguous() for k, v in self.model.state_dict().items()}
         save_file(state, os.path.join(path, "model.safetensors"), metadata={"format": "pt"})
         config = copy.deepcopy(self.model.config)

@@ -418,5 +418,7 @@ export type GatewayConfig = Config['gateway'];
 export type TrainConfig = Config['train'];
 
 /** The learning rate a run uses: the one given, else full fine-tuning's default or LoRA's (10× it). */
-export const learningRate = (c: TrainConfig): number => c.lr ?? (c.lora.rank > 0 || c.lora.from ? 1e-4 : 1e-5);
+/** Whether the run trains a LoRA adapter (a new one of `rank`, or the one `from` names) rather than full weights. */
+export const trainsLora = (c: TrainConfig): boolean => c.lora.rank > 0 || Boolean(c.lora.from);
+export const learningRate = (c: TrainConfig): number => c.lr ?? (trainsLora(c) ? 1e-4 : 1e-5);
 export type K8sConfig = Config['k8s'];

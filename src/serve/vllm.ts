@@ -25,7 +25,18 @@ export interface VllmOptions {
   dtype?: string;
   /** Weights can be reloaded in place (reloadVllm): vLLM's dev-mode routes, which its API key does not guard. */
   reloadable?: boolean;
+  /**
+   * Serve this LoRA adapter on the base `model`, under `name` (the served model's name), reloadable in place
+   * (loadVllmAdapter); `rank` is the adapter's.
+   */
+  lora?: { name: string; adapter: string; rank: number };
 }
+
+/** The adapter ranks vLLM accepts as --max-lora-rank (vllm/config/lora.py, MaxLoRARanks). */
+const vllmLoraRanks = [1, 8, 16, 32, 64, 128, 256, 320, 512];
+
+/** The smallest --max-lora-rank that holds an adapter of `rank`; null above vLLM's largest. */
+export const vllmMaxLoraRank = (rank: number): number | null => vllmLoraRanks.find((r) => r >= rank) ?? null;
 
 /**
  * vLLM's command line as alight runs it. Training needs the logprobs of the distribution the tokens were sampled from
@@ -53,6 +64,25 @@ export function vllmArgs(o: VllmOptions, device: VllmDevice, port: number): stri
     ...(memory ? ['--gpu-memory-utilization', String(memory)] : []),
     ...(o.maxModelLen ? ['--max-model-len', String(o.maxModelLen)] : []),
     ...(o.dtype ? ['--dtype', o.dtype] : []),
+    ...(o.lora ? loraArgs(o.lora) : []),
+  ];
+}
+
+function loraArgs(lora: NonNullable<VllmOptions['lora']>): string[] {
+  const rank = vllmMaxLoraRank(lora.rank);
+  if (rank === null)
+    throw new AlightError(
+      `LoRA rank ${lora.rank} is above the largest vLLM serves (${vllmLoraRanks.at(-1)})`,
+      ExitCode.usage,
+    );
+  return [
+    '--enable-lora',
+    '--max-loras',
+    '1',
+    '--max-lora-rank',
+    String(rank),
+    '--lora-modules',
+    `${lora.name}=${lora.adapter}`,
   ];
 }
 
@@ -84,6 +114,8 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
       VLLM_API_KEY: apiKey,
       ...(device === 'cpu' && { VLLM_TARGET_DEVICE: 'cpu' }),
       ...(o.reloadable && { VLLM_SERVER_DEV_MODE: '1' }),
+      // /v1/load_lora_adapter, which loadVllmAdapter calls after each update, exists only with this set.
+      ...(o.lora && { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' }),
     },
     stdout: { file: o.logFile },
     stderr: 'stdout',
@@ -102,7 +134,8 @@ export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey
   const models = (await (
     await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })
   ).json()) as { data: { id: string }[] };
-  return { url: `${url}/v1`, model: models.data[0].id, apiKey, stop };
+  // With an adapter, its name is the served model: a call naming the base would sample without the adapter.
+  return { url: `${url}/v1`, model: o.lora?.name ?? models.data[0].id, apiKey, stop };
 }
 
 // vLLM gets this long to release its GPU memory after SIGTERM.
@@ -146,15 +179,35 @@ async function untilHealthy(vllm: Running, url: string, o: VllmOptions): Promise
  * prefix cache: cached keys and values were computed with the old weights.
  */
 export async function reloadVllm(url: string, folder: string): Promise<void> {
-  const root = url.replace(/\/v1\/?$/, '');
-  for (const [path, body] of [
+  await postAll(url, [
     ['/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: folder } }],
     ['/reset_prefix_cache', null],
-  ] as const) {
+  ]);
+}
+
+/**
+ * Replaces the adapter served as `name` with the one in `folder`, in place (the same name and LoRA id: calls keep
+ * naming it), then drops the prefix cache, whose blocks of that id were computed under the old adapter (vLLM keeps
+ * them on an in-place load).
+ */
+export async function loadVllmAdapter(served: { url: string; apiKey: string }, name: string, folder: string) {
+  await postAll(
+    served.url,
+    [
+      ['/v1/load_lora_adapter', { lora_name: name, lora_path: folder, load_inplace: true }],
+      ['/reset_prefix_cache', null],
+    ],
+    served.apiKey,
+  );
+}
+
+async function postAll(url: string, calls: [string, unknown][], apiKey?: string): Promise<void> {
+  const root = url.replace(/\/v1\/?$/, '');
+  for (const [path, body] of calls) {
     const res = await fetch(`${root}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: body && JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...(apiKey && { authorization: `Bearer ${apiKey}` }) },
+      body: body === null ? null : JSON.stringify(body),
       signal: AbortSignal.timeout(600_000),
     });
     if (!res.ok)

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type Config, learningRate, type TrainConfig } from '../config/schema.js';
+import { type Config, learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
 import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.js';
@@ -77,6 +77,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       serving = await vllmServing({
         worker: first.worker,
         runDir,
+        base: trainsLora(c) ? (c.model ?? null) : null,
         device: c.vllmDevice,
         gpuMemoryUtilization: c.gpuMemoryUtilization,
         timeoutMs: c.workerTimeoutS * 1000,
@@ -409,8 +410,9 @@ function servedCheckFor(c: TrainConfig, gateway: Gateway, serving: Serving): Ser
 }
 
 /** The torch worker's LoRA settings (alight_worker/lora.py); none for full fine-tuning. */
-function loraParams({ lora }: TrainConfig): Record<string, unknown> {
-  if (lora.rank === 0 && !lora.from) return {};
+function loraParams(c: TrainConfig): Record<string, unknown> {
+  const { lora } = c;
+  if (!trainsLora(c)) return {};
   return {
     lora_rank: lora.rank,
     lora_alpha: lora.alpha,

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { learningRate, type TrainConfig } from '../config/schema.js';
+import { learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 
 /**
@@ -171,8 +171,9 @@ function overridesFor(
 }
 
 /** verl's own LoRA settings (docs/advance/ppo_lora.rst): the adapter on the FSDP actor, synced to vLLM as safetensors. */
-function loraOverrides({ lora }: TrainConfig): string[] {
-  if (lora.rank === 0 && !lora.from) return [];
+function loraOverrides(c: TrainConfig): string[] {
+  const { lora } = c;
+  if (!trainsLora(c)) return [];
   const targets = lora.targets === 'all-linear' ? 'all-linear' : `[${lora.targets}]`;
   return [
     `actor_rollout_ref.model.lora_rank=${lora.rank}`,

@@ -63,7 +63,6 @@ describe('alight train with LoRA', () => {
       expect(res.stderr).toMatch(message);
       expect(res.stderr).not.toMatch(/\n\s+at /); // no stack trace
     };
-    await refused(['--lora-rank', '8', '--serve-vllm'], /--serve-vllm serves full weights only/);
     await refused(['--lora-from', p.dir], /no LoRA adapter there \(adapter_config\.json\)/);
     await refused(['--lora-rank', '1000'], /train\.lora\.rank: Too big: expected number to be <=512/, 3);
   }, 120_000);

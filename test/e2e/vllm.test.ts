@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -484,10 +485,11 @@ describe('alight record --serve-vllm', () => {
 describe('alight train --serve-vllm', () => {
   const root = join(FIXTURES, '..', '..');
   /** 2 steps of the vowels example on a tiny model with vLLM's CPU build serving it, in run `v` of `db`. */
-  const trainServed = (policy: string, db: string, env: NodeJS.ProcessEnv = {}) =>
+  const trainServed = (policy: string, db: string, env: NodeJS.ProcessEnv = {}, extra: string[] = []) =>
     alight(
       [
         'train',
+        ...extra,
         '--model',
         policy,
         '--serve-vllm',
@@ -571,5 +573,40 @@ describe('alight train --serve-vllm', () => {
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/served-policy check: not synced: after the update to version 1 the engine's log-probs/);
     expect(res.stderr).not.toMatch(/\n\s+at /);
+  }, 900_000);
+
+  it('serves a LoRA adapter on the base and hot-swaps it in place after each update, the check passing', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'alight.db');
+    const res = await trainServed(tinyModel(4), db, {}, ['--lora-rank', '4']);
+    expect(res.code, res.stderr).toBe(0);
+    const s = Store.open(db);
+    try {
+      const steps = s.trainSteps('v');
+      expect(steps).toHaveLength(2);
+      for (const { metrics } of steps) {
+        expect(metrics.served_logprob_diff).toBeLessThan(0.02);
+        if (metrics.served_moved_ratio !== null) expect(metrics.served_moved_ratio).toBeGreaterThan(0.5);
+      }
+    } finally {
+      s.close();
+    }
+    // One server for the whole run, the adapter loaded at its start and again after each of the 2 updates, each time
+    // from a folder of its own; only the latest folder is kept.
+    const log = readFileSync(join(dir, 'runs', 'v', 'vllm.log'), 'utf8');
+    expect(log.match(/non-default args/g)).toHaveLength(1);
+    expect(log.match(/Loaded new LoRA adapter: name 'alight-policy'/g)).toHaveLength(3);
+    expect(log).not.toMatch(/Reloaded LoRA adapter .* in place from the same path/);
+    const kept = readdirSync(join(dir, 'runs', 'v', 'serving'));
+    expect(kept).toEqual([expect.stringMatching(/^adapter-2-\d+$/)]);
+    expect(readdirSync(join(dir, 'runs', 'v', 'serving', kept[0]))).toContain('adapter_model.safetensors');
+  }, 900_000);
+
+  it('stops at the first step when the adapter never reaches vLLM (a load that does nothing), saying so', async () => {
+    const dir = tempDir();
+    const env = { ALIGHT_FAULT_SKIP_RELOAD: '1' };
+    const res = await trainServed(tinyModel(4), join(dir, 'alight.db'), env, ['--lora-rank', '4']);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/served-policy check: not synced: after the update to version 1 the engine's log-probs/);
   }, 900_000);
 });
