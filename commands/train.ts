@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
 import { type Config, type TrainConfig, trainsLora } from '../src/config/schema.js';
@@ -198,10 +198,16 @@ const definedOnly = (o: Record<string, unknown>) =>
 function refuseLoraUnsupported(train: TrainConfig): void {
   const { lora } = train;
   if (!trainsLora(train)) return;
+  const adapterConfig = lora.from ? resolve(lora.from, 'adapter_config.json') : null;
   const refusals: [boolean, string][] = [
     [
-      Boolean(lora.from) && !existsSync(resolve(lora.from ?? '', 'adapter_config.json')),
+      adapterConfig !== null && !existsSync(adapterConfig),
       `--lora-from ${lora.from}: no LoRA adapter there (adapter_config.json)`,
+    ],
+    [
+      (train.serveVllm || train.backend === 'verl') && adaptsOutput(lora.targets, adapterConfig),
+      'an adapter on lm_head is served by the torch worker alone: vLLM drops its delta from prompt logprobs ' +
+        '(vLLM #51594), so the served policy would not be the trained one; leave lm_head out of --lora-targets',
     ],
     [train.backend === 'verl' && lora.dropout > 0, "verl's LoRA has no dropout setting: leave out --lora-dropout"],
     [
@@ -211,6 +217,14 @@ function refuseLoraUnsupported(train: TrainConfig): void {
   ];
   const refusal = refusals.find(([applies]) => applies)?.[1];
   if (refusal) throw new AlightError(refusal, ExitCode.usage);
+}
+
+/** Whether the adapter trained (a new one's targets, or the continued one's) includes the output layer. */
+function adaptsOutput(targets: string, adapterConfig: string | null): boolean {
+  if (adapterConfig === null) return targets.split(',').some((t) => t.trim() === 'lm_head');
+  if (!existsSync(adapterConfig)) return false; // refused for that already
+  const saved = JSON.parse(readFileSync(adapterConfig, 'utf8')) as { target_modules?: string[] | string };
+  return [saved.target_modules ?? []].flat().includes('lm_head');
 }
 
 /** The tasks to train on: a file, or the ones `alight data` kept; exactly one of the two. */

@@ -11,9 +11,11 @@ import json
 import os
 import sys
 
-# Output and input embeddings are not adapted: vLLM serves no LoRA delta on lm_head in its prompt logprobs (vLLM
-# #51594), and an adapter that carried whole modules (modules_to_save) could not be hot-swapped as an adapter.
-REFUSED_TARGETS = {"lm_head", "embed_tokens", "wte", "embed_out", "word_embeddings"}
+# Input embeddings are not adapted (an adapter that carried whole modules, modules_to_save, could not be hot-swapped
+# as an adapter either). The output layer is, when named: the worker serves it exactly; vLLM does not (it drops an
+# lm_head delta from its prompt logprobs, vLLM #51594), so the orchestrator refuses it there (commands/train.ts).
+REFUSED_TARGETS = {"embed_tokens", "wte", "word_embeddings"}
+OUTPUT_LAYER = "lm_head"
 
 
 def lora_settings(params):
@@ -26,7 +28,7 @@ def lora_settings(params):
         "rank": rank,
         "alpha": float(params.get("lora_alpha") or 32),
         "dropout": float(params.get("lora_dropout") or 0.0),
-        "targets": targets if targets == "all-linear" else [t.strip() for t in targets.split(",") if t.strip()],
+        "targets": [t.strip() for t in targets.split(",") if t.strip()],
         "from": params.get("lora_from"),
     }
 
@@ -47,20 +49,34 @@ def wrap(model, settings):
             raise ValueError(f"the adapter in {settings['from']} saves whole modules ({saved['modules_to_save']})")
         model = PeftModel.from_pretrained(model, settings["from"], is_trainable=True)
     else:
-        targets = settings["targets"]
-        refused = REFUSED_TARGETS & set(targets if isinstance(targets, list) else [])
+        refused = REFUSED_TARGETS & set(settings["targets"])
         if refused:
             raise ValueError(f"LoRA on {', '.join(sorted(refused))} is not supported: target the linear layers")
         config = LoraConfig(
             r=settings["rank"],
             lora_alpha=settings["alpha"],
             lora_dropout=settings["dropout"],
-            target_modules=targets,
+            target_modules=module_names(model, settings["targets"]),
             bias="none",
             task_type="CAUSAL_LM",
         )
         model = get_peft_model(model, config)  # PEFT raises a ValueError naming targets the model lacks
     return model
+
+
+def module_names(model, targets):
+    """PEFT's target_modules for `targets`: "all-linear" alone is PEFT's own (every linear layer but the output);
+    beside other names it is spelled out, so that "all-linear,lm_head" adapts the output layer too."""
+    import torch
+
+    if targets == ["all-linear"]:
+        return "all-linear"
+    names = set(targets) - {"all-linear"}
+    if "all-linear" in targets:
+        output = model.get_output_embeddings()
+        linear = (n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and m is not output)
+        names |= {n.rsplit(".", 1)[-1] for n in linear}
+    return sorted(names)
 
 
 def read_adapter_config(path):
@@ -69,6 +85,12 @@ def read_adapter_config(path):
         raise ValueError(f"{path} holds no LoRA adapter (adapter_config.json)")
     with open(file) as f:
         return json.load(f)
+
+
+def save_adapter(model, path):
+    """The adapter alone (adapter_model.safetensors, adapter_config.json). Not the output layer's weights, which PEFT
+    would add when the adapter targets it: they are the base's, frozen, and would make the adapter a model's size."""
+    model.save_pretrained(path, safe_serialization=True, save_embedding_layers=False)
 
 
 def load_adapter(model, path):
@@ -94,6 +116,8 @@ def merge(adapter, out, base=None):
     if not base or not os.path.exists(os.path.join(base, "config.json")):
         raise ValueError(f"the adapter's base model {base!r} is not a model folder here: pass --base")
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    if OUTPUT_LAYER in str(config.get("target_modules")) and model.config.tie_word_embeddings:
+        untie(model)
     adapted = PeftModel.from_pretrained(model, adapter)
     layers = sum(1 for m in adapted.modules() if hasattr(m, "lora_A"))
     merged = adapted.merge_and_unload()
@@ -101,6 +125,16 @@ def merge(adapter, out, base=None):
     merged.generation_config.save_pretrained(out)
     AutoTokenizer.from_pretrained(base).save_pretrained(out)
     return {"path": out, "base": base, "rank": config.get("r"), "layers": layers}
+
+
+def untie(model):
+    """The output layer as its own copy of the embeddings: merging an adapter into a tied output layer would change
+    the input embeddings with it."""
+    import torch
+
+    output = model.get_output_embeddings()
+    output.weight = torch.nn.Parameter(output.weight.detach().clone())
+    model.config.tie_word_embeddings = False
 
 
 def main(argv):

@@ -227,8 +227,10 @@ class TorchBackend:
             os.makedirs(path, exist_ok=True)
             if weights_only:
                 return self.save_for_serving(path)
-            # A PEFT model saves its adapter alone (adapter_model.safetensors, adapter_config.json).
-            self.model.save_pretrained(path, safe_serialization=True)
+            if self.lora:
+                lora.save_adapter(self.model, path)
+            else:
+                self.model.save_pretrained(path, safe_serialization=True)
             self.tokenizer.save_pretrained(path)
             torch.save(
                 {"optimizer": self.optimizer.state_dict(), "version": self.version, "torch_rng": torch.get_rng_state()},
@@ -244,7 +246,7 @@ class TorchBackend:
         from safetensors.torch import save_file
 
         if self.lora:
-            self.model.save_pretrained(path, safe_serialization=True)
+            lora.save_adapter(self.model, path)
             return {"path": path, "adapter": True}
         state = {k: v.detach().clone().contiguous() for k, v in self.model.state_dict().items()}
         save_file(state, os.path.join(path, "model.safetensors"), metadata={"format": "pt"})

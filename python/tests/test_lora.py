@@ -88,8 +88,8 @@ def test_lora_from_continues_the_saved_adapter_and_merging_gives_its_logits(tiny
 
 
 def test_settings_that_cannot_work_are_refused_with_what_to_do(tiny, tmp_path):
-    with pytest.raises(ValueError, match="lm_head is not supported"):
-        backend(tiny, lora_rank=2, lora_targets="q_proj,lm_head")
+    with pytest.raises(ValueError, match="embed_tokens is not supported"):
+        backend(tiny, lora_rank=2, lora_targets="q_proj,embed_tokens")
     with pytest.raises(ValueError, match="not found in the base model"):
         backend(tiny, lora_rank=2, lora_targets="not_a_layer")
     saved = backend(tiny, lora_rank=2).save(str(tmp_path / "ckpt"))["path"]
@@ -97,6 +97,28 @@ def test_settings_that_cannot_work_are_refused_with_what_to_do(tiny, tmp_path):
         backend(tiny, lora_rank=4, lora_from=saved)
     with pytest.raises(ValueError, match="holds no LoRA adapter"):
         backend(tiny, lora_from=str(tmp_path))
+
+
+def test_all_linear_with_the_output_layer_adapts_it_too_and_merges_without_touching_the_embeddings(tiny, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from alight_worker.lora import merge
+
+    b = backend(tiny, lora_rank=2, lora_targets="all-linear,lm_head")
+    adapted = {n.rsplit(".", 1)[-1] for n, m in b.model.named_modules() if hasattr(m, "lora_A")}
+    assert adapted == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}
+    ids = steps(b, tmp_path, 2)
+    trained = logits(b.model, ids)
+    saved = b.save(str(tmp_path / "ckpt"))["path"]
+    from safetensors import safe_open
+
+    with safe_open(os.path.join(saved, "adapter_model.safetensors"), "pt") as f:
+        assert all(".lora_A." in k or ".lora_B." in k for k in f.keys())  # no copy of lm_head's own weights
+    # The tiny model ties its output layer to the embeddings: the merge unties it first.
+    merged = AutoModelForCausalLM.from_pretrained(merge(saved, str(tmp_path / "merged"))["path"], dtype=torch.float32)
+    assert torch.allclose(logits(merged, ids), trained, atol=1e-5)
+    base = AutoModelForCausalLM.from_pretrained(tiny)
+    assert torch.equal(merged.get_input_embeddings().weight, base.get_input_embeddings().weight)
 
 
 def test_the_kl_reference_under_lora_is_the_base_model_with_the_adapter_off(tiny, tmp_path):

@@ -175,8 +175,8 @@ const lora = z
       .string()
       .default('all-linear')
       .describe(
-        'the layers adapted: all-linear (every linear layer but the output) or module names, comma-separated ' +
-          '(q_proj,v_proj); embeddings and lm_head are refused',
+        'the layers adapted: all-linear (every linear layer but the output), module names, comma-separated ' +
+          '(q_proj,v_proj), or both (all-linear,lm_head: the output too, where the worker serves); embeddings refused',
       ),
     from: z
       .string()
