@@ -92,7 +92,8 @@ function table(full: Measured, lora: Measured): string {
   const of = (m: Measured, key: string) => median(m.steps.map((s) => s[key]));
   const rows: [string, number, number, (x: number) => string][] = [
     ['step s (median)', of(full, 'step_s'), of(lora, 'step_s'), (x) => x.toFixed(1)],
-    ['update s (median)', of(full, 'update_s'), of(lora, 'update_s'), (x) => x.toFixed(1)],
+    ['update s (median; the rows differ, see below)', of(full, 'update_s'), of(lora, 'update_s'), (x) => x.toFixed(1)],
+    ['update ms per row token (median)', perToken(full), perToken(lora), (x) => x.toFixed(1)],
     ['sync into vLLM s (median)', of(full, 'sync_s'), of(lora, 'sync_s'), (x) => x.toFixed(2)],
     ['served-policy diff, nats (max)', maxOf(full), maxOf(lora), (x) => x.toExponential(1)],
     ['checkpoint MB', full.checkpointBytes / 1e6, lora.checkpointBytes / 1e6, (x) => x.toFixed(1)],
@@ -104,6 +105,7 @@ function table(full: Measured, lora: Measured): string {
   return lines.join('\n');
 }
 
+const perToken = (m: Measured): number => median(m.steps.map((s) => (1000 * s.update_s) / s.tokens));
 const maxOf = (m: Measured): number => Math.max(...m.steps.map((s) => s.served_logprob_diff ?? 0));
 
 await runEntry(async () => {
