@@ -8,8 +8,10 @@
  *   npm run bench:learn     # BENCH_LEARN_STEPS (50), BENCH_LEARN_LR (5e-6), BENCH_LEARN_EVERY (25)
  *                           # BENCH_LEARN_TOP_P (0.9), BENCH_LEARN_TEMPERATURE (1), BENCH_LEARN_BATCH × BENCH_LEARN_GROUP (8 × 8)
  *                           # BENCH_LEARN_SAMPLES (4), BENCH_LEARN_SEED (0), BENCH_LEARN_SIDES (alight,trl)
+ *                           # alight-lora, a third side: BENCH_LEARN_LORA_RANK (16), BENCH_LEARN_LORA_LR (10 × lr)
  *
- * Both sides take ~3 h here (bench/BENCHMARKS.md); BENCH_LEARN_SIDES=alight or =trl runs one, with the same base.
+ * Both sides take ~3 h here (bench/BENCHMARKS.md); BENCH_LEARN_SIDES=alight or =trl runs one, with the same base,
+ * and a side an earlier run left in results/ with the same settings and base outcomes joins the table.
  *
  * Writes bench/learn/results/ (summary.json, curve.svg, each evaluation) and prints the table for BENCHMARKS.md.
  */
@@ -49,6 +51,9 @@ const settings = {
   // Replies cut at maxTokens leave the loss (alight's train.dropOverlong, TRL's mask_truncated_completions).
   dropOverlong: process.env.BENCH_LEARN_OVERLONG !== '0',
 };
+// LoRA's side keeps its settings to itself, so that sides run before it still join its table. Its learning rate is
+// 10× full fine-tuning's, the rule alight's LoRA default follows (docs/training.md).
+const lora = { rank: env('BENCH_LEARN_LORA_RANK', 16), lr: env('BENCH_LEARN_LORA_LR', 10 * settings.lr) };
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'alight.js');
 const out = join(root, 'bench', 'learn', 'results');
@@ -73,8 +78,8 @@ async function evaluate(python: string, model: string, name: string, sampled: bo
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-async function alightSide(python: string, model: string): Promise<Side> {
-  const dir = join(work, 'alight');
+async function alightSide(python: string, model: string, adapter?: typeof lora): Promise<Side> {
+  const dir = join(work, adapter ? 'alight-lora' : 'alight');
   mkdirSync(dir, { recursive: true });
   // What the flags do not reach: drop groups that carry no signal, all of a step's harnesses at once (the worker
   // batches their calls), and the worker's torch threads.
@@ -87,7 +92,15 @@ async function alightSide(python: string, model: string): Promise<Side> {
   const args = ['train', '--model', model, '--tasks', tasks('train'), '-n', String(settings.group)];
   args.push('--batch-size', String(settings.batchTasks), '--steps', String(settings.steps));
   args.push('--concurrency', String(settings.batchTasks * settings.group));
-  args.push('--lr', String(settings.lr), '--seed', String(settings.seed), '--save-every', String(settings.every));
+  if (adapter) args.push('--lora-rank', String(adapter.rank));
+  args.push(
+    '--lr',
+    String(adapter?.lr ?? settings.lr),
+    '--seed',
+    String(settings.seed),
+    '--save-every',
+    String(settings.every),
+  );
   const loss = settings.objective === 'grpo' ? 'per-rollout-mean' : 'constant';
   args.push('--advantage', settings.objective, '--loss-norm', loss);
   const seconds = await step(
@@ -104,13 +117,21 @@ async function alightSide(python: string, model: string): Promise<Side> {
   const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', run, '--json'], { cwd: dir })) as {
     steps: { metrics: Record<string, number | null> }[];
   };
+  // alight names a checkpoint by the step that wrote it (0-based): after s steps, step-(s − 1). An adapter is
+  // merged into the base first, so that the same evaluation reads every side.
+  const folder = async (s: number) => {
+    const checkpoint = join(checkpoints, `step-${s - 1}`);
+    if (!adapter) return checkpoint;
+    const merged = join(dir, `merged-${run}-${s}`);
+    await step(process.execPath, [bin, 'models', 'merge', '--adapter', checkpoint, '--out', merged]);
+    return merged;
+  };
   return {
-    name: 'alight',
+    name: adapter ? `alight LoRA r${adapter.rank}` : 'alight',
     trainSeconds: seconds,
     trainReward: shown.steps.map((s) => s.metrics.reward_mean ?? null),
-    // alight names a checkpoint by the step that wrote it (0-based): after s steps, step-(s − 1).
-    evals: await evalCheckpoints(python, (s) => join(checkpoints, `step-${s - 1}`), 'alight'),
-    extra: { run, steps: shown.steps.map((s) => s.metrics) },
+    evals: await evalCheckpoints(python, folder, adapter ? 'alight-lora' : 'alight'),
+    extra: { run, steps: shown.steps.map((s) => s.metrics), ...(adapter && { lora: adapter }) },
   };
 }
 
@@ -131,30 +152,48 @@ async function trlSide(python: string, model: string): Promise<Side> {
     name: 'TRL',
     trainSeconds: seconds,
     trainReward: result.train_reward_mean ?? [],
-    evals: await evalCheckpoints(python, (s) => join(dir, `step-${s}`), 'trl'),
+    evals: await evalCheckpoints(python, async (s) => join(dir, `step-${s}`), 'trl'),
     extra: result,
   };
 }
 
-async function evalCheckpoints(python: string, folder: (step: number) => string, name: string) {
+async function evalCheckpoints(python: string, folder: (step: number) => Promise<string>, name: string) {
   const evals: { step: number; evaluation: Evaluation }[] = [];
   for (let s = settings.every; s <= settings.steps; s += settings.every) {
-    if (!existsSync(folder(s))) throw new AlightError(`no checkpoint at ${folder(s)}`);
+    const model = await folder(s);
+    if (!existsSync(model)) throw new AlightError(`no checkpoint at ${model}`);
     const last = s + settings.every > settings.steps;
-    evals.push({ step: s, evaluation: await evaluate(python, folder(s), `${name}-step-${s}`, last) });
+    evals.push({ step: s, evaluation: await evaluate(python, model, `${name}-step-${s}`, last) });
   }
   return evals;
 }
 
-const trainers = { alight: alightSide, trl: trlSide } satisfies Record<
-  string,
-  (python: string, model: string) => Promise<Side>
->;
+/** What two invocations must share for their sides to be compared: the base model's outcomes, task by task. */
+const sameBase = (e: Evaluation) => JSON.stringify([e.resolved_ids, e.sampled_per_task]);
+
+/**
+ * The sides an earlier invocation left in results/ that this one did not run (BENCH_LEARN_SIDES=alight, then =trl),
+ * joined to the table when their settings and base evaluation are this run's: the same comparison, run in two goes.
+ */
+function earlierSides(base: Evaluation): Side[] {
+  return Object.keys(trainers)
+    .filter((name) => !chosen.includes(name as keyof typeof trainers) && existsSync(join(out, `side-${name}.json`)))
+    .map((name) => JSON.parse(readFileSync(join(out, `side-${name}.json`), 'utf8')))
+    .filter((saved) => JSON.stringify(saved.settings) === JSON.stringify(settings) && saved.base === sameBase(base))
+    .map((saved) => saved.side as Side);
+}
+
+const trainers = {
+  alight: (python, model) => alightSide(python, model),
+  'alight-lora': (python, model) => alightSide(python, model, lora),
+  trl: trlSide,
+} satisfies Record<string, (python: string, model: string) => Promise<Side>>;
 const chosen = (process.env.BENCH_LEARN_SIDES ?? 'alight,trl').split(',') as (keyof typeof trainers)[];
 
 await runEntry(async () => {
   const unknown = chosen.filter((name) => !(name in trainers));
-  if (unknown.length) throw new AlightError(`BENCH_LEARN_SIDES: no trainer ${unknown.join(', ')} (alight, trl)`);
+  if (unknown.length)
+    throw new AlightError(`BENCH_LEARN_SIDES: no trainer ${unknown.join(', ')} (${Object.keys(trainers).join(', ')})`);
   const started = performance.now();
   mkdirSync(out, { recursive: true });
   const python = await ensurePythonEnv(setupProgress(), ['learn']);
@@ -163,8 +202,12 @@ await runEntry(async () => {
     await step(process.execPath, [bin, 'models', 'convert', settings.model, '--out', model]);
   const base = await evaluate(python, model, 'base', true);
   const sides: Side[] = [];
-  for (const name of chosen) sides.push(await trainers[name](python, model));
+  for (const name of chosen) {
+    const side = await trainers[name](python, model);
+    writeFileSync(join(out, `side-${name}.json`), JSON.stringify({ settings, base: sameBase(base), side }));
+    sides.push(side);
+  }
   const wall = (performance.now() - started) / 1000;
-  const summary = report({ settings, base, sides, wall, out });
+  const summary = report({ settings, base, sides: [...sides, ...earlierSides(base)], wall, out });
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 1)}\n`);
 });

@@ -11,7 +11,7 @@ import { registerGateway, registerRecord, registerServe, registerServeVllm } fro
 import { registerSamples } from './table/samples.js';
 import { registerDoctor, registerInit } from './table/setup.js';
 import { registerRuns, registerTraces, registerUi } from './table/traces.js';
-import { registerTrain } from './table/train.js';
+import { registerSft, registerTrain } from './table/train.js';
 
 /** What each exit code means: `--help` lists them, and so does the README. */
 export const exitCodeMeanings: Record<keyof typeof ExitCode, string> = {
@@ -40,6 +40,7 @@ const table: ((program: Command) => void)[] = [
   registerTraces,
   registerSamples,
   registerTrain,
+  registerSft,
   registerDoctor,
   registerData,
   registerEval,

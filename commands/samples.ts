@@ -3,10 +3,13 @@ import type { AdvantageEstimator, MissingRewardPolicy } from '../src/algo/advant
 import type { LossNorm } from '../src/algo/loss-weights.js';
 import { loadConfig } from '../src/config/load.js';
 import { AlightError, ExitCode } from '../src/errors.js';
+import type { Selection } from '../src/samples/curate.js';
+import { type CurateResult, curateRuns, droppedText } from '../src/samples/curate-run.js';
 import { type Detokenize, diagnose } from '../src/samples/diagnose.js';
 import type { MergeLevel } from '../src/samples/merge.js';
 import { type BuildResult, buildRunBatch, type DiagnoseResult, diagnoseRun } from '../src/samples/run-samples.js';
 import { readSafetensors } from '../src/samples/safetensors.js';
+import { parseTaskFilter } from '../src/samples/task-filter.js';
 import { loadDetokenizer } from '../src/samples/tokenizer.js';
 import { table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
@@ -49,6 +52,60 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
     }
     return result;
   });
+}
+
+export interface CurateFlags {
+  run: string[];
+  out?: string;
+  filter?: string;
+  select: Selection;
+  maxPerTask?: number;
+  minReward?: number;
+  solvedAt: number;
+  keepTruncated?: boolean;
+  val: number;
+  seed: number;
+  parquet?: boolean;
+  dryRun?: boolean;
+  db?: string;
+  config?: string;
+  json?: boolean;
+}
+
+export async function curateSamples(flags: CurateFlags): Promise<CurateResult> {
+  if (!flags.out && !flags.dryRun) throw new AlightError('--out <dir> is required (or --dry-run)', ExitCode.usage);
+  if (flags.select === 'best-n' && flags.maxPerTask === undefined)
+    throw new AlightError('--select best-n needs --max-per-task <n>', ExitCode.usage);
+  const filter = flags.filter === undefined ? undefined : parseTaskFilter(flags.filter);
+  return withStore(flags, (store) => {
+    const result = curateRuns(store, {
+      ...flags,
+      filter,
+      keepTruncated: Boolean(flags.keepTruncated),
+      valTasks: flags.val,
+      runs: flags.run,
+      out: flags.out ?? '',
+      parquet: Boolean(flags.parquet),
+      dryRun: Boolean(flags.dryRun),
+    });
+    if (flags.json) printJson(result);
+    else process.stdout.write(curateSummary(result));
+    return result;
+  });
+}
+
+function curateSummary(r: CurateResult): string {
+  const split = (name: string, t: CurateResult['train']) =>
+    `${name}: ${t.examples} examples, ${t.rows} rows, ${t.lossTokens} tokens in the loss, ` +
+    `mean reward ${t.rewardMean?.toFixed(3) ?? '–'}\n`;
+  return (
+    `${r.rollouts} rollouts of ${r.tasks.seen} tasks (${r.runs.join(', ')}); ` +
+    `${r.tasks.kept} tasks give examples (${r.tasks.train} train, ${r.tasks.val} val)\n` +
+    split('train', r.train) +
+    (r.tasks.val ? split('val', r.val) : '') +
+    `left out: ${droppedText(r.dropped)}\n` +
+    (r.files.length ? `wrote ${r.files.join(', ')}\n` : 'dry run: nothing written\n')
+  );
 }
 
 const metaSchema = z.object({

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
 import { type Config, type TrainConfig, trainsLora } from '../src/config/schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
@@ -66,6 +66,7 @@ export type TrainFlags = Partial<
   loraDropout?: number;
   loraTargets?: string;
   loraFrom?: string;
+  initFrom?: string;
   run?: string;
   resume?: string;
   timeout?: number;
@@ -80,7 +81,7 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
   if (flags.resume && flags.run && flags.resume !== flags.run)
     throw new AlightError('--resume names the run; drop --run', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
-    const config = resolvedConfig(store, fileConfig, flags);
+    const config = initialPolicy(store, resolvedConfig(store, fileConfig, flags), flags);
     refuseTorchIgnored(config.train, flags);
     refuseLoraUnsupported(config.train);
     if (flags.dryRun) return dryRunOf(config.train, Boolean(flags.json));
@@ -114,7 +115,7 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
  * flags given now still win. Paths are made absolute: stored with the run, they must not depend on where a later
  * --resume is run from.
  */
-function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
+export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
   const {
     run: _run,
     resume,
@@ -137,6 +138,7 @@ function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Co
     loraDropout: dropout,
     loraTargets: targets,
     loraFrom,
+    initFrom: _initFrom,
     ...trainFlags
   } = flags;
   const stored = resume
@@ -174,6 +176,36 @@ function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Co
   };
 }
 
+/**
+ * `--init-from <run>`: RL starts from that run's last checkpoint (an `alight sft` run's, or another train run's): its
+ * full weights as the model, or its adapter continued on the adapter's base.
+ */
+function initialPolicy(store: Store, config: Config, flags: TrainFlags): Config {
+  if (!flags.initFrom) return config;
+  if (flags.resume) throw new AlightError('--init-from starts a new run; a resumed run keeps its own', ExitCode.usage);
+  if (!store.getRun(flags.initFrom))
+    throw new AlightError(`--init-from: no run ${flags.initFrom} in ${store.path} (alight runs list)`, ExitCode.input);
+  const checkpoint = store
+    .trainSteps(flags.initFrom)
+    .map((s) => s.checkpoint)
+    .filter((c): c is string => c !== null)
+    .at(-1);
+  if (!checkpoint || !existsSync(checkpoint))
+    throw new AlightError(`--init-from: run ${flags.initFrom} has no checkpoint on disk`, ExitCode.input);
+  const adapterConfig = join(checkpoint, 'adapter_config.json');
+  if (!existsSync(adapterConfig)) {
+    if (flags.model || flags.loraFrom)
+      throw new AlightError('--init-from gives the model (full weights): drop --model and --lora-from', ExitCode.usage);
+    return { ...config, train: { ...config.train, model: checkpoint } };
+  }
+  if (flags.loraFrom) throw new AlightError('--init-from gives the adapter: drop --lora-from', ExitCode.usage);
+  const base = (JSON.parse(readFileSync(adapterConfig, 'utf8')) as { base_model_name_or_path?: string })
+    .base_model_name_or_path;
+  const model = flags.model ? config.train.model : base;
+  if (!model) throw new AlightError(`${adapterConfig} names no base model: pass --model`, ExitCode.usage);
+  return { ...config, train: { ...config.train, model, lora: { ...config.train.lora, from: checkpoint } } };
+}
+
 /** Flags only verl reads (or, for vLLM's memory share, verl and --serve-vllm), refused on torch rather than ignored. */
 function refuseTorchIgnored(train: TrainConfig, flags: TrainFlags): void {
   if (train.backend === 'verl') return;
@@ -195,7 +227,7 @@ const definedOnly = (o: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** LoRA settings the chosen backend or engine cannot honour, refused rather than ignored. */
-function refuseLoraUnsupported(train: TrainConfig): void {
+export function refuseLoraUnsupported(train: TrainConfig): void {
   const { lora } = train;
   if (!trainsLora(train)) return;
   const adapterConfig = lora.from ? resolve(lora.from, 'adapter_config.json') : null;

@@ -1,6 +1,16 @@
 import { type Command, Option } from 'commander';
-import { configFileOption, configOption, int, jsonOption, runOption, schemaOption, storeOptions } from '../options.js';
-import type { BuildFlags, diagnoseSamples, showSamples } from '../samples.js';
+import { selections } from '../../src/samples/curate.js';
+import {
+  configFileOption,
+  configOption,
+  int,
+  jsonOption,
+  num,
+  runOption,
+  schemaOption,
+  storeOptions,
+} from '../options.js';
+import type { BuildFlags, CurateFlags, diagnoseSamples, showSamples } from '../samples.js';
 import { define, group } from './define.js';
 
 /** `--tokenizer`: decoded text next to token ids; the config's `tokenizer` when the flag is absent. */
@@ -10,6 +20,7 @@ const tokenizerOption = (what: string): Option =>
 export function registerSamples(program: Command): void {
   const samples = group(program, 'samples', 'turn recorded rollouts into a training batch');
   defineBuild(samples);
+  defineCurate(samples);
   define(samples, {
     name: 'diagnose',
     description: 'why calls of a run did not merge into one row: each break classified, the worst shown',
@@ -63,5 +74,46 @@ function defineBuild(samples: Command): void {
       'alight samples build --run my-run --advantage rloo --loss-norm token-mean --out b.safetensors',
     ],
     action: async (opts: BuildFlags) => (await import('../samples.js')).buildSamples(opts),
+  });
+}
+
+/** `samples curate`: recorded rollouts → supervised examples for `alight sft` (docs/training.md#sft). */
+function defineCurate(samples: Command): void {
+  define(samples, {
+    name: 'curate',
+    description:
+      "the policy's own best rollouts of recorded runs as supervised examples (their token ids, the loss on what it " +
+      'sampled): train.safetensors, val.safetensors for alight sft',
+    options: [
+      new Option('--run <name>', 'a recorded run (record, eval, train); repeat for several')
+        .argParser((value: string, previous: string[] = []) => [...previous, value])
+        .makeOptionMandatory(),
+      new Option('--out <dir>', 'the folder to write').conflicts('dryRun'),
+      new Option(
+        '--filter <expr>',
+        'tasks to keep, from their rollouts\' rewards: e.g. "0<avg<1", "solved>=1 and n>=4"',
+      ),
+      new Option('--select <how>', 'per task: the best, the best n, the shortest, or all')
+        .choices(selections)
+        .default('best'),
+      new Option('--max-per-task <n>', "examples a task gives at most (best-n's n)").argParser(int),
+      new Option('--min-reward <r>', 'rollouts scoring less are left out').argParser(num),
+      new Option('--solved-at <r>', "the reward that counts as solved (the filter's solved, rate, pass@k)")
+        .argParser(num)
+        .default(1),
+      new Option('--keep-truncated', 'keep rollouts with a reply cut at its max_tokens (left out by default)'),
+      new Option('--val <n>', 'tasks held out as val.safetensors (a seeded sample)').argParser(int).default(0),
+      new Option('--seed <n>', 'the seed of the validation sample').argParser(int).default(0),
+      new Option('--parquet', 'also write train.parquet (token ids, loss mask) for other trainers'),
+      new Option('--dry-run', 'print the counts, write nothing'),
+      ...storeOptions(),
+      jsonOption('print the result as JSON'),
+    ],
+    examples: [
+      'alight samples curate --run probe-1 --filter "solved>=1" --min-reward 1 --out data/rft',
+      'alight samples curate --run a --run b --select best-n --max-per-task 2 --val 20 --parquet --out data/rft',
+      'alight samples curate --run probe-1 --filter "0<avg<1" --dry-run',
+    ],
+    action: async (opts: CurateFlags) => (await import('../samples.js')).curateSamples(opts),
   });
 }

@@ -2,12 +2,14 @@ import { type Command, Option } from 'commander';
 import {
   concurrencyOption,
   configOption,
+  int,
   jsonOption,
   rolloutsOption,
   runnerOptions,
   runOption,
   storeOptions,
 } from '../options.js';
+import type { SftFlags } from '../sft.js';
 import type { TrainFlags } from '../train.js';
 import { define } from './define.js';
 
@@ -75,6 +77,10 @@ export function registerTrain(program: Command): void {
       ...backendOptions(),
       ...loopOptions(),
       ...loraOptions(),
+      new Option(
+        '--init-from <run>',
+        'start from the last checkpoint of this run (alight sft, or train): model or adapter',
+      ),
       runOption(),
       new Option('--resume <run>', 'continue this run from its last checkpoint, same data order'),
       configOption('--port <port>', 'gateway.port', 'gateway port; 0 picks a free one'),
@@ -92,5 +98,37 @@ export function registerTrain(program: Command): void {
     ],
     action: async (cmd: string, args: string[], opts: TrainFlags) =>
       (await import('../train.js')).trainCommand(cmd, args, opts),
+  });
+}
+
+export function registerSft(program: Command): void {
+  define(program, {
+    name: 'sft',
+    description:
+      'supervised fine-tuning on curated examples (alight samples curate) on the torch worker, full weights or LoRA; ' +
+      'RL from it with train --init-from',
+    options: [
+      new Option(
+        '--data <path>',
+        "samples curate's folder (train.safetensors, val.safetensors) or one file",
+      ).makeOptionMandatory(),
+      new Option('--epochs <n>', 'passes over the examples').argParser(int).default(2),
+      configOption('--model <folder>', 'train.model'),
+      configOption('--batch-size <b>', 'train.batchSize', 'examples per step (config train.batchSize)'),
+      configOption('--lr <rate>', 'train.lr'),
+      configOption('--seed <seed>', 'train.seed'),
+      new Option('--save-every <n>', 'checkpoint every N steps (default: after the last only)').argParser(int),
+      configOption('--report-to <tracker>', 'train.reportTo'),
+      ...loraOptions(),
+      runOption(),
+      ...storeOptions(),
+      jsonOption('print the result as JSON'),
+    ],
+    examples: [
+      'alight samples curate --run probe-1 --min-reward 1 --val 20 --out data/rft',
+      'alight sft --data data/rft --model models/smollm2 --epochs 2 --batch-size 16 --lr 1e-5 --run rft-1',
+      'alight train --init-from rft-1 --tasks tasks.jsonl -n 8 -- node harness.mjs',
+    ],
+    action: async (opts: SftFlags) => (await import('../sft.js')).sftCommand(opts),
   });
 }

@@ -1,6 +1,6 @@
 """`python -m alight_worker`: newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/design.md#worker-protocol).
-Methods: init, train_step, sync_weights, save, load, score, shutdown. The process ends when stdin closes, so it never
-outlives its parent."""
+Methods: init, train_step, sync_weights, save, load, score, eval_loss, shutdown. The process ends when stdin
+closes, so it never outlives its parent."""
 
 import json
 import math
@@ -126,6 +126,10 @@ def dispatch(state, method, params):
         return backend.save(params["path"], **extra)
     if method == "load":
         return backend.load(params["path"])
+    if method == "eval_loss":
+        if not hasattr(backend, "eval_loss"):
+            raise ValueError(f"{type(backend).__name__} does not evaluate a supervised loss")
+        return backend.eval_loss(params["batch_path"])
     if method == "score":
         if not hasattr(backend, "score"):
             raise ValueError(f"{type(backend).__name__} does not score token sequences")

@@ -1,6 +1,7 @@
 """The update's maths: per-token logprobs of a packed batch under the policy, and the PPO-clip / GRPO objective
 Σ loss_weight · ℓ_token with the batch's advantages and weights as given (no renormalisation: alight's orchestrator
-already chose the normalisation, docs/design.md#advantages-and-loss-weights)."""
+already chose the normalisation, docs/design.md#advantages-and-loss-weights), or supervised fine-tuning's
+cross-entropy on the same batch layout."""
 
 import torch
 
@@ -91,3 +92,9 @@ def ppo_clip_loss(logp, rows, clip_low=0.2, clip_high=0.2, ref_logp=None, kl_coe
         per_token = per_token + kl_coef * kl
         sums["kl_ref_sum"] = float((kl.detach() * mask).sum())
     return (per_token * weights * mask).sum(), sums
+
+
+def sft_loss(logp, rows):
+    """Σ w · (−log p) over the loss tokens: cross-entropy on the tokens the examples mark, weighted as the batch says
+    (`alight sft` writes 1 / the step's loss tokens: their mean)."""
+    return (-logp * rows["loss_weights"] * rows["loss_mask"]).sum(), {}

@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from . import lora
 from .batching import Batcher, Request
 from .log import log
-from .policy_loss import ppo_clip_loss, token_logprobs, unpack
+from .policy_loss import ppo_clip_loss, sft_loss, token_logprobs, unpack
 
 
 def inputs(part):
@@ -139,6 +139,7 @@ class TorchBackend:
         token_is = self.params.get("is_correction", "none") == "token"
         is_cap = float(self.params.get("is_cap", 2.0))
         loss_tokens = float(batch["loss_mask"].sum())
+        sft = self.params.get("objective") == "sft"
         totals = {
             "loss": 0.0,
             "clipped_tokens": 0.0,
@@ -168,7 +169,10 @@ class TorchBackend:
                 self.optimizer.zero_grad(set_to_none=True)
                 for part, f in zip(parts, fixed):
                     logp, entropy = token_logprobs(self.model, *inputs(part))
-                    loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, f["ref"], kl_coef, f["old"], is_cap)
+                    if sft:
+                        loss, sums = sft_loss(logp, part)
+                    else:
+                        loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, f["ref"], kl_coef, f["old"], is_cap)
                     # The weights already sum the step's objective: micro-batch losses add up, nothing is re-averaged.
                     loss.backward()
                     totals["loss"] += float(loss.detach())
@@ -198,6 +202,21 @@ class TorchBackend:
             metrics["is_capped_fraction"] = totals["is_capped_tokens"] / n
         log(f"step {step}: loss {metrics['loss']:.4f}, grad norm {grad_norm:.3f}, {rows} rows")
         return {"metrics": metrics}
+
+    def eval_loss(self, batch_path):
+        """Supervised loss on a batch without an update (`alight sft`'s validation): Σ w · (−log p) over its loss
+        tokens, the mean when its weights are 1 / its loss tokens."""
+        batch = load_file(batch_path)
+        rows = len(batch["row_offsets"]) - 1
+        micro = int(self.params.get("micro_batch_rows", 8))
+        total = 0.0
+        with self.lock, torch.no_grad():
+            for start in range(0, rows, micro):
+                part = {
+                    k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()
+                }
+                total += float(sft_loss(token_logprobs(self.model, *inputs(part))[0], part)[0])
+        return {"loss": total, "loss_tokens": int(batch["loss_mask"].sum())}
 
     def score(self, ids):
         """log p(token | the tokens before) for positions 1… of `ids` under the weights held now, computed as the update

@@ -199,7 +199,10 @@ function cutResponse(row: Row, maxResponseTokens: number): Row {
 }
 
 /** The rows packed end to end, each loss token carrying its rollout's advantage and its row's loss weight. */
-function pack(final: Scored[], weights: ArrayLike<number>): { tensors: BatchTensors; rows: number; tokens: number } {
+export function pack(
+  final: Scored[],
+  weights: ArrayLike<number>,
+): { tensors: BatchTensors; rows: number; tokens: number } {
   const rows = final.flatMap((f) => f.rows);
   const tokens = rows.reduce((a, r) => a + r.tokens.length, 0);
   const t: BatchTensors = {
@@ -272,4 +275,22 @@ function zeroVarianceGroups(groups: readonly string[], rewards: readonly number[
     }
   });
   return new Set([...seen].filter(([, s]) => s.flat && s.count > 1).map(([g]) => g));
+}
+
+/** Rows to learn from as they are (`alight sft`): advantage 1, each loss token weighted 1 / all loss tokens (the mean). */
+export function meanLossBatch(examples: readonly RolloutRows[]): BatchTensors {
+  const lossTokens = examples.reduce(
+    (a, e) => a + e.rows.reduce((s, r) => s + r.mask.reduce((m, x) => m + x, 0), 0),
+    0,
+  );
+  const scored = examples.map((rollout) => ({
+    rollout,
+    reward: rollout.reward ?? 0,
+    advantage: 1,
+    rows: rollout.rows,
+  }));
+  return pack(
+    scored,
+    scored.flatMap((s) => s.rows.map(() => 1 / lossTokens)),
+  ).tensors;
 }

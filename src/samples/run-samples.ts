@@ -49,7 +49,7 @@ function mergeRollouts(store: Store, finished: RolloutSummary[], level: MergeLev
   return merged;
 }
 
-function callsOf(store: Store, rollout: RolloutSummary) {
+export function callsOf(store: Store, rollout: RolloutSummary) {
   try {
     return store.calls.tokenCalls(rollout.id);
   } catch (err) {

@@ -345,31 +345,38 @@ class WorkerSupervisor {
   }
 }
 
-/** What starting a worker takes: its Python, its log, the run's settings (verl's overrides) and its Ctrl-C. */
+/**
+ * What starting a worker takes: its Python, its log, the run's settings (verl's overrides), its Ctrl-C, and what it
+ * trains for (RL's objective unless `alight sft`).
+ */
 interface WorkerStart {
   python: string;
   logFile: string;
   c: TrainConfig;
   signal: AbortSignal;
   overrides?: string[];
+  objective?: 'sft';
 }
 
 /**
  * The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl, given its
  * overrides). It joins `started` before it loads the model, so that Ctrl-C can stop it meanwhile.
  */
-async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWorker> {
+export async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWorker> {
   const { c } = o;
   const worker = Worker.start({ python: o.python, logFile: o.logFile });
   started.push(worker);
   if (o.signal.aborted) worker.kill('SIGTERM');
+  const sft = o.objective === 'sft';
   const common = {
     backend: c.backend,
     model: c.model,
     seed: c.seed,
-    kl_coef: c.klCoef,
-    is_correction: c.isCorrection,
+    // Supervised steps have no reference to stay near and no rollout policy to correct for.
+    kl_coef: sft ? 0 : c.klCoef,
+    is_correction: sft ? 'none' : c.isCorrection,
     is_cap: c.isCap,
+    ...(sft && { objective: 'sft' }),
   };
   const init = await worker.call(
     'init',

@@ -1,4 +1,5 @@
 import type { StepMetrics, TrainEvent, TrainListener } from '../train/events.js';
+import type { SftEvent } from '../train/sft.js';
 
 /** The numbers of a step worth a line. */
 export function stepLine(step: number, m: StepMetrics): string {
@@ -30,6 +31,24 @@ export function plainTrainProgress(write: (line: string) => void): TrainListener
       write(`the worker failed at step ${event.fromStep} (${event.reason}); restarting it from the last checkpoint`);
     } else if (event.type === 'log') {
       write(event.message);
+    }
+  };
+}
+
+/** `alight sft`'s progress: a line per step (its loss, and the validation loss where measured). */
+export function plainSftProgress(write: (line: string) => void): (event: SftEvent) => void {
+  return (event) => {
+    if (event.type === 'sft-started')
+      write(`run ${event.run}: ${event.steps} steps over ${event.examples} examples; worker log ${event.workerLog}`);
+    else if (event.type === 'log') write(event.message);
+    else {
+      const m = event.metrics;
+      const val = typeof m.val_loss === 'number' ? `, val loss ${m.val_loss.toFixed(4)}` : '';
+      write(
+        `step ${event.step} (epoch ${m.epoch}): loss ${m.loss?.toFixed(4)}${val}, grad ${m.grad_norm?.toFixed(3)}, ` +
+          `${m.rows} rows, ${m.loss_tokens} loss tokens, ${m.update_s?.toFixed(1)} s` +
+          (event.checkpoint ? `; saved ${event.checkpoint}` : ''),
+      );
     }
   };
 }

@@ -23,6 +23,7 @@ export const replies = {
   save: z.object({ path: z.string() }),
   load: z.object({ path: z.string(), version: z.number().int() }),
   score: z.object({ logprobs: z.array(z.number()), version: z.number().int() }),
+  eval_loss: z.object({ loss: z.number(), loss_tokens: z.number().int() }),
   shutdown: z.object({}),
 };
 export type Method = keyof typeof replies;

@@ -1,0 +1,117 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { AlightError, ExitCode } from '../errors.js';
+import type { RolloutSummary, Store } from '../store/store.js';
+import { meanLossBatch } from './batch.js';
+import { type Candidate, type CurateOptions, type Curation, curate, curationTotals } from './curate.js';
+import { mergeCalls } from './merge.js';
+import { callsOf } from './run-samples.js';
+import { writeSafetensors } from './safetensors.js';
+import { writeExamplesParquet } from './sft-parquet.js';
+
+export interface CurateRunOptions extends CurateOptions {
+  runs: string[];
+  /** The folder for train.safetensors (and val.safetensors, and with `parquet` the same as Parquet). */
+  out: string;
+  parquet: boolean;
+  /** Count, write nothing. */
+  dryRun: boolean;
+}
+
+export interface CurateResult {
+  runs: string[];
+  rollouts: number;
+  tasks: Curation['tasks'];
+  dropped: Curation['dropped'];
+  train: ReturnType<typeof curationTotals>;
+  val: ReturnType<typeof curationTotals>;
+  /** The files written (none on a dry run). */
+  files: string[];
+}
+
+/** `alight samples curate`: the rollouts of recorded runs → supervised examples of the policy's own samples. */
+export function curateRuns(store: Store, o: CurateRunOptions): CurateResult {
+  const rollouts = o.runs.flatMap((run) => {
+    if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
+    return store.rolloutSummaries({ run });
+  });
+  const curation = curate(
+    rollouts.map((r) => candidateOf(store, r)),
+    o,
+  );
+  if (curation.train.length === 0)
+    throw new AlightError(
+      `no example left from ${rollouts.length} rollouts (dropped: ${droppedText(curation.dropped)})`,
+      ExitCode.input,
+    );
+  const files = o.dryRun ? [] : writeCuration(curation, o);
+  return {
+    runs: o.runs,
+    rollouts: rollouts.length,
+    tasks: curation.tasks,
+    dropped: curation.dropped,
+    train: curationTotals(curation.train),
+    val: curationTotals(curation.val),
+    files,
+  };
+}
+
+export const droppedText = (dropped: Curation['dropped']): string =>
+  Object.entries(dropped)
+    .map(([reason, n]) => `${n} ${reason}`)
+    .join(', ');
+
+/** A rollout with its calls merged into rows as `samples build` merges them (a failed one's calls are not read). */
+function candidateOf(store: Store, r: RolloutSummary): Candidate {
+  const candidate = { rolloutId: r.id, taskId: r.task_id ?? r.id, state: r.state, reward: r.reward };
+  if (r.state !== 'succeeded') return { ...candidate, overlong: false, rows: [] };
+  const calls = callsOf(store, r);
+  const overlong = calls.some((c) => c.finishReason === 'length');
+  return { ...candidate, overlong, rows: mergeCalls(calls, 'trajectory').rows };
+}
+
+function writeCuration(curation: Curation, o: CurateRunOptions): string[] {
+  const files: string[] = [];
+  mkdirSync(o.out, { recursive: true });
+  for (const [split, examples] of [
+    ['train', curation.train],
+    ['val', curation.val],
+  ] as const) {
+    if (examples.length === 0) continue;
+    files.push(writeExamples(join(o.out, `${split}.safetensors`), examples, o));
+    if (o.parquet) files.push(writeExamplesParquet(join(o.out, `${split}.parquet`), examples));
+  }
+  return files;
+}
+
+/**
+ * Examples as a batch file (docs/design.md#batch-file) that `samples show` reads and `alight sft` trains on: the
+ * recorded tokens, the loss mask on the sampled tokens, advantage 1, each loss token weighted 1/(loss tokens).
+ */
+export function writeExamples(file: string, examples: readonly Candidate[], o: CurateRunOptions): string {
+  const totals = curationTotals(examples);
+  const tensors = meanLossBatch(
+    examples.map((c) => ({ rolloutId: c.rolloutId, groupId: c.taskId, reward: c.reward, rows: c.rows })),
+  );
+  const meta = {
+    version: 1,
+    rollouts: examples.map((c) => ({
+      rollout_id: c.rolloutId,
+      group_id: c.taskId,
+      reward: c.reward,
+      rows: c.rows.length,
+    })),
+    advantage: 'sft',
+    loss_norm: 'token-mean',
+    pad_token_id: 0,
+    metrics: {
+      rollouts: totals.examples,
+      rows: totals.rows,
+      loss_tokens: totals.lossTokens,
+      reward_mean: totals.rewardMean,
+    },
+    curation: { runs: o.runs, select: o.select, max_per_task: o.maxPerTask ?? null, min_reward: o.minReward ?? null },
+  };
+  writeSafetensors(file, tensors, { alight: JSON.stringify(meta) });
+  return file;
+}

@@ -1,0 +1,40 @@
+import type { SchemaElement } from 'hyparquet';
+import { parquetWriteFile } from 'hyparquet-writer';
+import type { Candidate } from './curate.js';
+
+/** A list<int32> column as Parquet's three-level LIST, the shape pyarrow, Hugging Face datasets and verl read. */
+const intList = (name: string): SchemaElement[] => [
+  { name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  { name: 'element', type: 'INT32', repetition_type: 'REQUIRED' },
+];
+
+/**
+ * Curated examples for other trainers: one Parquet row per training row, its token ids and loss mask (1 on the tokens
+ * the policy sampled), the prompt's length, and where it came from.
+ */
+export function writeExamplesParquet(file: string, examples: readonly Candidate[]): string {
+  const rows = examples.flatMap((c) => c.rows.map((row) => ({ c, row })));
+  const schema: SchemaElement[] = [
+    { name: 'root', num_children: 6 },
+    { name: 'rollout_id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+    { name: 'task_id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+    { name: 'reward', type: 'DOUBLE', repetition_type: 'OPTIONAL' },
+    { name: 'prompt_length', type: 'INT32', repetition_type: 'REQUIRED' },
+    ...intList('input_ids'),
+    ...intList('loss_mask'),
+  ];
+  parquetWriteFile({
+    filename: file,
+    schema,
+    columnData: [
+      { name: 'rollout_id', data: rows.map(({ c }) => c.rolloutId) },
+      { name: 'task_id', data: rows.map(({ c }) => c.taskId) },
+      { name: 'reward', data: rows.map(({ c }) => c.reward) },
+      { name: 'prompt_length', data: rows.map(({ row }) => row.promptLength) },
+      { name: 'input_ids', data: rows.map(({ row }) => Array.from(row.tokens)) },
+      { name: 'loss_mask', data: rows.map(({ row }) => Array.from(row.mask)) },
+    ],
+  });
+  return file;
+}
