@@ -88,7 +88,12 @@ export async function sft(o: SftOptions): Promise<SftResult> {
         join(runDir, 'batches', `step-${step}.safetensors`),
         tasksForStep(examples, c.batchSize, step, c.seed),
       );
-      const { metrics } = await worker.call('train_step', { batch_path: batch, step }, timeoutMs);
+      // RL's clip fraction and rollout KL mean nothing here: no rollout policy, no ratio.
+      const {
+        clip_fraction: _c,
+        kl_rollout: _k,
+        ...metrics
+      } = (await worker.call('train_step', { batch_path: batch, step }, timeoutMs)).metrics;
       const last = step === steps - 1;
       const due = last || (c.saveEvery > 0 && (step + 1) % c.saveEvery === 0);
       const metricsNow: StepMetrics = { ...metrics, epoch: Math.floor((step * c.batchSize) / examples.length) };
