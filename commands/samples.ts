@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AdvantageEstimator, MissingRewardPolicy } from '../src/algo/advantages.js';
 import type { LossNorm } from '../src/algo/loss-weights.js';
@@ -67,6 +69,9 @@ export interface CurateFlags {
   seed: number;
   parquet?: boolean;
   dryRun?: boolean;
+  render?: string;
+  keepThinking?: boolean;
+  strip?: string;
   db?: string;
   config?: string;
   json?: boolean;
@@ -77,8 +82,9 @@ export async function curateSamples(flags: CurateFlags): Promise<CurateResult> {
   if (flags.select === 'best-n' && flags.maxPerTask === undefined)
     throw new AlightError('--select best-n needs --max-per-task <n>', ExitCode.usage);
   const filter = flags.filter === undefined ? undefined : parseTaskFilter(flags.filter);
-  return withStore(flags, (store) => {
-    const result = curateRuns(store, {
+  const render = renderOptions(flags);
+  return withStore(flags, async (store) => {
+    const result = await curateRuns(store, {
       ...flags,
       filter,
       keepTruncated: Boolean(flags.keepTruncated),
@@ -87,11 +93,31 @@ export async function curateSamples(flags: CurateFlags): Promise<CurateResult> {
       out: flags.out ?? '',
       parquet: Boolean(flags.parquet),
       dryRun: Boolean(flags.dryRun),
+      render,
+      log: (line) => process.stderr.write(`alight: ${line}\n`),
     });
     if (flags.json) printJson(result);
     else process.stdout.write(curateSummary(result));
     return result;
   });
+}
+
+/** `--render <student>` and what goes with it; `--keep-thinking` and `--strip` mean nothing without it. */
+function renderOptions(flags: CurateFlags) {
+  if (!flags.render) {
+    if (flags.keepThinking || flags.strip)
+      throw new AlightError('--keep-thinking and --strip apply to --render <student model>', ExitCode.usage);
+    return undefined;
+  }
+  if (!existsSync(join(flags.render, 'tokenizer_config.json')))
+    throw new AlightError(`--render ${flags.render}: no Hugging Face tokenizer there`, ExitCode.input);
+  let strip: RegExp | undefined;
+  try {
+    strip = flags.strip === undefined ? undefined : new RegExp(flags.strip, 'g');
+  } catch (err) {
+    throw new AlightError(`--strip: ${(err as Error).message}`, ExitCode.usage);
+  }
+  return { model: resolve(flags.render), keepThinking: Boolean(flags.keepThinking), strip };
 }
 
 function curateSummary(r: CurateResult): string {
@@ -104,6 +130,7 @@ function curateSummary(r: CurateResult): string {
     split('train', r.train) +
     (r.tasks.val ? split('val', r.val) : '') +
     `left out: ${droppedText(r.dropped)}\n` +
+    (r.redacted ? `not in training text: ${droppedText(r.redacted)}\n` : '') +
     (r.files.length ? `wrote ${r.files.join(', ')}\n` : 'dry run: nothing written\n')
   );
 }

@@ -104,6 +104,15 @@ function defineCurate(samples: Command): void {
       new Option('--keep-truncated', 'keep rollouts with a reply cut at its max_tokens (left out by default)'),
       new Option('--val <n>', 'tasks held out as val.safetensors (a seeded sample)').argParser(int).default(0),
       new Option('--seed <n>', 'the seed of the validation sample').argParser(int).default(0),
+      new Option(
+        '--render <student>',
+        "foreign traces (another model's, a hosted API's): render them with this model folder's chat template, the loss on the assistant's turns",
+      ),
+      new Option('--keep-thinking', 'with --render: keep reasoning text (summaries, thinking) in the assistant turns'),
+      new Option(
+        '--strip <regex>',
+        "with --render: text removed from system and user messages (a teacher's privileged hints)",
+      ),
       new Option('--parquet', 'also write train.parquet (token ids, loss mask) for other trainers'),
       new Option('--dry-run', 'print the counts, write nothing'),
       ...storeOptions(),
@@ -113,6 +122,7 @@ function defineCurate(samples: Command): void {
       'alight samples curate --run probe-1 --filter "solved>=1" --min-reward 1 --out data/rft',
       'alight samples curate --run a --run b --select best-n --max-per-task 2 --val 20 --parquet --out data/rft',
       'alight samples curate --run probe-1 --filter "0<avg<1" --dry-run',
+      'alight samples curate --run claude-code --min-reward 1 --render models/student --out data/distil',
     ],
     action: async (opts: CurateFlags) => (await import('../samples.js')).curateSamples(opts),
   });

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { meanLossBatch } from './batch.js';
+import { noRedactions, type Redactions } from './conversation.js';
 import { type Candidate, type CurateOptions, type Curation, curate, curationTotals } from './curate.js';
 import { mergeCalls } from './merge.js';
+import { type RenderOptions, renderedCandidates } from './render-run.js';
 import { callsOf } from './run-samples.js';
 import { writeSafetensors } from './safetensors.js';
 import { writeExamplesParquet } from './sft-parquet.js';
@@ -16,6 +18,9 @@ export interface CurateRunOptions extends CurateOptions {
   parquet: boolean;
   /** Count, write nothing. */
   dryRun: boolean;
+  /** Foreign traces: render them with this student's chat template instead of keeping recorded ids. */
+  render?: Omit<RenderOptions, 'log'>;
+  log: (line: string) => void;
 }
 
 export interface CurateResult {
@@ -23,6 +28,8 @@ export interface CurateResult {
   rollouts: number;
   tasks: Curation['tasks'];
   dropped: Curation['dropped'];
+  /** With --render: what never reached training text (reasoning signatures, encrypted reasoning, …). */
+  redacted: (Redactions & { stripped: number }) | null;
   train: ReturnType<typeof curationTotals>;
   val: ReturnType<typeof curationTotals>;
   /** The files written (none on a dry run). */
@@ -30,15 +37,17 @@ export interface CurateResult {
 }
 
 /** `alight samples curate`: the rollouts of recorded runs → supervised examples of the policy's own samples. */
-export function curateRuns(store: Store, o: CurateRunOptions): CurateResult {
+export async function curateRuns(store: Store, o: CurateRunOptions): Promise<CurateResult> {
   const rollouts = o.runs.flatMap((run) => {
     if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
     return store.rolloutSummaries({ run });
   });
-  const curation = curate(
-    rollouts.map((r) => candidateOf(store, r)),
-    o,
-  );
+  const redacted = o.render ? { ...noRedactions(), stripped: 0 } : null;
+  const candidates =
+    o.render && redacted
+      ? await renderedCandidates(store, rollouts, { ...o.render, log: o.log }, redacted)
+      : rollouts.map((r) => candidateOf(store, r));
+  const curation = curate(candidates, o);
   if (curation.train.length === 0)
     throw new AlightError(
       `no example left from ${rollouts.length} rollouts (dropped: ${droppedText(curation.dropped)})`,
@@ -50,13 +59,14 @@ export function curateRuns(store: Store, o: CurateRunOptions): CurateResult {
     rollouts: rollouts.length,
     tasks: curation.tasks,
     dropped: curation.dropped,
+    redacted,
     train: curationTotals(curation.train),
     val: curationTotals(curation.val),
     files,
   };
 }
 
-export const droppedText = (dropped: Curation['dropped']): string =>
+export const droppedText = (dropped: Record<string, number>): string =>
   Object.entries(dropped)
     .map(([reason, n]) => `${n} ${reason}`)
     .join(', ');

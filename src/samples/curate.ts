@@ -19,6 +19,8 @@ export interface Candidate {
   /** A call was cut at its max_tokens. */
   overlong: boolean;
   rows: Row[];
+  /** Why a foreign rollout could not be rendered with the student's template (`--render`). */
+  unrenderable?: string;
 }
 
 export const selections = ['best', 'best-n', 'shortest', 'all'] as const;
@@ -43,6 +45,7 @@ export const dropReasons = [
   'no-reward',
   'task-filter',
   'truncated',
+  'unrenderable',
   'no-tokens',
   'min-reward',
   'duplicate',
@@ -93,6 +96,7 @@ function curateTask(rollouts: Candidate[], o: CurateOptions, dropped: Record<Dro
     return [];
   }
   let eligible = split(scored, (c) => o.keepTruncated || !c.overlong, 'truncated');
+  eligible = split(eligible, (c) => c.unrenderable === undefined, 'unrenderable');
   eligible = split(eligible, (c) => c.rows.length > 0, 'no-tokens');
   eligible = split(eligible, (c) => o.minReward === undefined || (c.reward as number) >= o.minReward, 'min-reward');
   eligible = split(eligible, firstOfItsContent(), 'duplicate');

@@ -98,6 +98,7 @@ describe('curate', () => {
       'no-reward': 1,
       'task-filter': 4,
       truncated: 1,
+      unrenderable: 0,
       'no-tokens': 0,
       'min-reward': 0,
       duplicate: 1,
