@@ -6,7 +6,6 @@ const modelFiles = [
   'test/e2e/train.test.ts',
   'test/e2e/train-lora.test.ts',
   'test/e2e/sft.test.ts',
-  'test/e2e/sft-foreign.test.ts',
   'test/e2e/verl.test.ts',
   'test/e2e/record-serve.test.ts',
   'test/e2e/models-convert.test.ts',

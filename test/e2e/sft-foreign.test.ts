@@ -158,7 +158,8 @@ async function claudeLoop(): Promise<void> {
   const tools = [
     { name: 'read', description: 'read a file', input_schema: { type: 'object' as const, properties: {} } },
   ];
-  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'what is in a' }];
+  // The teacher's privileged hint, which the student must not be trained to need (--strip).
+  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'what is in a HINT: it says hi' }];
   const ask = {
     model: 'claude-hosted',
     max_tokens: 100,
@@ -255,6 +256,17 @@ describe('alight samples curate --render: foreign traces for a student', () => {
     expect(learned).toContain('<think>read it first</think>');
     expect(learned).toContain('<think>add them</think>');
     for (const secret of SECRETS) expect(text).not.toContain(secret);
+    expect(text).toContain('HINT: it says hi');
+  }, 180_000);
+
+  it("leaves a teacher's privileged hint out of the student's prompt with --strip", async () => {
+    const args = ['--select', 'all', '--render', student, '--strip', ' HINT: [a-z ]+', '--out', 'strip', '--json'];
+    const res = await alight(['samples', 'curate', '--run', 'hosted', ...args], { cwd: dir, timeoutMs: 120_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout).redacted.stripped).toBe(1);
+    const { text } = decoded(join(dir, 'strip', 'train.safetensors'));
+    expect(text).not.toContain('HINT');
+    expect(text).toContain('what is in a<|im_end|>');
   }, 180_000);
 
   it('refuses --keep-thinking without --render, and a folder without a tokenizer', async () => {
