@@ -9,6 +9,8 @@
  *   npm run bench:rft     # BENCH_RFT_TASKS (400), BENCH_RFT_K (8), BENCH_RFT_PER_TASK (2), BENCH_RFT_EPOCHS (2),
  *                         # BENCH_RFT_LR (1e-5), BENCH_RFT_BATCH (16), BENCH_RFT_RL_STEPS (5)
  *                         # BENCH_RFT_BASE=<eval-base.json>: the base's evaluation from bench:learn, same settings
+ *                         # BENCH_RFT_SOURCE=hint: distillation instead: the harness told each answer (a teacher with
+ *                         # privileged information), its traces rendered for the student without the hint
  *
  * 400 tasks × 8 is as many sampled replies as bench:learn's 50 RL steps (8 × 8 a step). Writes bench/rft/results/.
  */
@@ -20,6 +22,7 @@ import { ensurePythonEnv } from '../src/setup/python-env.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import {
   alightTrain,
+  benchConfig,
   benchModel,
   bin,
   env,
@@ -41,9 +44,12 @@ const rft = {
   lr: env('BENCH_RFT_LR', 1e-5),
   batch: env('BENCH_RFT_BATCH', 16),
   rlSteps: env('BENCH_RFT_RL_STEPS', 5),
+  source: process.env.BENCH_RFT_SOURCE === 'hint' ? 'hint' : 'own',
 };
-const out = join(root, 'bench', 'rft', 'results');
-const dir = join(work, 'rft');
+// What the hinted harness adds to each question, removed before the student's rows are rendered.
+const HINT = String.raw` \(Hint: the answer is [^)]*\.\)`;
+const out = join(root, 'bench', 'rft', 'results', rft.source);
+const dir = join(work, `rft-${rft.source}`);
 const alightIn = (args: string[], extraEnv = {}) => step(process.execPath, [bin, ...args], dir, extraEnv);
 const json = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
 
@@ -62,13 +68,13 @@ async function record(model: string, run: string): Promise<number> {
   writeFileSync(file, `${lines.join('\n')}\n`);
   const args = ['record', '--serve-vllm', model, '--device', 'cpu', '--tasks', file, '-n', String(rft.k)];
   args.push('--concurrency', '64', '--run', run, '--', 'node', join(root, 'examples/arithmetic/harness.mjs'));
-  return alightIn(args, harnessEnv());
+  return alightIn(args, { ...harnessEnv(), ...(rft.source === 'hint' && { ARITHMETIC_HINT: '1' }) });
 }
 
 await runEntry(async () => {
   const started = performance.now();
   mkdirSync(out, { recursive: true });
-  mkdirSync(dir, { recursive: true });
+  benchConfig(dir);
   const python = await ensurePythonEnv(setupProgress(), ['learn']);
   const model = await benchModel();
   const base = await baseEvaluation(python, model);
@@ -78,6 +84,7 @@ await runEntry(async () => {
     .concat(join(dir, `data-${stamp}`));
   const recordSeconds = await record(model, probe);
   const curateArgs = ['samples', 'curate', '--run', probe, '--min-reward', '1', '--select', 'best-n'];
+  if (rft.source === 'hint') curateArgs.push('--render', model, '--strip', HINT);
   const curated = JSON.parse(
     probeOrThrow(
       process.execPath,

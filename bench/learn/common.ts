@@ -79,6 +79,19 @@ export const harnessEnv = () => ({
 });
 
 /**
+ * The project folder's alight.config.yaml: what the flags do not reach. Drop groups that carry no signal, all of a
+ * step's harnesses at once (the worker batches their calls), the worker's torch threads.
+ */
+export function benchConfig(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'alight.config.yaml'),
+    `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n` +
+      `  maxResponseTokens: ${settings.maxTokens}\n  dropOverlong: ${settings.dropOverlong}\n`,
+  );
+}
+
+/**
  * `alight train` on the training split as bench:learn runs it (B tasks × G rollouts a step, Dr. GRPO, seeded), from
  * `init` (`--model <folder>` or `--init-from <run>`), in `dir`; its wall seconds and each step's metrics.
  */
@@ -90,14 +103,7 @@ export async function alightTrain(o: {
   lr: number;
   extra: string[];
 }) {
-  mkdirSync(o.dir, { recursive: true });
-  // What the flags do not reach: drop groups that carry no signal, all of a step's harnesses at once (the worker
-  // batches their calls), and the worker's torch threads.
-  writeFileSync(
-    join(o.dir, 'alight.config.yaml'),
-    `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n` +
-      `  maxResponseTokens: ${settings.maxTokens}\n  dropOverlong: ${settings.dropOverlong}\n`,
-  );
+  benchConfig(o.dir);
   const args = ['train', ...o.init, '--tasks', tasks('train'), '-n', String(settings.group)];
   args.push('--batch-size', String(settings.batchTasks), '--steps', String(o.steps));
   args.push('--concurrency', String(settings.batchTasks * settings.group));
