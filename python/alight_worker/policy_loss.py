@@ -31,7 +31,29 @@ def unpack(batch, rows):
     return out
 
 
-def token_logprobs(model, input_ids, attention_mask, loss_mask=None):
+def pack(batch, rows):
+    """The given rows of a packed batch end to end as one sequence [1, Σ lengths], no padding: position ids restart at
+    each row and no attention mask is given, so transformers keeps each row's attention to itself (its packed-sequence
+    masks). A row's first token is never a loss token here: it would be predicted from the row before it."""
+    offsets = batch["row_offsets"].tolist()
+    spans = [(offsets[b], offsets[b + 1]) for b in rows]
+    index = torch.cat([torch.arange(start, end) for start, end in spans])
+    out = {
+        name: batch[name][index].to(dtype).unsqueeze(0)
+        for name, dtype in [
+            ("input_ids", torch.long),
+            ("loss_mask", torch.float32),
+            ("rollout_logprobs", torch.float32),
+            ("advantages", torch.float32),
+            ("loss_weights", torch.float32),
+        ]
+    }
+    out["position_ids"] = torch.cat([torch.arange(end - start) for start, end in spans]).unsqueeze(0)
+    out["loss_mask"][out["position_ids"] == 0] = 0
+    return out
+
+
+def token_logprobs(model, input_ids, attention_mask, loss_mask=None, position_ids=None):
     """log p(token_t | tokens_<t) for t ≥ 1 (0 at t = 0), and the entropy of each of those distributions (a metric:
     computed outside the graph, so that no second [B, L, vocab] tensor lives through backward). With `loss_mask`, only
     the columns where some row has a loss token are computed (0 elsewhere): the output layer and its softmax over the
@@ -42,7 +64,14 @@ def token_logprobs(model, input_ids, attention_mask, loss_mask=None):
     else:
         targets = torch.nonzero(loss_mask[:, 1:].sum(0)).squeeze(-1) + 1
     # The logits at position t − 1 predict the token at t.
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=targets - 1).logits.float()
+    # No cache: nothing is generated after, and transformers only keeps packed rows apart without one.
+    logits = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        use_cache=False,
+        logits_to_keep=targets - 1,
+    ).logits.float()
     logp_all = torch.log_softmax(logits, dim=-1)
     picked = logp_all.gather(-1, input_ids[:, targets].unsqueeze(-1)).squeeze(-1)
     with torch.no_grad():

@@ -15,11 +15,11 @@ from safetensors.torch import load_file
 from . import lora
 from .batching import Batcher, Request
 from .log import log
-from .policy_loss import ppo_clip_loss, sft_loss, token_logprobs, unpack
+from .policy_loss import pack, ppo_clip_loss, sft_loss, token_logprobs, unpack
 
 
 def inputs(part):
-    return part["input_ids"], part["attention_mask"], part["loss_mask"]
+    return part["input_ids"], part.get("attention_mask"), part["loss_mask"], part.get("position_ids")
 
 
 class TorchBackend:
@@ -151,10 +151,7 @@ class TorchBackend:
         }
         grad_norm = 0.0
         with self.lock:
-            parts = [
-                {k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()}
-                for start in range(0, rows, micro)
-            ]
+            parts = self.micro_batches(batch, rows, micro)
             # What stays fixed through the epochs, once per micro-batch before any weight changes: the reference's
             # log-probs (KL) and, for truncated IS, the policy's as the update starts.
             fixed = [{"ref": None, "old": None} for _ in parts]
@@ -203,6 +200,15 @@ class TorchBackend:
         log(f"step {step}: loss {metrics['loss']:.4f}, grad norm {grad_norm:.3f}, {rows} rows")
         return {"metrics": metrics}
 
+    def micro_batches(self, batch, rows, micro):
+        """`micro` rows at a time on the device: padded to the longest, or for `alight sft` packed end to end (the same
+        loss and gradient without the padding's compute: python/tests/test_worker.py)."""
+        cut = pack if self.params.get("objective") == "sft" else unpack
+        return [
+            {k: v.to(self.device) for k, v in cut(batch, list(range(start, min(rows, start + micro)))).items()}
+            for start in range(0, rows, micro)
+        ]
+
     def eval_loss(self, batch_path):
         """Supervised loss on a batch without an update (`alight sft`'s validation): Σ w · (−log p) over its loss
         tokens, the mean when its weights are 1 / its loss tokens."""
@@ -211,10 +217,7 @@ class TorchBackend:
         micro = int(self.params.get("micro_batch_rows", 8))
         total = 0.0
         with self.lock, torch.no_grad():
-            for start in range(0, rows, micro):
-                part = {
-                    k: v.to(self.device) for k, v in unpack(batch, list(range(start, min(rows, start + micro)))).items()
-                }
+            for part in self.micro_batches(batch, rows, micro):
                 total += float(sft_loss(token_logprobs(self.model, *inputs(part))[0], part)[0])
         return {"loss": total, "loss_tokens": int(batch["loss_mask"].sum())}
 
