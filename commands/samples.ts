@@ -68,6 +68,7 @@ export interface CurateFlags {
   val: number;
   seed: number;
   parquet?: boolean;
+  jsonl?: boolean;
   dryRun?: boolean;
   render?: string;
   keepThinking?: boolean;
@@ -92,6 +93,7 @@ export async function curateSamples(flags: CurateFlags): Promise<CurateResult> {
       runs: flags.run,
       out: flags.out ?? '',
       parquet: Boolean(flags.parquet),
+      jsonl: Boolean(flags.jsonl),
       dryRun: Boolean(flags.dryRun),
       render,
       log: (line) => process.stderr.write(`alight: ${line}\n`),

@@ -114,6 +114,7 @@ function defineCurate(samples: Command): void {
         "with --render: text removed from system and user messages (a teacher's privileged hints)",
       ),
       new Option('--parquet', 'also write train.parquet (token ids, loss mask) for other trainers'),
+      new Option('--jsonl', 'also write train.jsonl: each example as chat messages and tools, for other trainers'),
       new Option('--dry-run', 'print the counts, write nothing'),
       ...storeOptions(),
       jsonOption('print the result as JSON'),

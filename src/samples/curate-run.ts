@@ -5,17 +5,19 @@ import type { RolloutSummary, Store } from '../store/store.js';
 import { meanLossBatch } from './batch.js';
 import { noRedactions, type Redactions } from './conversation.js';
 import { type Candidate, type CurateOptions, type Curation, curate, curationTotals } from './curate.js';
+import { writeExamplesJsonl, writeExamplesParquet } from './examples-export.js';
 import { mergeCalls } from './merge.js';
 import { type RenderOptions, renderedCandidates } from './render-run.js';
 import { callsOf } from './run-samples.js';
 import { writeSafetensors } from './safetensors.js';
-import { writeExamplesParquet } from './sft-parquet.js';
 
 export interface CurateRunOptions extends CurateOptions {
   runs: string[];
   /** The folder for train.safetensors (and val.safetensors, and with `parquet` the same as Parquet). */
   out: string;
   parquet: boolean;
+  /** Also the examples' conversations as chat JSONL. */
+  jsonl: boolean;
   /** Count, write nothing. */
   dryRun: boolean;
   /** Foreign traces: render them with this student's chat template instead of keeping recorded ids. */
@@ -53,7 +55,7 @@ export async function curateRuns(store: Store, o: CurateRunOptions): Promise<Cur
       `no example left from ${rollouts.length} rollouts (dropped: ${droppedText(curation.dropped)})`,
       ExitCode.input,
     );
-  const files = o.dryRun ? [] : writeCuration(curation, o);
+  const files = o.dryRun ? [] : writeCuration(store, curation, o);
   return {
     runs: o.runs,
     rollouts: rollouts.length,
@@ -80,7 +82,7 @@ function candidateOf(store: Store, r: RolloutSummary): Candidate {
   return { ...candidate, overlong, rows: mergeCalls(calls, 'trajectory').rows };
 }
 
-function writeCuration(curation: Curation, o: CurateRunOptions): string[] {
+function writeCuration(store: Store, curation: Curation, o: CurateRunOptions): string[] {
   const files: string[] = [];
   mkdirSync(o.out, { recursive: true });
   for (const [split, examples] of [
@@ -90,6 +92,13 @@ function writeCuration(curation: Curation, o: CurateRunOptions): string[] {
     if (examples.length === 0) continue;
     files.push(writeExamples(join(o.out, `${split}.safetensors`), examples, o));
     if (o.parquet) files.push(writeExamplesParquet(join(o.out, `${split}.parquet`), examples));
+    if (o.jsonl) {
+      const keep = o.render?.keepThinking ?? false;
+      const written = writeExamplesJsonl(store, join(o.out, `${split}.jsonl`), examples, keep);
+      if (written.skipped)
+        o.log(`${written.skipped} examples of ${split} are not conversations: left out of the JSONL`);
+      files.push(written.file);
+    }
   }
   return files;
 }

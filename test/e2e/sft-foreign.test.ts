@@ -209,7 +209,20 @@ function decoded(file: string): { text: string; learned: string } {
 describe('alight samples curate --render: foreign traces for a student', () => {
   it("renders recorded Claude and Responses streams with the student's template, no signature or blob in it", async () => {
     const res = await alight(
-      ['samples', 'curate', '--run', 'hosted', '--select', 'all', '--render', student, '--out', 'data', '--json'],
+      [
+        'samples',
+        'curate',
+        '--run',
+        'hosted',
+        '--select',
+        'all',
+        '--render',
+        student,
+        '--jsonl',
+        '--out',
+        'data',
+        '--json',
+      ],
       {
         cwd: dir,
         timeoutMs: 120_000,
@@ -231,6 +244,17 @@ describe('alight samples curate --render: foreign traces for a student', () => {
     expect(learned).not.toContain('what is in a');
     expect(learned).not.toContain('add 2 and 3');
     expect(text).not.toContain('read it first');
+    // The same two conversations as chat JSONL for other trainers: arguments as objects, nothing signed or sealed.
+    const jsonl = readFileSync(join(dir, 'data', 'train.jsonl'), 'utf8');
+    for (const secret of SECRETS) expect(jsonl).not.toContain(secret);
+    const lines = jsonl
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.messages.at(-1).content).sort()).toEqual(['five', 'it says hi']);
+    expect(lines.flatMap((l) => l.messages.flatMap((m: Obj) => m.tool_calls ?? []))).toEqual(
+      expect.arrayContaining([{ id: 'call1', name: 'add', arguments: { a: 2, b: 3 } }]),
+    );
   }, 180_000);
 
   it('keeps the reasoning text, never its signature, with --keep-thinking', async () => {

@@ -1,5 +1,9 @@
+// Curated examples in the formats other trainers read: token ids and loss masks as Parquet, conversations as chat JSONL.
+import { writeFileSync } from 'node:fs';
 import type { SchemaElement } from 'hyparquet';
 import { parquetWriteFile } from 'hyparquet-writer';
+import type { Store } from '../store/store.js';
+import { noRedactions, rolloutConversations, Unrenderable } from './conversation.js';
 import type { Candidate } from './curate.js';
 
 /** A list<int32> column as Parquet's three-level LIST, the shape pyarrow, Hugging Face datasets and verl read. */
@@ -37,4 +41,34 @@ export function writeExamplesParquet(file: string, examples: readonly Candidate[
     ],
   });
   return file;
+}
+
+/**
+ * Curated examples as chat JSONL (`messages` and `tools`, the shape TRL's SFTTrainer, verl's multi-turn SFT dataset and
+ * most others read): one line per conversation of each example, read from its recorded calls as `--render` reads them
+ * (arguments as objects, signatures and encrypted reasoning never written, thinking only with `keepThinking`). A rollout
+ * whose calls are not conversations (completions) is left out; how many is returned.
+ */
+export function writeExamplesJsonl(
+  store: Store,
+  file: string,
+  examples: readonly Candidate[],
+  keepThinking: boolean,
+): { file: string; skipped: number } {
+  let skipped = 0;
+  const lines = examples.flatMap((c) => {
+    const calls = store.calls.list(c.rolloutId).filter((call) => call.status === 'ok');
+    try {
+      return rolloutConversations(calls, keepThinking, noRedactions()).map(
+        (conversation) =>
+          `${JSON.stringify({ rollout_id: c.rolloutId, task_id: c.taskId, reward: c.reward, ...conversation })}\n`,
+      );
+    } catch (err) {
+      if (!(err instanceof Unrenderable)) throw err;
+      skipped++;
+      return [];
+    }
+  });
+  writeFileSync(file, lines.join(''));
+  return { file, skipped };
 }
