@@ -143,6 +143,38 @@ describe('alight sft', () => {
     expect(both.stderr).toMatch(/--init-from gives the model \(full weights\): drop --model/);
   }, 600_000);
 
+  it('trains a LoRA adapter alone, and RL continues that adapter on its base', async () => {
+    const settings = ['--epochs', '3', '--batch-size', '4', '--lora-rank', '4', '--lr', '0.02', '--run', 'sft-lora'];
+    const sft = await alight(['sft', '--data', 'best', '--model', model, ...settings], {
+      cwd: p.dir,
+      timeoutMs: 300_000,
+    });
+    expect(sft.code, sft.stderr).toBe(0);
+    const checkpoint = stepsOf(p.db, 'sft-lora').at(-1)!.checkpoint!;
+    expect(readdirSync(checkpoint)).toEqual(
+      expect.arrayContaining(['adapter_model.safetensors', 'adapter_config.json']),
+    );
+    expect(readdirSync(checkpoint)).not.toContain('model.safetensors');
+    const fromSft = [
+      ...trainArgs(model, p, 1).filter((a) => a !== model && a !== '--model'),
+      '--init-from',
+      'sft-lora',
+    ];
+    const rl = await alight([...fromSft, '--run', 'rl-lora', '--', process.execPath, HARNESS], {
+      cwd: p.dir,
+      timeoutMs: 300_000,
+    });
+    expect(rl.code, rl.stderr).toBe(0);
+    const store = Store.open(p.db);
+    try {
+      const train = JSON.parse(store.getRun('rl-lora')!.config!).train;
+      expect(train.lora.from).toBe(checkpoint);
+      expect(train.model).toBe(model);
+    } finally {
+      store.close();
+    }
+  }, 600_000);
+
   it('refuses a file that is not curated examples, and leaves it as it was', async () => {
     const res = await alight(['sft', '--data', join(p.dir, 'tasks.jsonl'), '--model', model], { cwd: p.dir });
     expect(res.code).toBe(3);
