@@ -59,10 +59,15 @@ export async function renderedCandidates(
   });
 }
 
-/** The privileged part of a teacher's prompt removed from what the student is trained to answer. */
+/**
+ * The privileged part of a teacher's prompt removed from what the student is trained to answer. A teacher that repeats
+ * it in its own answer would teach the student to write it: that rollout is left out.
+ */
 function stripped(c: Conversation, o: RenderOptions, redacted: { stripped: number }): Conversation {
   const pattern = o.strip;
   if (!pattern) return c;
+  if (c.messages.some((m) => m.role === 'assistant' && new RegExp(pattern.source).test(m.content)))
+    throw new Unrenderable('an assistant turn repeats what --strip removes');
   return {
     ...c,
     messages: c.messages.map((m) => {

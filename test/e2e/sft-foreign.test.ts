@@ -291,6 +291,11 @@ describe('alight samples curate --render: foreign traces for a student', () => {
     const { text } = decoded(join(dir, 'strip', 'train.safetensors'));
     expect(text).not.toContain('HINT');
     expect(text).toContain('what is in a<|im_end|>');
+    // A teacher that repeats the hint in its answer would teach the student to write it: that rollout is left out.
+    const echo = ['--select', 'all', '--render', student, '--strip', 'says hi', '--dry-run', '--json'];
+    const echoed = await alight(['samples', 'curate', '--run', 'hosted', ...echo], { cwd: dir, timeoutMs: 120_000 });
+    expect(echoed.code, echoed.stderr).toBe(0);
+    expect(JSON.parse(echoed.stdout)).toMatchObject({ dropped: { unrenderable: 1 }, train: { examples: 1 } });
   }, 180_000);
 
   it('refuses --keep-thinking without --render, and a folder without a tokenizer', async () => {
