@@ -5,6 +5,15 @@ cross-entropy on the same batch layout."""
 
 import torch
 
+# The batch file's per-token tensors the update reads, and the dtype it computes them in.
+ROW_TENSORS = {
+    "input_ids": torch.long,
+    "loss_mask": torch.float32,
+    "rollout_logprobs": torch.float32,
+    "advantages": torch.float32,
+    "loss_weights": torch.float32,
+}
+
 
 def unpack(batch, rows):
     """Right-padded [len(rows), L] tensors of the given rows of a packed batch (a dict of torch tensors)."""
@@ -12,21 +21,13 @@ def unpack(batch, rows):
     width = max(offsets[b + 1] - offsets[b] for b in rows)
     out = {
         name: torch.zeros((len(rows), width), dtype=dtype)
-        for name, dtype in [
-            ("input_ids", torch.long),
-            ("loss_mask", torch.float32),
-            ("rollout_logprobs", torch.float32),
-            ("advantages", torch.float32),
-            ("loss_weights", torch.float32),
-            ("attention_mask", torch.long),
-        ]
+        for name, dtype in [*ROW_TENSORS.items(), ("attention_mask", torch.long)]
     }
     for i, b in enumerate(rows):
         start, end = offsets[b], offsets[b + 1]
         n = end - start
-        out["input_ids"][i, :n] = batch["input_ids"][start:end]
         out["attention_mask"][i, :n] = 1
-        for name in ["loss_mask", "rollout_logprobs", "advantages", "loss_weights"]:
+        for name in ROW_TENSORS:
             out[name][i, :n] = batch[name][start:end]
     return out
 
@@ -38,16 +39,7 @@ def pack(batch, rows):
     offsets = batch["row_offsets"].tolist()
     spans = [(offsets[b], offsets[b + 1]) for b in rows]
     index = torch.cat([torch.arange(start, end) for start, end in spans])
-    out = {
-        name: batch[name][index].to(dtype).unsqueeze(0)
-        for name, dtype in [
-            ("input_ids", torch.long),
-            ("loss_mask", torch.float32),
-            ("rollout_logprobs", torch.float32),
-            ("advantages", torch.float32),
-            ("loss_weights", torch.float32),
-        ]
-    }
+    out = {name: batch[name][index].to(dtype).unsqueeze(0) for name, dtype in ROW_TENSORS.items()}
     out["position_ids"] = torch.cat([torch.arange(end - start) for start, end in spans]).unsqueeze(0)
     out["loss_mask"][out["position_ids"] == 0] = 0
     return out

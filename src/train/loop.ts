@@ -15,7 +15,7 @@ import type { StepMetrics, TrainListener } from './events.js';
 import { type ServedCheck, servedPolicyCheck } from './served-check.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
 import { groupPool, runStep, type StepContext } from './step.js';
-import { openTrackers, recentSamples, type Trackers } from './trackers.js';
+import { recentSamples, runTrackers, type Trackers } from './trackers.js';
 import { type VerlPlan, verlPlan } from './verl-config.js';
 
 export interface TrainOptions {
@@ -61,16 +61,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   let launcher: RunLauncher | null = null;
   let trackers: Trackers | null = null;
   try {
-    if (c.reportTo.length)
-      trackers = await openTrackers({
-        kinds: c.reportTo,
-        runDir,
-        run,
-        // The settings as run: the learning rate the update uses, not the undefined of "the default".
-        settings: { ...c, lr: learningRate(c) },
-        onProblem: log,
-        listener: asLines(log),
-      });
+    trackers = await runTrackers(c, { runDir, run }, log);
     launcher = await openLauncher(config, log);
     const first = await workers.start();
     if (c.serveVllm) {

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { learningRate, type TrainConfig } from '../config/schema.js';
+import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { meanLossBatch } from '../samples/batch.js';
 import type { Row } from '../samples/merge.js';
@@ -11,7 +11,7 @@ import type { Store } from '../store/store.js';
 import type { StepMetrics } from './events.js';
 import { startWorker } from './loop.js';
 import { tasksForStep } from './schedule.js';
-import { openTrackers, type Trackers } from './trackers.js';
+import { runTrackers, type Trackers } from './trackers.js';
 
 /** What `alight sft` reports as it runs; `src/ui/` renders these. */
 export type SftEvent =
@@ -66,15 +66,7 @@ export async function sft(o: SftOptions): Promise<SftResult> {
   o.signal.addEventListener('abort', kill, { once: true });
   let trackers: Trackers | null = null;
   try {
-    if (c.reportTo.length)
-      trackers = await openTrackers({
-        kinds: c.reportTo,
-        runDir,
-        run,
-        settings: { ...c, lr: learningRate(c), objective: 'sft', epochs: o.epochs, data: o.data },
-        onProblem: log,
-        listener: asLines(log),
-      });
+    trackers = await runTrackers(c, { runDir, run }, log, { objective: 'sft', epochs: o.epochs, data: o.data });
     const { worker } = await startWorker(
       { python, logFile: workerLog, c, signal: o.signal, objective: 'sft' },
       started,

@@ -1,9 +1,9 @@
 import { appendFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { trackerKinds } from '../config/schema.js';
+import { learningRate, type TrainConfig, type trackerKinds } from '../config/schema.js';
 import { start } from '../process/launch.js';
-import type { SetupListener } from '../setup/events.js';
+import { asLines, type SetupListener } from '../setup/events.js';
 import { ensureRequirements, PYTHON_DIR } from '../setup/python-env.js';
 import type { StoredCall } from '../store/calls.js';
 import type { Store } from '../store/store.js';
@@ -31,6 +31,26 @@ export interface Trackers {
 export function ensureTrackersEnv(listener: SetupListener): Promise<string> {
   const venv = process.env.ALIGHT_TRACKERS_ENV ?? join(homedir(), '.cache', 'alight', 'trackers');
   return ensureRequirements(venv, 'trackers', ['requirements-trackers.txt'], listener);
+}
+
+/**
+ * A training run's trackers (`train.reportTo`), none when it names none: told the settings as run (the learning rate
+ * the update uses, not the undefined of "the default") and `extra`, their problems and set-up going to `log`.
+ */
+export async function runTrackers(
+  c: TrainConfig,
+  run: { runDir: string; run: string },
+  log: (message: string) => void,
+  extra: Record<string, unknown> = {},
+): Promise<Trackers | null> {
+  if (!c.reportTo.length) return null;
+  return openTrackers({
+    kinds: c.reportTo,
+    ...run,
+    settings: { ...c, lr: learningRate(c), ...extra },
+    onProblem: log,
+    listener: asLines(log),
+  });
 }
 
 /**

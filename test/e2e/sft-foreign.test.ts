@@ -206,28 +206,16 @@ function decoded(file: string): { text: string; learned: string } {
   return { text: at(() => true), learned: at((i) => mask[i] === 1) };
 }
 
+/** `samples curate` of every recorded rollout, rendered for the student, with these flags besides. */
+const rendered = (args: string[]) =>
+  alight(['samples', 'curate', '--run', 'hosted', '--select', 'all', '--render', student, ...args], {
+    cwd: dir,
+    timeoutMs: 120_000,
+  });
+
 describe('alight samples curate --render: foreign traces for a student', () => {
   it("renders recorded Claude and Responses streams with the student's template, no signature or blob in it", async () => {
-    const res = await alight(
-      [
-        'samples',
-        'curate',
-        '--run',
-        'hosted',
-        '--select',
-        'all',
-        '--render',
-        student,
-        '--jsonl',
-        '--out',
-        'data',
-        '--json',
-      ],
-      {
-        cwd: dir,
-        timeoutMs: 120_000,
-      },
-    );
+    const res = await rendered(['--jsonl', '--out', 'data', '--json']);
     expect(res.code, res.stderr).toBe(0);
     const result = JSON.parse(res.stdout);
     expect(result.train.examples).toBe(2);
@@ -258,23 +246,7 @@ describe('alight samples curate --render: foreign traces for a student', () => {
   }, 180_000);
 
   it('keeps the reasoning text, never its signature, with --keep-thinking', async () => {
-    const res = await alight(
-      [
-        'samples',
-        'curate',
-        '--run',
-        'hosted',
-        '--select',
-        'all',
-        '--render',
-        student,
-        '--keep-thinking',
-        '--out',
-        'think',
-        '--json',
-      ],
-      { cwd: dir, timeoutMs: 120_000 },
-    );
+    const res = await rendered(['--keep-thinking', '--out', 'think', '--json']);
     expect(res.code, res.stderr).toBe(0);
     const { text, learned } = decoded(join(dir, 'think', 'train.safetensors'));
     expect(learned).toContain('<think>read it first</think>');
@@ -284,16 +256,14 @@ describe('alight samples curate --render: foreign traces for a student', () => {
   }, 180_000);
 
   it("leaves a teacher's privileged hint out of the student's prompt with --strip", async () => {
-    const args = ['--select', 'all', '--render', student, '--strip', ' HINT: [a-z ]+', '--out', 'strip', '--json'];
-    const res = await alight(['samples', 'curate', '--run', 'hosted', ...args], { cwd: dir, timeoutMs: 120_000 });
+    const res = await rendered(['--strip', ' HINT: [a-z ]+', '--out', 'strip', '--json']);
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout).redacted.stripped).toBe(1);
     const { text } = decoded(join(dir, 'strip', 'train.safetensors'));
     expect(text).not.toContain('HINT');
     expect(text).toContain('what is in a<|im_end|>');
     // A teacher that repeats the hint in its answer would teach the student to write it: that rollout is left out.
-    const echo = ['--select', 'all', '--render', student, '--strip', 'says hi', '--dry-run', '--json'];
-    const echoed = await alight(['samples', 'curate', '--run', 'hosted', ...echo], { cwd: dir, timeoutMs: 120_000 });
+    const echoed = await rendered(['--strip', 'says hi', '--dry-run', '--json']);
     expect(echoed.code, echoed.stderr).toBe(0);
     expect(JSON.parse(echoed.stdout)).toMatchObject({ dropped: { unrenderable: 1 }, train: { examples: 1 } });
   }, 180_000);
