@@ -29,8 +29,9 @@ def steps(b, tmp_path, count):
 
 
 def logits(model, ids):
+    """On the model's device (the worker's GPU where there is one), compared on the CPU."""
     with torch.no_grad():
-        return model(input_ids=ids).logits
+        return model(input_ids=ids.to(next(model.parameters()).device)).logits.cpu()
 
 
 def test_only_the_adapter_trains_and_the_base_weights_stay_bit_identical(tiny, tmp_path):
@@ -83,8 +84,8 @@ def test_lora_from_continues_the_saved_adapter_and_merging_gives_its_logits(tiny
     assert torch.equal(logits(continued.model, ids), trained)  # not a fresh (zero) adapter
     assert sum(p.numel() for p in continued.trained) == sum(p.numel() for p in b.trained)
     merged = AutoModelForCausalLM.from_pretrained(merge(saved, str(tmp_path / "merged"))["path"], dtype=torch.float32)
-    assert torch.allclose(logits(merged, ids), trained, atol=1e-5)
-    assert not torch.allclose(logits(AutoModelForCausalLM.from_pretrained(tiny), ids), trained, atol=1e-5)
+    assert torch.allclose(logits(merged.to(b.device), ids), trained, atol=1e-5)
+    assert not torch.allclose(logits(AutoModelForCausalLM.from_pretrained(tiny).to(b.device), ids), trained, atol=1e-5)
 
 
 def test_settings_that_cannot_work_are_refused_with_what_to_do(tiny, tmp_path):
@@ -116,9 +117,9 @@ def test_all_linear_with_the_output_layer_adapts_it_too_and_merges_without_touch
         assert all(".lora_A." in k or ".lora_B." in k for k in f.keys())  # no copy of lm_head's own weights
     # The tiny model ties its output layer to the embeddings: the merge unties it first.
     merged = AutoModelForCausalLM.from_pretrained(merge(saved, str(tmp_path / "merged"))["path"], dtype=torch.float32)
-    assert torch.allclose(logits(merged, ids), trained, atol=1e-5)
+    assert torch.allclose(logits(merged.to(b.device), ids), trained, atol=1e-5)
     base = AutoModelForCausalLM.from_pretrained(tiny)
-    assert torch.equal(merged.get_input_embeddings().weight, base.get_input_embeddings().weight)
+    assert torch.equal(merged.get_input_embeddings().weight.cpu(), base.get_input_embeddings().weight)
 
 
 def test_the_kl_reference_under_lora_is_the_base_model_with_the_adapter_off(tiny, tmp_path):

@@ -158,7 +158,8 @@ def test_the_command_writes_examples_and_errors_line_by_line(tmp_path):
     for tokenizer, expect in [(folder, "examples"), (bad, "error")]:
         out = tmp_path / f"{tokenizer.name}.jsonl"
         cmd = ["-m", "alight_worker.render_sft", "--tokenizer", str(tokenizer), "--in", str(source), "--out", str(out)]
-        subprocess.run([sys.executable, *cmd], check=True)
+        # From the package's folder, as the CLI runs it (src/samples/render-run.ts), not from wherever pytest started.
+        subprocess.run([sys.executable, *cmd], check=True, cwd=pathlib.Path(__file__).resolve().parents[1])
         rows = [json.loads(x) for x in out.read_text().splitlines()]
         assert [r["id"] for r in rows] == ["r1", "r2"]
         assert all(expect in r for r in rows)

@@ -17,14 +17,16 @@ export function pytestSuite(python: string, folder: string, env: NodeJS.ProcessE
   const collected = pytest(['--collect-only', '-q'])
     .stdout.split('\n')
     .filter((l) => l.includes('::'));
-  let outcomes = new Map<string, string>();
+  const outcomes = new Map<string, string>();
   let output = '';
   beforeAll(() => {
     const res = pytest(['-q', '-rA']);
     output = `${res.stdout}\n${res.stderr}`;
-    outcomes = new Map(
-      [...output.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED) (\S+)(.*)$/gm)].map((m) => [m[2], `${m[1]}${m[3]}`]),
-    );
+    // A parametrised id may hold spaces, so each line is matched against the ids collected, not split at a space.
+    const lines = [...output.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED) (.*)$/gm)];
+    for (const id of collected)
+      for (const [, status, rest] of lines)
+        if (rest === id || rest.startsWith(`${id} - `)) outcomes.set(id, `${status}${rest.slice(id.length)}`);
   }, 600_000);
   describe(folder, () => {
     it('collects the Python tests', () => expect(collected.length).toBeGreaterThan(0));
