@@ -71,7 +71,16 @@ async function runsPage() {
   ];
 }
 
-const curveMetrics = ['reward_mean', 'pass_rate', 'loss', 'kl_rollout', 'entropy', 'staleness_mean', 'tokens_per_s'];
+const curveMetrics = [
+  'reward_mean',
+  'pass_rate',
+  'loss',
+  'val_loss',
+  'kl_rollout',
+  'entropy',
+  'staleness_mean',
+  'tokens_per_s',
+];
 
 /** One metric over the steps as an SVG polyline (points as data attributes, for reading back). */
 function curve(name, steps) {
@@ -107,11 +116,24 @@ async function runPage(name, offset, filter) {
   const run = await get(`/api/runs/${encodeURIComponent(name)}`);
   follow = run.mode === 'train' && run.steps.length < (run.config?.train?.steps ?? 0);
   const evaluation = await get(`/api/runs/${encodeURIComponent(name)}/eval`).catch(() => null);
-  const page = await get(
-    `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${filter ? `&filter=${encodeURIComponent(filter)}` : ''}`,
-  );
+  const page =
+    run.mode === 'sft'
+      ? null
+      : await get(
+          `/api/runs/${encodeURIComponent(name)}/rollouts?offset=${offset}&limit=50${filter ? `&filter=${encodeURIComponent(filter)}` : ''}`,
+        );
   const metrics = [...new Set(run.steps.flatMap((s) => Object.keys(s.metrics)))].filter((m) =>
-    ['reward_mean', 'pass_rate', 'loss', 'entropy', 'rollouts', 'rollouts_failed', 'tokens'].includes(m),
+    [
+      'reward_mean',
+      'pass_rate',
+      'loss',
+      'val_loss',
+      'loss_tokens',
+      'entropy',
+      'rollouts',
+      'rollouts_failed',
+      'tokens',
+    ].includes(m),
   );
   const link = (o, s, text) =>
     el('a', {
@@ -135,6 +157,15 @@ async function runPage(name, offset, filter) {
           { id: 'steps' },
         )
       : null,
+    ...(page ? rolloutsSection(page, offset, filter, link) : await examplesSection(name, offset, link)),
+    evaluation ? evalSection(name, evaluation) : null,
+    el('details', null, el('summary', { text: 'settings' }), el('pre', { text: JSON.stringify(run.config, null, 2) })),
+  ];
+}
+
+/** A run's rollouts, a page at a time, with the filters. */
+function rolloutsSection(page, offset, filter, link) {
+  return [
     el('h2', { text: `Rollouts (${page.total}${filter ? `: ${filters[filter]}` : ''})` }),
     el(
       'p',
@@ -170,8 +201,59 @@ async function runPage(name, offset, filter) {
       })),
       { id: 'rollouts' },
     ),
-    evaluation ? evalSection(name, evaluation) : null,
-    el('details', null, el('summary', { text: 'settings' }), el('pre', { text: JSON.stringify(run.config, null, 2) })),
+  ];
+}
+
+/** An `alight sft` run's curated examples, each linked to its tokens and, where this store holds it, its rollout. */
+async function examplesSection(name, offset, link) {
+  const page = await get(`/api/runs/${encodeURIComponent(name)}/examples?offset=${offset}&limit=50`).catch((err) => ({
+    error: err.message,
+  }));
+  if (page.error) return [el('p', { class: 'failed', text: page.error })];
+  return [
+    el('h2', { text: `Examples (${page.total})` }),
+    el('p', { text: `from ${page.file}` }),
+    offset > 0 || offset + 50 < page.total
+      ? el(
+          'p',
+          null,
+          offset > 0 ? link(Math.max(0, offset - 50), '', '← previous') : '',
+          ' ',
+          offset + 50 < page.total ? link(offset + 50, '', 'next →') : '',
+        )
+      : null,
+    table(
+      ['example', 'rollout', 'reward', 'rows', 'tokens', 'loss tokens'],
+      page.rows.map((e) => ({
+        attrs: { 'data-example': String(e.index) },
+        cells: [
+          el('a', { href: `#/example/${encodeURIComponent(name)}/${e.index}`, text: String(e.index) }),
+          e.inStore ? el('a', { href: `#/rollout/${encodeURIComponent(e.rollout)}`, text: e.rollout }) : e.rollout,
+          e.reward,
+          e.rows,
+          e.tokens,
+          e.lossTokens,
+        ],
+      })),
+      { id: 'examples' },
+    ),
+  ];
+}
+
+/** One curated example, token by token: the tokens its loss is on coloured, the rest (prompt, tool output) plain. */
+async function examplePage(name, index) {
+  const e = await get(`/api/runs/${encodeURIComponent(name)}/examples/${index}`);
+  return [
+    el('h1', { text: `Example ${index} of ${name}` }),
+    el(
+      'p',
+      null,
+      el('a', { href: `#/run/${encodeURIComponent(name)}`, text: `run ${name}` }),
+      ' · rollout ',
+      e.inStore ? el('a', { href: `#/rollout/${encodeURIComponent(e.rollout)}`, text: e.rollout }) : e.rollout,
+      ` · reward ${fmt(e.reward)} · ${e.lossTokens} tokens in the loss${e.tokenizer ? '' : ' · token ids only (no tokenizer: alight ui --tokenizer …)'}`,
+    ),
+    el('section', { id: 'rows' }, ...e.rows.flatMap((row, r) => rowView({ ...row, calls: [], inBatch: null }, r, []))),
   ];
 }
 
@@ -334,12 +416,16 @@ function rowView(row, r, breaks) {
       class: t.sampled ? 'tok sampled' : 'tok',
       'data-i': String(i),
       'data-weight': t.weight === null ? '' : String(t.weight),
-      title: `#${i} id ${t.id}${t.sampled ? ` logprob ${t.logprob.toFixed(3)}` : ' (prompt)'}${t.weight === null ? '' : ` loss weight ${t.weight.toExponential(3)}`}`,
+      title: `#${i} id ${t.id}${t.sampled ? (t.logprob === null ? ' (in the loss; no logprob recorded)' : ` logprob ${t.logprob.toFixed(3)}`) : ' (prompt)'}${t.weight === null ? '' : ` loss weight ${t.weight.toExponential(3)}`}`,
       text: t.text ?? `[${t.id}]`,
     });
     // CSSOM, not a style attribute: the CSP allows no inline style.
+    // A token in the loss with no recorded logprob (a foreign trace rendered for the student) is blue.
     if (t.sampled)
-      span.style.setProperty('background-color', `hsl(${Math.round(120 * Math.exp(t.logprob))}, 70%, 82%)`);
+      span.style.setProperty(
+        'background-color',
+        t.logprob === null ? 'hsl(210, 70%, 85%)' : `hsl(${Math.round(120 * Math.exp(t.logprob))}, 70%, 82%)`,
+      );
     box.append(span);
   });
   for (const b of here.filter((x) => x.position >= row.tokens.length)) box.append(breakMark(b));
@@ -386,6 +472,7 @@ function page(parts, params) {
   if (parts[0] === 'run') return runPage(parts[1], Number(params.get('offset') ?? 0), params.get('filter') ?? '');
   if (parts[0] === 'rollout') return rolloutPage(parts[1]);
   if (parts[0] === 'eval') return evalPage(parts[1], parts[2], Number(parts[3]));
+  if (parts[0] === 'example') return examplePage(parts[1], Number(parts[2]));
   if (parts[0] === 'compare') return comparePage(parts[1], parts[2]);
   return runsPage();
 }

@@ -41,7 +41,7 @@ export interface SftResult {
 }
 
 /** An example: the rows of one curated rollout. */
-type Example = { rolloutId: string; reward: number; rows: Row[] };
+export type Example = { rolloutId: string; reward: number; rows: Row[] };
 
 /**
  * `alight sft`: supervised fine-tuning on curated examples with the torch worker: each step a seeded draw of
@@ -50,11 +50,13 @@ type Example = { rolloutId: string; reward: number; rows: Row[] };
 export async function sft(o: SftOptions): Promise<SftResult> {
   const { store, c, run } = o;
   const examples = readExamples(o.data);
+  // Absolute: the worker runs in its own folder.
+  const val = o.val && resolve(o.val);
   const steps = o.epochs * Math.ceil(examples.length / c.batchSize);
   if (store.getRun(run)) throw new AlightError(`run ${run} exists: pass another --run`, ExitCode.usage);
   store.ensureRun(run, 'sft', {
     train: c,
-    sft: { data: resolve(o.data), val: o.val && resolve(o.val), epochs: o.epochs },
+    sft: { data: resolve(o.data), val, epochs: o.epochs },
   });
   const runDir = resolve(store.path, '..', 'runs', run);
   mkdirSync(join(runDir, 'batches'), { recursive: true });
@@ -89,7 +91,7 @@ export async function sft(o: SftOptions): Promise<SftResult> {
       const last = step === steps - 1;
       const due = last || (c.saveEvery > 0 && (step + 1) % c.saveEvery === 0);
       const metricsNow: StepMetrics = { ...metrics, epoch: Math.floor((step * c.batchSize) / examples.length) };
-      if (due && o.val) metricsNow.val_loss = (await worker.call('eval_loss', { batch_path: o.val }, timeoutMs)).loss;
+      if (due && val) metricsNow.val_loss = (await worker.call('eval_loss', { batch_path: val }, timeoutMs)).loss;
       const checkpoint = due ? join(runDir, 'checkpoints', `step-${step}`) : null;
       if (checkpoint) await worker.call('save', { path: checkpoint }, timeoutMs);
       store.putTrainStep(run, step, metricsNow, checkpoint);

@@ -3,6 +3,7 @@ import type { StoredCall } from '../store/calls.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import type { BreakCounts } from './breaks.js';
 import { comparison, evalRun, testLog } from './eval-files.js';
+import { exampleRows, examplesPage } from './examples.js';
 import { advantagesIn, rulesOf } from './groups.js';
 import { rolloutRows } from './rows.js';
 import type { TrainedRows } from './trained.js';
@@ -39,6 +40,14 @@ export async function answer(store: Store, path: string, query: URLSearchParams,
     return found(evalRun(store, parts[2]), `eval files for run ${parts[2]}`);
   if (parts[1] === 'runs' && parts[3] === 'eval' && parts.length === 6)
     return found(testLog(store, parts[2], parts[4], Number(parts[5])), 'test log');
+  if (parts[1] === 'runs' && parts[3] === 'examples' && parts.length === 4) {
+    const { offset, limit } = pageOf(query);
+    return readable(examplesPage(store, parts[2], offset, limit), `examples of an sft run ${parts[2]}`);
+  }
+  if (parts[1] === 'runs' && parts[3] === 'examples' && parts.length === 5) {
+    const rows = exampleRows(store, parts[2], Number(parts[4]), await ctx.tokenizerFor(parts[2]));
+    return readable(rows, `examples of an sft run ${parts[2]}`);
+  }
   if (parts[1] === 'compare' && parts.length === 4)
     return found(comparison(store, parts[2], parts[3]), `eval summaries for ${parts[2]} and ${parts[3]}`);
   if (parts[1] === 'rollouts' && parts.length === 3) return rollout(store, parts[2]);
@@ -53,6 +62,13 @@ export async function answer(store: Store, path: string, query: URLSearchParams,
 const ok = (body: unknown): ApiAnswer => ({ status: 200, body });
 const missing = (what: string): ApiAnswer => ({ status: 404, body: { error: `no ${what}` } });
 const found = (body: unknown, what: string): ApiAnswer => (body === null ? missing(what) : ok(body));
+/** found(), with a reason the store's data cannot be shown (a file gone, an index past the end) as a 404 of its own. */
+const readable = (body: object | null, what: string): ApiAnswer =>
+  body !== null && 'error' in body ? { status: 404, body } : found(body, what);
+const pageOf = (query: URLSearchParams) => ({
+  limit: Math.min(pageMax, Math.max(1, Number(query.get('limit') ?? 50) || 50)),
+  offset: Math.max(0, Number(query.get('offset') ?? 0) || 0),
+});
 
 function run(store: Store, name: string, after: number): ApiAnswer {
   const row = store.getRun(name);
@@ -67,8 +83,7 @@ function rollouts(store: Store, name: string, query: URLSearchParams, breaks: Br
   const filter = query.get('filter') || undefined;
   if (filter !== undefined && !(rolloutFilters as readonly string[]).includes(filter))
     return { status: 400, body: { error: `unknown filter ${filter} (one of ${rolloutFilters.join(', ')})` } };
-  const limit = Math.min(pageMax, Math.max(1, Number(query.get('limit') ?? 50) || 50));
-  const offset = Math.max(0, Number(query.get('offset') ?? 0) || 0);
+  const { limit, offset } = pageOf(query);
   const rules = rulesOf(store, name);
   let total: number;
   let rows: RolloutSummary[];

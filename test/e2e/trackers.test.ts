@@ -88,6 +88,56 @@ describe('alight train --report-to', () => {
     expect(got.wandb.config).toEqual(expect.arrayContaining(['lr', 'n']));
   }, 600_000);
 
+  it('writes each step of an SFT run, its loss and validation loss, to all three as a training run', async () => {
+    const p = project();
+    const probeRun = await alight(trainArgs(p, 'probe'), { cwd: p.dir, timeoutMs: 600_000 });
+    expect(probeRun.code, probeRun.stderr).toBe(0);
+    const curate = ['samples', 'curate', '--run', 'probe', '--select', 'all', '--keep-truncated', '--val', '1'];
+    const curated = await alight([...curate, '--out', 'curated'], { cwd: p.dir });
+    expect(curated.code, curated.stderr).toBe(0);
+    const trackers = ['--report-to', 'tensorboard', '--report-to', 'wandb', '--report-to', 'mlflow'];
+    const sftArgs = [
+      'sft',
+      '--data',
+      'curated',
+      '--model',
+      model,
+      '--epochs',
+      '1',
+      '--batch-size',
+      '2',
+      '--save-every',
+      '1',
+    ];
+    const res = await alight([...sftArgs, ...trackers, '--run', 'tuned'], {
+      cwd: p.dir,
+      env: { WANDB_API_KEY: '', WANDB_MODE: '' },
+      timeoutMs: 600_000,
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).not.toMatch(/tracker \w+:/);
+    const store = Store.open(p.db);
+    const steps = store.trainSteps('tuned');
+    store.close();
+    const metric = (name: string) =>
+      steps.map((s) => [s.step, Number((s.metrics as Record<string, number>)[name].toFixed(5))]);
+    expect(steps.length).toBeGreaterThan(1);
+    const read = probe(trackersPython, [
+      join(FIXTURES, 'read_trackers.py'),
+      join(p.dir, '.alight', 'runs', 'tuned'),
+      'loss',
+      'val_loss',
+      'loss_tokens',
+    ]);
+    expect(read.exitCode, read.stderr).toBe(0);
+    const got = JSON.parse(read.stdout);
+    const close = (pairs: number[][]) => pairs.map(([s, v]) => [s, Number(v.toFixed(5))]);
+    for (const tracker of ['tensorboard', 'mlflow', 'wandb'])
+      for (const name of ['loss', 'val_loss', 'loss_tokens'])
+        expect(close(got[tracker][name]), `${tracker} ${name}`).toEqual(metric(name));
+    expect(got.mlflow.params).toEqual(expect.arrayContaining(['lr', 'objective', 'epochs']));
+  }, 600_000);
+
   it('reports a tracker that fails and trains on without it', async () => {
     const p = project();
     const res = await alight(trainArgs(p, 'broken', '--report-to', 'mlflow', '--report-to', 'tensorboard'), {

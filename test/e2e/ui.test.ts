@@ -79,6 +79,13 @@ beforeAll(async () => {
   );
   const train = await alight(trainArgs('learn'), { cwd: dir, timeoutMs: 300_000 });
   expect(train.code, train.stderr).toBe(0);
+  // An SFT run on every rollout of that one (two steps of the torch worker).
+  const curate = ['samples', 'curate', '--run', 'learn', '--select', 'all', '--keep-truncated', '--out', 'curated'];
+  const curated = await alight([...curate, '--db', db], { cwd: dir });
+  expect(curated.code, curated.stderr).toBe(0);
+  const sftArgs = ['sft', '--data', 'curated', '--model', tinyModel(1), '--epochs', '1', '--batch-size', '16'];
+  const sft = await alight([...sftArgs, '--run', 'tune', '--db', db], { cwd: dir, timeoutMs: 300_000 });
+  expect(sft.code, sft.stderr).toBe(0);
   // Two eval runs of the fixture repository: each fixes one instance and breaks the other.
   const fx = makeSweRepo(join(dir, 'swe'));
   for (const [run, actions] of [
@@ -313,6 +320,35 @@ describe('alight ui', () => {
     const summary = await page.textContent('#rows p');
     expect(summary).toContain(`trained in step ${step}`);
     expect(summary).toContain(`advantage ${Number.isInteger(advantage) ? advantage : advantage.toFixed(4)}`);
+  });
+
+  it("shows an SFT run's loss and its examples, each token by token with exactly its loss mask marked", async () => {
+    const file = readSafetensors(join(dir, 'curated', 'train.safetensors'));
+    const meta = JSON.parse(file.metadata.alight) as { rollouts: { rollout_id: string }[] };
+    const t = file.tensors as unknown as {
+      loss_mask: Uint8Array;
+      row_offsets: BigInt64Array;
+      rollout_index: Int32Array;
+    };
+    await open('#/run/tune', 'sft-run');
+    expect(await page.textContent('h2:has-text("Examples")')).toBe(`Examples (${meta.rollouts.length})`);
+    expect(await page.$$('.curve[data-metric="loss"]')).toHaveLength(1);
+    expect(await cells('#examples tr[data-example] td:nth-child(2)')).toEqual(meta.rollouts.map((r) => r.rollout_id));
+    // The example with the most tokens in its loss: its page marks exactly the file's mask, row by row.
+    const masks = meta.rollouts.map(() => [] as number[][]);
+    for (let b = 0; b < t.rollout_index.length; b++)
+      masks[t.rollout_index[b]].push([...t.loss_mask.slice(Number(t.row_offsets[b]), Number(t.row_offsets[b + 1]))]);
+    const sum = (m: number[][]) => m.flat().reduce((a, x) => a + x, 0);
+    const index = masks.reduce((best, m, i) => (sum(m) > sum(masks[best]) ? i : best), 0);
+    await open(`#/example/tune/${index}`, 'sft-example');
+    const shown = await page.$$eval('#rows .row', (rows) =>
+      rows.map((row) => [...row.querySelectorAll('.tok')].map((s) => (s.classList.contains('sampled') ? 1 : 0))),
+    );
+    expect(shown).toEqual(masks[index]);
+    expect(sum(masks[index])).toBeGreaterThan(0);
+    // Its rollout is in this store: the link leads to it.
+    await page.click(`a[href="#/rollout/${meta.rollouts[index].rollout_id}"]`);
+    await page.waitForSelector(`main[data-ready="#/rollout/${meta.rollouts[index].rollout_id}"]`);
   });
 
   it("shows an eval run's attempts, each one's diff and test log, and two runs paired", async () => {

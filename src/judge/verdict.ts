@@ -1,0 +1,58 @@
+import type { Scale } from './prompt.js';
+
+export interface Score {
+  score: number;
+  explanation: string;
+}
+
+/** The judge's answer read: a score per id it was given, or what was wrong with it (the call may be retried). */
+export type Verdict = { ok: true; scores: Map<string, Score> } | { ok: false; problem: string };
+
+const fail = (problem: string): Verdict => ({ ok: false, problem });
+
+/** The first balanced {…} in `text` (an answer in a code fence or with words around it), or null. */
+function firstObject(text: string): string | null {
+  const start = text.indexOf('{');
+  if (start < 0) return null;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return text.slice(start, i + 1);
+  }
+  return null;
+}
+
+/**
+ * The scores in the judge's answer, mapped by id (never by position): each id given exactly once, no other, each score
+ * a number on the scale. Anything else is a problem, not a score: a judge's mistake is never the policy's 0.
+ */
+export function readVerdict(text: string, ids: readonly string[], scale: Scale): Verdict {
+  const json = firstObject(text);
+  if (json === null) return fail('the judge answered no JSON object');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return fail('the judge answered JSON that does not parse');
+  }
+  const list = (parsed as { scores?: unknown }).scores;
+  if (!Array.isArray(list)) return fail('the judge answered no "scores" list');
+  if (list.length !== ids.length) return fail(`${list.length} scores for ${ids.length} trajectories`);
+  const scores = new Map<string, Score>();
+  for (const entry of list as { id?: unknown; score?: unknown; explanation?: unknown }[]) {
+    const id = String(entry?.id ?? '');
+    if (!ids.includes(id)) return fail(`a score for ${JSON.stringify(id).slice(0, 40)}, no trajectory's id`);
+    if (scores.has(id)) return fail(`two scores for ${id}`);
+    const score = typeof entry.score === 'number' ? entry.score : Number.NaN;
+    if (!(score >= scale.min && score <= scale.max))
+      return fail(`score ${JSON.stringify(entry.score)} for ${id} is not a number from ${scale.min} to ${scale.max}`);
+    scores.set(id, { score, explanation: typeof entry.explanation === 'string' ? entry.explanation : '' });
+  }
+  return { ok: true, scores };
+}
