@@ -238,6 +238,14 @@ export const k8sTargetOptions = (): Option[] => [
 ];
 
 /** Where harnesses run (`--runner`) and, for Kubernetes, what their Jobs are made of. */
+/** A judge's scores as the rewards (reward.judge.*; the rest of its settings in the config: docs/rewards.md). */
+export const judgeOptions = (): Option[] => [
+  configOption('--judge <url>', 'reward.judge.url'),
+  configOption('--judge-model <name>', 'reward.judge.model'),
+  configOption('--rubric <text|file>', 'reward.judge.rubric'),
+  configOption('--judge-mode <mode>', 'reward.judge.mode'),
+];
+
 export const runnerOptions = (): Option[] => [
   configOption('--runner <kind>', 'runner'),
   ...k8sTargetOptions(),

@@ -9,16 +9,18 @@ import { plainProgress } from '../src/ui/plain-progress.js';
 import { renderRecordSummary } from '../src/ui/summary.js';
 import {
   defaultRunName,
+  type JudgeFlags,
   newSecret,
   printJson,
   type RunnerFlags,
+  rewardWithFlags,
   withInterrupt,
   withRunner,
   withStore,
   withUpstream,
 } from './shared.js';
 
-export interface RecordFlags extends RunnerFlags {
+export interface RecordFlags extends RunnerFlags, JudgeFlags {
   upstream?: string;
   upstreamKind?: UpstreamKind;
   model?: string;
@@ -44,6 +46,7 @@ export async function recordCommand(cmd: string, args: string[], flags: RecordFl
       withOverrides(fileConfig, {
         upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
         record: { n: flags.n, concurrency: flags.concurrency, timeoutS: flags.timeout, rewardCmd: flags.rewardCmd },
+        reward: rewardWithFlags(fileConfig, flags),
       }),
       flags,
       { port: flags.port },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
+import type { JudgeConfig, JudgeMode } from '../src/config/reward.js';
 import type { Config, RunnerKind } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
@@ -166,6 +167,26 @@ export function withRunner(
       ExitCode.usage,
     );
   return merged;
+}
+
+/** The judge flags (judgeOptions). */
+export interface JudgeFlags {
+  judge?: string;
+  judgeModel?: string;
+  rubric?: string;
+  judgeMode?: JudgeMode;
+}
+
+/** reward with the judge flags over the config file's reward.judge (a flag given wins, the file's other keys stay). */
+export function rewardWithFlags(config: Config, f: JudgeFlags): Config['reward'] {
+  const given = Object.fromEntries(
+    Object.entries({ url: f.judge, model: f.judgeModel, rubric: f.rubric, mode: f.judgeMode }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
+  if (Object.keys(given).length === 0) return config.reward;
+  // Validated with the rest of the config by withOverrides (a --judge-model without a URL is refused there).
+  return { ...config.reward, judge: { ...config.reward.judge, ...given } as JudgeConfig };
 }
 
 /** The command-line flag of an option's attribute name (`kubeContext` → `--kube-context`). */

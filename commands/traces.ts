@@ -85,6 +85,7 @@ export async function showTrace(
         `rollout ${t.rollout_id}  run ${t.run}  task ${t.task_id ?? '-'}  ${t.state}` +
           `${t.exit_code !== null ? ` (exit ${t.exit_code})` : ''}  reward ${t.reward ?? '–'}` +
           `${t.error ? `\nerror: ${t.error}` : ''}\n` +
+          t.rewards.map((w) => `  ${w.source} ${w.value}${w.reason ? `: ${oneLine(w.reason)}` : ''}\n`).join('') +
           `stored: ${store.calls.storedBytes(id)} bytes${eventLine(store.events(id))}\n\n`,
       );
       process.stdout.write(
@@ -182,3 +183,6 @@ export async function exportTraces(opts: { run?: string; out?: string; db?: stri
     return ids.length;
   });
 }
+
+/** A reward's reason (a judge's explanation, a harness's note) on one line of the listing: recorded text, shown as text. */
+const oneLine = (text: string): string => JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);

@@ -16,9 +16,11 @@ import { verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import {
   defaultRunName,
+  type JudgeFlags,
   newSecret,
   printJson,
   type RunnerFlags,
+  rewardWithFlags,
   withInterrupt,
   withRunner,
   withStore,
@@ -75,7 +77,8 @@ export type TrainFlags = Partial<
   config?: string;
   json?: boolean;
   dryRun?: boolean;
-} & RunnerFlags;
+} & RunnerFlags &
+  JudgeFlags;
 
 export async function trainCommand(cmd: string, args: string[], flags: TrainFlags): Promise<TrainResult | DryRun> {
   if (flags.resume && flags.run && flags.resume !== flags.run)
@@ -139,6 +142,10 @@ export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFla
     loraTargets: targets,
     loraFrom,
     initFrom: _initFrom,
+    judge,
+    judgeModel,
+    rubric,
+    judgeMode,
     ...trainFlags
   } = flags;
   const stored = resume
@@ -147,6 +154,7 @@ export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFla
   const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
   const given: Config = withRunner(
     withOverrides(base, {
+      reward: rewardWithFlags(base, { judge, judgeModel, rubric, judgeMode }),
       train: {
         ...trainFlags,
         backend: backendFor(trainFlags),

@@ -372,6 +372,13 @@ async function rolloutPage(id) {
       el('a', { href: `#/run/${encodeURIComponent(r.run)}`, text: `run ${r.run}` }),
       ` · task ${r.task_id ?? '–'} · ${r.state} · reward ${fmt(r.reward)}${r.error ? ` · ${r.error}` : ''}`,
     ),
+    r.rewards.length > 1 || r.rewards.some((w) => w.reason)
+      ? table(
+          ['source', 'reward', 'reason'],
+          r.rewards.map((w) => ({ attrs: { 'data-source': w.source }, cells: [w.source, w.value, w.reason ?? '–'] })),
+          { id: 'rewards' },
+        )
+      : null,
     ...r.calls.map((c) =>
       el(
         'div',

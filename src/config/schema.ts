@@ -3,6 +3,7 @@ import { type AdvantageEstimator, advantageEstimators, missingRewardPolicies } f
 import { lossNorms } from '../algo/loss-weights.js';
 import { mergeLevels } from '../samples/merge.js';
 import { defaultCache } from '../store/idle-cache.js';
+import { reward } from './reward.js';
 
 export const upstreamKinds = ['vllm', 'openai-compatible'] as const;
 export type UpstreamKind = (typeof upstreamKinds)[number];
@@ -402,6 +403,7 @@ export const configSchema = z
     gateway: gateway.default(gateway.parse({})),
     record: record.default(record.parse({})),
     train: train.default(train.parse({})),
+    reward: reward.default(reward.parse({})),
     tokenizer: z
       .string()
       .optional()

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
+import { judgeRollouts, judgeRun } from '../judge/rewards.js';
 import type { Store } from '../store/store.js';
 import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
@@ -38,13 +39,15 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
   store.ensureRun(run, 'record', {
     upstream: { ...config.upstream, url: withoutCredentials(config.upstream.url) },
     record: config.record,
+    reward: config.reward,
     runner: config.runner,
     // The pods' variables may hold credentials: their names only.
     ...(config.runner === 'k8s' ? { k8s: { ...config.k8s, env: Object.keys(config.k8s.env) } } : {}),
   });
+  const judge = judgeRun(config.reward);
   await throughGateway({ ...options, total: jobs.length, logDir }, async (gateway, launcher) => {
     try {
-      await runRollouts(
+      const ids = await runRollouts(
         {
           store,
           gateway,
@@ -63,6 +66,7 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
         },
         jobs,
       );
+      if (judge && !signal.aborted) await judgeRollouts(store, judge, run, ids);
     } finally {
       if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
     }

@@ -163,4 +163,26 @@ export const migrations: string[] = [
     PRIMARY KEY (uid, run)
   );
   `,
+  // Judge rewards (issue 37): the judge's calls, apart from the policy's (never trained on), and its scores by content.
+  `
+  CREATE TABLE judge_calls (
+    id INTEGER PRIMARY KEY,
+    run TEXT NOT NULL,
+    group_id TEXT,
+    rollouts TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    ms REAL NOT NULL,
+    problem TEXT,
+    answer TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX judge_calls_by_run ON judge_calls(run);
+  CREATE TABLE judge_cache (
+    key TEXT PRIMARY KEY,
+    scores TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  `,
 ];

@@ -7,6 +7,7 @@ import { CallCommits } from './call-commits.js';
 import { CallStore } from './calls.js';
 import { DataStore } from './data.js';
 import { MeasureStore } from './data-measures.js';
+import { JudgeStore } from './judge.js';
 import { migrations } from './migrations.js';
 
 export interface RunRow {
@@ -62,12 +63,19 @@ export interface GroupRule {
   dropMissing: boolean;
 }
 
-/** The members of a run's groups (`x`) with their rewards (`v`) by a rule: one SQL for the filter and the list. */
+/** The event that marks a rollout the judge could not score: it is in no group's baseline and never trained on. */
+export const JUDGE_FAILED = 'judge-failed';
+
+/**
+ * The members of a run's groups (`x`) with their rewards (`v`) by a rule: one SQL for the filter and the list. A
+ * rollout the judge failed is no member.
+ */
 function groupMembers(rule: GroupRule): string {
   return `SELECT x.id, x.group_id AS g, x.created_at, v FROM (SELECT x.*, CASE WHEN x.state = 'failed' THEN 0
       ELSE ${rule.dropMissing ? '' : 'coalesce('}(${latestReward('x')})${rule.dropMissing ? '' : ', 0)'} END AS v
     FROM rollouts x WHERE x.run = ? AND x.group_id IS NOT NULL
-      AND (x.state = 'succeeded'${rule.failedAsZero ? " OR x.state = 'failed'" : ''})) x
+      AND (x.state = 'succeeded'${rule.failedAsZero ? " OR x.state = 'failed'" : ''})
+      AND NOT EXISTS (SELECT 1 FROM events e WHERE e.rollout_id = x.id AND e.type = '${JUDGE_FAILED}')) x
     ${rule.dropMissing ? 'WHERE v IS NOT NULL' : ''}`;
 }
 export interface RolloutSummary extends RolloutRow {
@@ -133,6 +141,7 @@ export class Store {
   readonly commits: CallCommits;
   readonly data: DataStore;
   readonly measures: MeasureStore;
+  readonly judge: JudgeStore;
 
   private constructor(
     readonly db: Database.Database,
@@ -142,6 +151,7 @@ export class Store {
     this.commits = new CallCommits(db, this.calls);
     this.data = new DataStore(db);
     this.measures = new MeasureStore(db);
+    this.judge = new JudgeStore(db);
   }
 
   static open(path: string): Store {
@@ -293,6 +303,13 @@ export class Store {
     return this.db
       .prepare('SELECT value, reason, source FROM rewards WHERE rollout_id = ? ORDER BY id DESC LIMIT 1')
       .get(rolloutId) as RewardRow | undefined;
+  }
+
+  /** Every reward a rollout was given, oldest first: the harness's, a command's, a judge's (its explanation the reason). */
+  rewards(rolloutId: string): RewardRow[] {
+    return this.db
+      .prepare('SELECT value, reason, source FROM rewards WHERE rollout_id = ? ORDER BY id')
+      .all(rolloutId) as RewardRow[];
   }
 
   addEvent(rolloutId: string, type: string, data: unknown): void {

@@ -13,6 +13,8 @@ export interface RolloutTrace {
   exit_code: number | null;
   error: string | null;
   reward: number | null;
+  /** Every reward row, oldest first (the last is `reward`): source, value, reason (a judge's explanation). */
+  rewards: { value: number; reason: string | null; source: string }[];
   calls: CallTrace[];
 }
 
@@ -49,6 +51,7 @@ export function rolloutTrace(store: Store, rolloutId: string): RolloutTrace {
     exit_code: r.exit_code,
     error: r.error,
     reward: store.lastReward(r.id)?.value ?? null,
+    rewards: store.rewards(r.id),
     calls: store.calls.list(r.id).map((c) => ({
       seq: c.seq,
       protocol: c.protocol,

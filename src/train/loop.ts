@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { type Config, learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
+import { type JudgeRun, judgeRun } from '../judge/rewards.js';
 import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.js';
 import type { Task } from '../runner/tasks.js';
 import { asLines } from '../setup/events.js';
@@ -49,7 +50,7 @@ export interface TrainResult {
 export async function train(options: TrainOptions): Promise<TrainResult> {
   const { store, config, run, signal, onEvent } = options;
   const { c, plan } = checkedTrainConfig(config.train);
-  openRun(store, run, options.resume, c);
+  openRun(store, run, options.resume, { train: c, reward: config.reward });
   const runDir = resolve(store.path, '..', 'runs', run);
   mkdirSync(runDir, { recursive: true });
   const workerLog = join(runDir, 'worker.log');
@@ -78,7 +79,20 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     gateway = await startGateway(gatewayOptions(options, c, serving, launcher));
     const reporting = trackers && { trackers, since: Date.now() };
     const served = servedCheckFor(c, gateway, serving);
-    await trainSteps({ ...options, c, runDir, workerLog, gateway, serving, served, workers, launcher, reporting });
+    const judge = judgeRun(config.reward);
+    await trainSteps({
+      ...options,
+      c,
+      runDir,
+      workerLog,
+      gateway,
+      serving,
+      served,
+      workers,
+      launcher,
+      reporting,
+      judge,
+    });
     const steps = store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics }));
     return { run, runDir, workerLog, steps };
   } catch (err) {
@@ -146,14 +160,14 @@ function checkedTrainConfig(train: TrainConfig): { c: TrainConfig; plan: VerlPla
 }
 
 /** The run in the store: new, or (`resume`) an existing one, with the settings it continues with. */
-function openRun(store: Store, run: string, resume: boolean, c: TrainConfig): void {
+function openRun(store: Store, run: string, resume: boolean, settings: Pick<Config, 'train' | 'reward'>): void {
   const existing = store.getRun(run);
   if (existing && !resume)
     throw new AlightError(`run ${run} exists: pass --resume ${run} to continue it, or another --run`, ExitCode.usage);
   if (!existing && resume)
     throw new AlightError(`no run ${run} to resume in ${store.path} (alight runs list)`, ExitCode.usage);
-  store.ensureRun(run, 'train', { train: c });
-  store.setRunConfig(run, { train: c }); // a resume may change settings (more steps): the next resume starts from these
+  store.ensureRun(run, 'train', settings);
+  store.setRunConfig(run, settings); // a resume may change settings (more steps): the next resume starts from these
 }
 
 /** What the steps share: the run's options, its checked settings, and what serves and trains the policy. */
@@ -165,6 +179,8 @@ interface Session extends TrainOptions {
   gateway: Gateway;
   serving: Serving;
   served: ServedCheck | null;
+  /** reward.judge: scores each step's groups before the batch (null: the rewards are the harness's). */
+  judge: JudgeRun | null;
   workers: WorkerSupervisor;
   /** The trackers, and when the last step they were told of ended (its samples are the rollouts ended since). */
   reporting: { trackers: Trackers; since: number } | null;
@@ -208,6 +224,7 @@ async function trainStep(s: Session, step: number): Promise<void> {
       launcher: s.launcher,
       serving: s.serving,
       served: s.served,
+      judge: s.judge,
       worker,
       config: s.c,
       run: s.run,

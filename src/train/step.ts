@@ -4,6 +4,7 @@ import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
+import { type JudgeRun, judgeRollouts } from '../judge/rewards.js';
 import { isInfraFailure } from '../rollouts/state.js';
 import type { Launcher } from '../runner/process.js';
 import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
@@ -37,6 +38,8 @@ export interface StepContext {
   attempt: string;
   /** The served-policy check after each sync (none on verl, whose trainer does not score a probe). */
   served: ServedCheck | null;
+  /** The judge whose scores are the rewards (reward.judge), or null. */
+  judge: JudgeRun | null;
   /** Async rollouts (asyncGroups > 0): the groups in flight across steps. */
   pool?: GroupPool;
   withhold: string[];
@@ -60,6 +63,9 @@ export async function runStep(
   const fresh = ctx.pool ? await freshGroups(ctx, ctx.pool, step) : null;
   const ids = fresh ? fresh.ids : await stepRollouts(ctx, step);
   if (ctx.signal.aborted) throw new Error('interrupted');
+  // The judge reads the recorded calls (not the engine), so it runs before the drain; what it cannot score is left out.
+  if (ctx.judge) timer.start('judge');
+  const judged = ctx.judge ? await judgeRollouts(ctx.store, ctx.judge, ctx.run, ids) : null;
   // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way
   // finish.
   timer.start('drain');
@@ -68,7 +74,8 @@ export async function runStep(
   await gateway.drain(30_000);
 
   timer.start('batch');
-  const prepared = prepareBatch(ctx.store, ids, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
+  const scored = judged ? ids.filter((id) => !judged.failed.has(id)) : ids;
+  const prepared = prepareBatch(ctx.store, scored, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
 
   timer.start('update');
   const batchPath = prepared.built.out;
@@ -95,6 +102,7 @@ export async function runStep(
       version,
       ...batchMetrics(prepared, valReward),
       ...(fresh ? asyncMetrics(fresh, inFlight) : {}),
+      ...judged?.metrics,
       ...update.metrics,
       ...served,
       ...timings,
@@ -125,6 +133,7 @@ async function validate(ctx: StepContext, valTasks: Task[], step: number, timer:
     rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
     valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)),
   );
+  if (ctx.judge) await judgeRollouts(ctx.store, ctx.judge, ctx.run, valIds);
   return mean(ctx.store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
 }
 

@@ -117,7 +117,12 @@ function rollouts(store: Store, name: string, query: URLSearchParams, breaks: Br
 function rollout(store: Store, id: string): ApiAnswer {
   const [summary] = store.rolloutSummaries({ ids: [id] });
   if (!summary) return missing(`rollout ${id}`);
-  return ok({ ...summary, calls: store.calls.list(id).map(callView), events: store.events(id) });
+  return ok({
+    ...summary,
+    rewards: store.rewards(id),
+    calls: store.calls.list(id).map(callView),
+    events: store.events(id),
+  });
 }
 
 /** A call as the page shows it: what the harness sent and got, and the numbers; token ids only counted. */

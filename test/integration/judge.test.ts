@@ -1,53 +1,20 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JudgeSettings, judgeGroup, TokenBudget } from '../../src/judge/client.js';
 import type { Trajectory } from '../../src/judge/prompt.js';
 import { Slots } from '../../src/runner/slots.js';
+import { type JudgeReply, type ScriptedJudge, startScriptedJudge } from '../helpers/scripted-judge.js';
 
 // The judge client against a scripted OpenAI-compatible judge on a real socket: what it sends, how it reads the
 // answers, and what it does when the judge is wrong, slow or down.
-type Reply = (
-  ids: string[],
-  body: { messages: { content: string }[] },
-) => { status?: number; text: string; delayMs?: number };
-interface Judge {
-  url: string;
-  requests: { messages: { content: string }[] }[];
-  maxInFlight: number;
-}
-
-let open: Server[] = [];
+let open: ScriptedJudge[] = [];
 afterEach(async () => {
-  await Promise.all(open.map((s) => new Promise((r) => s.close(r))));
+  await Promise.all(open.map((j) => j.close()));
   open = [];
 });
 
-async function scriptedJudge(reply: Reply): Promise<Judge> {
-  const judge: Judge = { url: '', requests: [], maxInFlight: 0 };
-  let inFlight = 0;
-  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    const body = JSON.parse(raw);
-    judge.requests.push(body);
-    judge.maxInFlight = Math.max(judge.maxInFlight, ++inFlight);
-    const ids = [...body.messages[1].content.matchAll(/<<trajectory-\w+ id=(\w+)>>/g)].map((m) => m[1]);
-    const r = reply(ids, body);
-    await new Promise((resolve) => setTimeout(resolve, r.delayMs ?? 20));
-    inFlight--;
-    if (res.destroyed) return;
-    res.writeHead(r.status ?? 200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        choices: [{ message: { content: r.text } }],
-        usage: { prompt_tokens: 100, completion_tokens: 10 },
-      }),
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  open.push(server);
-  judge.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+async function scriptedJudge(reply: JudgeReply): Promise<ScriptedJudge> {
+  const judge = await startScriptedJudge(reply);
+  open.push(judge);
   return judge;
 }
 
@@ -73,7 +40,7 @@ const group = (answers: string[], prefix = 'r'): Trajectory[] =>
   }));
 
 /** Scores each block by its text: 1 for the answer 42, else 0.1 × its last digit; in reverse order of the prompt. */
-const byContent: Reply = (ids, body) => {
+const byContent: JudgeReply = (ids, body) => {
   const text = body.messages[1].content;
   const scores = ids.map((id) => {
     const inside = new RegExp(`id=${id}>>\\n[\\s\\S]*?\\[assistant\\]\\n(\\d+)`).exec(text)![1];

@@ -1,0 +1,121 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JUDGE_FAILED, Store } from '../../src/store/store.js';
+import { alight } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { assistantTexts, type ScriptedJudge, startScriptedJudge, trajectoryTexts } from '../helpers/scripted-judge.js';
+import { startScriptedUpstream } from '../helpers/scripted-upstream.js';
+
+// `alight record --judge`: the examples' vowels harness (two turns, its own reward) against a scripted model whose
+// answers repeat every five, one harness at a time (the same answers in the same order in every run), judged by a
+// scripted judge that scores the answers' vowel share as the harness does.
+const HARNESS = new URL('../../examples/vowels/harness.mjs', import.meta.url).pathname;
+const answers = ['aei', 'bcd', 'oua', 'xyz', 'eee'];
+const vowelShare = (texts: string[]) =>
+  texts.reduce((a, t) => a + [...t.padEnd(8).slice(0, 8)].filter((c) => 'aeiou'.includes(c)).length / 8, 0) /
+  texts.length;
+
+let dir: string;
+let judge: ScriptedJudge;
+beforeAll(async () => {
+  dir = tempDir();
+  writeFileSync(
+    join(dir, 'tasks.jsonl'),
+    ['sky', 'sound'].map((id) => JSON.stringify({ id, question: `Question ${id}?` })).join('\n'),
+  );
+  // Scores each trajectory by its answers; asked about an "xyz" alone, it answers no JSON (a confused judge).
+  judge = await startScriptedJudge((ids, body) => {
+    const texts = trajectoryTexts(body);
+    if (ids.length === 1 && texts.get(ids[0])!.includes('xyz')) return { text: 'I cannot score this.' };
+    const scores = ids.map((id) => ({
+      id,
+      score: vowelShare(assistantTexts(texts.get(id)!)),
+      explanation: `read ${id}`,
+    }));
+    return { text: JSON.stringify({ scores }) };
+  });
+});
+afterAll(() => judge?.close());
+
+/** One recorded run of 2 tasks × 3, judged; a fresh scripted model each time, so that its answers repeat. */
+async function recordRun(run: string, ...more: string[]) {
+  const upstream = await startScriptedUpstream({ reply: (i) => answers[i % answers.length] });
+  try {
+    const args = ['record', '--upstream', upstream.url, '--tasks', join(dir, 'tasks.jsonl'), '-n', '3'];
+    const res = await alight(
+      [...args, '--concurrency', '1', '--judge', judge.url, '--run', run, ...more, '--', 'node', HARNESS],
+      {
+        cwd: dir,
+        timeoutMs: 120_000,
+      },
+    );
+    expect(res.code, res.stderr).toBe(0);
+  } finally {
+    await upstream.close();
+  }
+  const store = Store.open(join(dir, '.alight', 'alight.db'));
+  try {
+    const rollouts = store.rolloutSummaries({ run });
+    return {
+      rollouts,
+      rewards: rollouts.map((r) => store.lastReward(r.id)),
+      failed: rollouts.filter((r) => store.events(r.id).some((e) => e.type === JUDGE_FAILED)).map((r) => r.id),
+      calls: store.judge.calls(run),
+      members: store.groupRewards(run, [...new Set(rollouts.map((r) => r.group_id!))], {
+        failedAsZero: false,
+        dropMissing: false,
+      }),
+    };
+  } finally {
+    store.close();
+  }
+}
+
+/** The vowel share of rollout `i`'s two answers (one harness at a time: answers 2i and 2i + 1, repeating every 5). */
+const expected = (i: number) => vowelShare([answers[(2 * i) % 5], answers[(2 * i + 1) % 5]]);
+
+describe('alight record --judge', () => {
+  it("judges each task's group in one call, keeps its score and reason, stores its calls apart; a re-run asks nothing", async () => {
+    const first = await recordRun('judged', '--rubric', 'Vowels only.');
+    expect(first.rollouts).toHaveLength(6);
+    expect(judge.requests).toHaveLength(2);
+    expect(judge.requests[0].messages[0].content).toMatch(/Rubric:\nVowels only\.$/);
+    expect(first.failed).toEqual([]);
+    for (const [i, reward] of first.rewards.entries()) {
+      expect(reward).toMatchObject({ source: 'judge', reason: expect.stringMatching(/^read \w+$/) });
+      expect(reward!.value).toBeCloseTo(expected(i), 6);
+    }
+    expect(first.calls).toHaveLength(2);
+    expect(first.calls.every((c) => c.promptTokens === 100 && c.completionTokens === 10 && c.problem === null)).toBe(
+      true,
+    );
+    expect(first.calls.flatMap((c) => c.rollouts).sort()).toEqual(first.rollouts.map((r) => r.id).sort());
+    // traces show lists each reward with its source: the harness's own, then the judge's with its explanation.
+    const shown = await alight(['traces', 'show', first.rollouts[0].id], { cwd: dir });
+    expect(shown.stdout).toMatch(/^ {2}harness [\d.]+: "aei \| bcd"$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^ {2}judge ${first.rewards[0]!.value}: "read \\w+"$`, 'm'));
+    const again = await recordRun('judged-again', '--rubric', 'Vowels only.');
+    expect(judge.requests).toHaveLength(2);
+    expect(again.rewards.map((r) => r?.value)).toEqual(first.rewards.map((r) => r?.value));
+  });
+
+  it('scores rollout by rollout in single mode: the ones the judge fails are in no baseline and never scored 0', async () => {
+    const before = judge.requests.length;
+    const single = await recordRun('single', '--judge-mode', 'single');
+    // One call each, the two "xyz" ones retried once; the other four were judged in the group run, but a single-mode
+    // call is another question (the group's context is not the same), so nothing comes from the cache.
+    expect(judge.requests.length - before).toBe(6 + 2);
+    expect(single.failed).toHaveLength(2);
+    expect(single.members.map((m) => m.id).sort()).toEqual(
+      single.rollouts
+        .filter((r) => !single.failed.includes(r.id))
+        .map((r) => r.id)
+        .sort(),
+    );
+    for (const [i, r] of single.rollouts.entries())
+      if (single.failed.includes(r.id)) expect(single.rewards[i]?.source).toBe('harness');
+      else expect(single.rewards[i]!.value).toBeCloseTo(expected(i), 6);
+    expect(single.calls.filter((c) => c.problem === 'the judge answered no JSON object')).toHaveLength(4);
+  });
+});
