@@ -26,12 +26,27 @@ const judge = z
     retries: z.number().int().min(0).default(1).describe('calls again after an answer that cannot be read'),
     concurrency: z.number().int().positive().default(4).describe('judge calls in flight at most'),
     maxTokens: z.number().int().positive().default(1024).describe("the judge's answer, in tokens at most"),
+    structured: z
+      .boolean()
+      .default(true)
+      .describe(
+        "asks for the answer's JSON schema (response_format: vLLM, OpenAI and alight serve sample to it); " +
+          'false for an endpoint that refuses it',
+      ),
     budgetTokens: z
       .number()
       .int()
       .positive()
       .optional()
       .describe("the judge's tokens a command may spend (prompt and answer); then it stops with an error"),
+    deadlineS: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        "seconds a group's last rollouts have once the rest ended; then they are stopped and left out, and the " +
+          'group is judged without them',
+      ),
     cache: z
       .boolean()
       .default(true)

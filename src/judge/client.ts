@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Slots } from '../runner/slots.js';
 import { judgePrompt, type Scale, type Trajectory } from './prompt.js';
-import { readVerdict, type Score } from './verdict.js';
+import { readVerdict, type Score, verdictSchema } from './verdict.js';
 
 /** An OpenAI-compatible chat endpoint and the model it judges with. */
 export interface JudgeEndpoint {
@@ -19,6 +19,8 @@ export interface JudgeSettings {
   /** Calls again after an answer that cannot be read (a wrong number of scores, no JSON): ART's fix, once. */
   retries: number;
   maxTokens: number;
+  /** Asks for the answer's JSON schema (response_format): a small judge under guided decoding answers in shape. */
+  structured: boolean;
   /** Judge calls in flight at most, across every group of the run. */
   slots: Slots;
   budget: TokenBudget;
@@ -72,7 +74,7 @@ const emptyAnswer = (t: Trajectory): boolean => {
 };
 
 /** One POST to the judge: its answer's text and token counts, or the problem. */
-async function call(s: JudgeSettings, messages: unknown): Promise<JudgeCall> {
+async function call(s: JudgeSettings, messages: unknown, ids: string[]): Promise<JudgeCall> {
   const started = performance.now();
   const done = (fields: Partial<JudgeCall>): JudgeCall => ({
     promptTokens: null,
@@ -89,7 +91,18 @@ async function call(s: JudgeSettings, messages: unknown): Promise<JudgeCall> {
         'content-type': 'application/json',
         ...(s.endpoint.apiKey ? { authorization: `Bearer ${s.endpoint.apiKey}` } : {}),
       },
-      body: JSON.stringify({ model: s.endpoint.model, messages, temperature: 0, max_tokens: s.maxTokens }),
+      body: JSON.stringify({
+        model: s.endpoint.model,
+        messages,
+        temperature: 0,
+        max_tokens: s.maxTokens,
+        ...(s.structured && {
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: 'scores', schema: verdictSchema(ids, s.scale) },
+          },
+        }),
+      }),
       signal: AbortSignal.timeout(s.timeoutMs),
     });
     const body = (await res.json().catch(() => null)) as {
@@ -127,7 +140,7 @@ export async function judgeGroup(s: JudgeSettings, group: Trajectory[]): Promise
   for (let attempt = 0; attempt <= s.retries; attempt++) {
     s.budget.check();
     await s.slots.acquire();
-    const c = await call(s, prompt.messages).finally(() => s.slots.release());
+    const c = await call(s, prompt.messages, [...prompt.ids.keys()]).finally(() => s.slots.release());
     s.budget.spent += (c.promptTokens ?? 0) + (c.completionTokens ?? 0);
     calls.push(c);
     if (c.answer === null) {

@@ -15,6 +15,8 @@ export interface JudgeRun {
   single: boolean;
   weights: RewardConfig['weights'];
   cache: boolean;
+  /** Stragglers of a group stopped this long after the rest ended (run-rollouts' groupDeadlineMs), or undefined. */
+  deadlineMs?: number;
 }
 
 /** The judge that reward.judge describes, or null without one. The rubric may name a file; the key is read from env. */
@@ -33,12 +35,14 @@ export function judgeRun(reward: RewardConfig): JudgeRun | null {
       timeoutMs: j.timeoutS * 1000,
       retries: j.retries,
       maxTokens: j.maxTokens,
+      structured: j.structured,
       slots: new Slots(j.concurrency),
       budget: new TokenBudget(j.budgetTokens ?? null),
     },
     single: j.mode === 'single',
     weights: reward.weights,
     cache: j.cache,
+    deadlineMs: j.deadlineS && j.deadlineS * 1000,
   };
 }
 

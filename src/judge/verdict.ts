@@ -10,6 +10,34 @@ export type Verdict = { ok: true; scores: Map<string, Score> } | { ok: false; pr
 
 const fail = (problem: string): Verdict => ({ ok: false, problem });
 
+/**
+ * The answer's JSON schema, sent as `response_format` so that an engine with guided decoding (vLLM, alight serve,
+ * OpenAI) can only sample an answer of this shape: one entry per trajectory, in the prompt's order, each naming its id
+ * (a grammar cannot forbid an id twice otherwise); the score on the scale where a grammar can say so. A short explanation comes before the score: a small judge otherwise
+ * writes until its token limit.
+ */
+export function verdictSchema(ids: readonly string[], scale: Scale): Record<string, unknown> {
+  // An integer scale of up to 21 points is listed, so that a grammar keeps the score on it (JSON schema grammars have
+  // no numeric bounds); a continuous one is a number, checked when read.
+  const points = scale.max - scale.min;
+  const score =
+    Number.isInteger(scale.min) && Number.isInteger(scale.max) && points <= 20
+      ? { enum: Array.from({ length: points + 1 }, (_, i) => scale.min + i) }
+      : { type: 'number' };
+  const entry = (id: string) => ({
+    type: 'object',
+    properties: { id: { const: id }, explanation: { type: 'string', maxLength: 200 }, score },
+    required: ['id', 'explanation', 'score'],
+    additionalProperties: false,
+  });
+  return {
+    type: 'object',
+    properties: { scores: { type: 'array', prefixItems: ids.map(entry), minItems: ids.length, maxItems: ids.length } },
+    required: ['scores'],
+    additionalProperties: false,
+  };
+}
+
 /** The first balanced {…} in `text` (an answer in a code fence or with words around it), or null. */
 function firstObject(text: string): string | null {
   const start = text.indexOf('{');

@@ -63,6 +63,7 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
           signal,
           onEvent,
           launcher,
+          groupDeadlineMs: judge?.deadlineMs,
         },
         jobs,
       );

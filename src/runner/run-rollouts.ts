@@ -6,6 +6,7 @@ import { infraFailure, type RolloutMode } from '../rollouts/state.js';
 import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
+import { GroupDeadlines } from './group-deadline.js';
 import { abortReason, type Launcher, localLauncher, type ProcessOutput } from './process.js';
 import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
@@ -57,6 +58,8 @@ export interface RolloutsOptions {
   onEvent: RunListener;
   /** Where harnesses and reward commands run (default: this machine). */
   launcher?: Launcher;
+  /** reward.judge.deadlineS in ms: a group's stragglers are stopped this long after the rest ended (group-deadline.ts). */
+  groupDeadlineMs?: number;
 }
 
 /**
@@ -72,6 +75,7 @@ export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]):
   const stopAll = (): void => stop.abort(options.signal.reason);
   options.signal.addEventListener('abort', stopAll, { once: true });
   const ids: string[] = [];
+  const deadlines = options.groupDeadlineMs ? new GroupDeadlines(options.groupDeadlineMs, jobs, stop.signal) : null;
   try {
     await inPool(
       jobs.map((job, i) => ({ job, i })),
@@ -79,7 +83,8 @@ export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]):
       async ({ job, i }) => {
         await options.slots?.acquire();
         try {
-          ids[i] = await runRollout({ ...options, signal: stop.signal }, job);
+          const signal = deadlines?.start(job.groupId) ?? stop.signal;
+          ids[i] = await runRollout({ ...options, signal }, job).finally(() => deadlines?.end(job.groupId));
         } finally {
           options.slots?.release();
         }

@@ -4,8 +4,11 @@ import {
   type ChatHistoryItem,
   type ChatWrapper,
   getLlama,
+  type Llama,
   type LlamaContext,
   type LlamaContextSequence,
+  type LlamaGrammar,
+  LlamaGrammarEvaluationState,
   LlamaLogLevel,
   type LlamaModel,
   LlamaText,
@@ -13,6 +16,7 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { AlightError, ExitCode } from '../errors.js';
+import { HttpError } from '../http.js';
 
 export interface EngineOptions {
   modelPath: string;
@@ -28,12 +32,20 @@ export interface ChatTurn {
   text: string;
 }
 
+/**
+ * Where a JSON answer ends: the grammar lets whitespace follow a complete object for as long as the model likes, so the
+ * text stops at a run of newlines (node-llama-cpp's own trigger for its JSON grammars).
+ */
+export const jsonAnswerEnd = '\n\n\n\n';
+
 export interface Sampling {
   temperature: number;
   topP?: number;
   topK?: number;
   seed?: number;
   maxTokens: number;
+  /** The answer is JSON: any object (true) or one this JSON schema describes, sampled under a grammar. */
+  json?: Record<string, unknown> | true | null;
 }
 
 /**
@@ -51,8 +63,11 @@ export interface Sampled {
 export class Engine {
   private readonly free: LlamaContextSequence[];
   private readonly waiting: ((s: LlamaContextSequence) => void)[] = [];
+  // A schema's grammar is compiled once: judges send the same schema shape again and again.
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
   private constructor(
+    private readonly llama: Llama,
     readonly model: LlamaModel,
     private readonly context: LlamaContext,
     private readonly chat: ChatWrapper,
@@ -72,7 +87,7 @@ export class Engine {
         sequences: options.parallel,
         threads,
       });
-      return new Engine(model, context, resolveChatWrapper(model), options.contextSize);
+      return new Engine(llama, model, context, resolveChatWrapper(model), options.contextSize);
     } catch (err) {
       throw new AlightError(`cannot load ${options.modelPath}: ${(err as Error).message}`, ExitCode.input);
     }
@@ -116,6 +131,7 @@ export class Engine {
    * Waits for a free sequence first; the sequence starts empty each time.
    */
   async *generate(prompt: number[], sampling: Sampling, signal: AbortSignal): AsyncGenerator<Sampled> {
+    const grammar = sampling.json ? await this.grammar(sampling.json) : null;
     const sequence = await this.acquire(signal);
     try {
       await sequence.clearHistory();
@@ -130,6 +146,7 @@ export class Engine {
           topK: sampling.topK ?? 0,
           seed: sampling.seed ?? randomInt(2 ** 31),
           yieldEogToken: true,
+          grammarEvaluationState: grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined,
         },
       );
       let n = 0;
@@ -141,6 +158,24 @@ export class Engine {
     } finally {
       this.release(sequence);
     }
+  }
+
+  /** The grammar of JSON answers (`true`: any object), compiled once per schema; a schema it cannot express is a 400. */
+  private grammar(json: Record<string, unknown> | true): Promise<LlamaGrammar> {
+    const key = JSON.stringify(json);
+    let compiled = this.grammars.get(key);
+    if (!compiled) {
+      compiled = (
+        json === true
+          ? this.llama.getGrammarFor('json')
+          : this.llama.createGrammarForJsonSchema(json as Parameters<Llama['createGrammarForJsonSchema']>[0])
+      ).catch((err: Error) => {
+        this.grammars.delete(key);
+        throw new HttpError(400, `response_format: this JSON schema cannot be sampled: ${err.message}`);
+      });
+      this.grammars.set(key, compiled);
+    }
+    return compiled;
   }
 
   /** Sequences in use and requests waiting for one: after every client has gone, both must fall back to 0. */

@@ -27,11 +27,30 @@ const message = z.object({
   tool_calls: z.array(z.unknown()).optional(),
 });
 
+// A JSON answer (any object, or one a JSON schema describes), sampled under a grammar as vLLM's guided decoding does:
+// what lets a small model be a judge whose answers parse.
+const responseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({
+    type: z.literal('json_schema'),
+    json_schema: z.object({ name: z.string().optional(), schema: z.record(z.string(), z.unknown()) }).passthrough(),
+  }),
+]);
+
 export const chatRequest = z.object({
   ...sampling,
   messages: z.array(message).min(1),
   logprobs: z.boolean().default(false),
+  response_format: responseFormat.optional(),
 });
+
+/** The JSON a chat request asks its answer to be: a schema, `true` for any object, or null for free text. */
+export function jsonAnswer(body: ChatRequest): Record<string, unknown> | true | null {
+  const f = body.response_format;
+  if (f?.type === 'json_schema') return f.json_schema.schema;
+  return f?.type === 'json_object' ? true : null;
+}
 export const completionRequest = z.object({
   ...sampling,
   prompt: z.union([z.string(), z.array(z.number().int().min(0)).min(1)]),

@@ -3,9 +3,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
 import { errorBody, HttpError, hasBearer, listen, parseBody, readJson, sendError, sendJson } from '../http.js';
-import type { Engine, Sampling } from './engine.js';
+import { type Engine, jsonAnswerEnd, type Sampling } from './engine.js';
 import { type Completion, complete, type Piece } from './generation.js';
-import { type ChatRequest, type CompletionRequest, chatRequest, chatTurns, completionRequest } from './requests.js';
+import {
+  type ChatRequest,
+  type CompletionRequest,
+  chatRequest,
+  chatTurns,
+  completionRequest,
+  jsonAnswer,
+} from './requests.js';
 import { chatShape, completionShape, type Meta, type Shape, usage } from './shapes.js';
 import type { Weights } from './weights.js';
 
@@ -128,7 +135,11 @@ async function generate(
   checkModelName(body.model, modelName);
   res.setHeader(versionHeader, String(version));
   const sampling = samplingFor(engine, body, prompt.length);
-  const stops = [...templateStops, ...(body.stop === undefined ? [] : [body.stop].flat())];
+  const stops = [
+    ...templateStops,
+    ...(body.stop === undefined ? [] : [body.stop].flat()),
+    ...(sampling.json ? [jsonAnswerEnd] : []),
+  ];
   const abort = abortOnDisconnect(res);
   aborts.add(abort);
   const meta = {
@@ -180,6 +191,7 @@ function samplingFor(engine: Engine, body: ChatRequest | CompletionRequest, prom
     topK: body.top_k === -1 ? undefined : body.top_k,
     seed: body.seed,
     maxTokens: asked ?? room,
+    json: 'messages' in body ? jsonAnswer(body) : null,
   };
 }
 

@@ -270,6 +270,7 @@ function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string
     signal: ctx.signal,
     onEvent: (e) => ctx.onEvent(e),
     launcher: ctx.launcher,
+    groupDeadlineMs: ctx.judge?.deadlineMs,
   };
 }
 

@@ -118,4 +118,56 @@ describe('alight record --judge', () => {
       else expect(single.rewards[i]!.value).toBeCloseTo(expected(i), 6);
     expect(single.calls.filter((c) => c.problem === 'the judge answered no JSON object')).toHaveLength(4);
   });
+
+  it("stops a group's straggler at the deadline and judges the group without it", async () => {
+    // One rollout of the group (the first to take the lock) answers, then sleeps far past the deadline.
+    const harness = join(dir, 'straggler.mjs');
+    writeFileSync(
+      harness,
+      `import { openSync } from 'node:fs';
+const res = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.OPENAI_API_KEY },
+  body: JSON.stringify({ model: 'policy', messages: [{ role: 'user', content: 'Say a vowel.' }] }),
+});
+await res.json();
+let straggler = false;
+try { openSync(process.argv[2], 'wx'); straggler = true; } catch {}
+if (straggler) await new Promise((resolve) => setTimeout(resolve, 600_000));
+`,
+    );
+    writeFileSync(join(dir, 'one.jsonl'), `${JSON.stringify({ id: 'one' })}\n`);
+    writeFileSync(join(dir, 'alight.config.yaml'), `reward:\n  judge:\n    url: ${judge.url}\n    deadlineS: 2\n`);
+    const upstream = await startScriptedUpstream({ reply: (i) => answers[i % answers.length] });
+    const before = judge.requests.length;
+    try {
+      const args = [
+        'record',
+        '--upstream',
+        upstream.url,
+        '--tasks',
+        join(dir, 'one.jsonl'),
+        '-n',
+        '3',
+        '--run',
+        'late',
+      ];
+      const res = await alight([...args, '--', 'node', harness, join(dir, 'lock')], { cwd: dir, timeoutMs: 300_000 });
+      expect(res.code, res.stderr).toBe(0);
+    } finally {
+      await upstream.close();
+    }
+    const store = Store.open(join(dir, '.alight', 'alight.db'));
+    try {
+      const rollouts = store.rolloutSummaries({ run: 'late' });
+      const late = rollouts.filter((r) => r.state === 'failed');
+      expect(late.map((r) => r.error)).toEqual([expect.stringMatching(/^stopped at the judge's deadline/)]);
+      expect(judge.requests.length - before).toBe(1);
+      expect(trajectoryTexts(judge.requests.at(-1)!).size).toBe(2);
+      const judged = rollouts.filter((r) => r.state === 'succeeded').map((r) => store.lastReward(r.id)?.source);
+      expect(judged).toEqual(['judge', 'judge']);
+    } finally {
+      store.close();
+    }
+  });
 });

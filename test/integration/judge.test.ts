@@ -25,6 +25,7 @@ const settings = (url: string, more: Partial<JudgeSettings> = {}): JudgeSettings
   timeoutMs: 5000,
   retries: 1,
   maxTokens: 512,
+  structured: true,
   slots: new Slots(4),
   budget: new TokenBudget(null),
   ...more,

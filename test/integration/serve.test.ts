@@ -124,6 +124,54 @@ describe('alight serve on a real model', { timeout: patience }, () => {
     expect(new Set(answers.map((a) => a.choices[0].token_ids.join(','))).size).toBeGreaterThan(1);
   });
 
+  it("samples a JSON answer to a response_format's schema, each token's id and logprob recorded as ever", async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        scores: {
+          type: 'array',
+          prefixItems: ['a1', 'b2'].map((id) => ({
+            type: 'object',
+            properties: {
+              id: { const: id },
+              explanation: { type: 'string', maxLength: 40 },
+              score: { enum: [0, 1, 2] },
+            },
+            required: ['id', 'explanation', 'score'],
+            additionalProperties: false,
+          })),
+          minItems: 2,
+          maxItems: 2,
+        },
+      },
+      required: ['scores'],
+      additionalProperties: false,
+    };
+    const answer = (await openai.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Score two answers.' }],
+      max_tokens: 200,
+      temperature: 1,
+      seed: 3,
+      response_format: { type: 'json_schema', json_schema: { name: 'scores', schema } },
+      ...withIds,
+    })) as unknown as OpenAI.ChatCompletion & Extra;
+    const text = answer.choices[0].message.content!;
+    const parsed = JSON.parse(text) as { scores: { id: string; explanation: string; score: number }[] };
+    expect(parsed.scores.map((s) => s.id)).toEqual(['a1', 'b2']);
+    expect(parsed.scores.every((s) => [0, 1, 2].includes(s.score) && s.explanation.length <= 40)).toBe(true);
+    // The text is the tokens sampled (up to the trailing whitespace the grammar allows and the stop cut).
+    expect(vocab.detokenize(answer.choices[0].token_ids as Token[]).startsWith(text.trim())).toBe(true);
+    const any = await openai.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Describe the sea as JSON.' }],
+      max_tokens: 60,
+      response_format: { type: 'json_object' },
+    });
+    expect(any.choices[0].message.content!.trimStart().startsWith('{')).toBe(true);
+    await idle();
+  });
+
   it('serves completions from text or token ids, honouring stop strings', async () => {
     const prompt = vocab.tokenize('The days of the week are Monday, Tuesday,') as number[];
     const byIds = await openai.completions.create({
