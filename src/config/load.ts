@@ -21,7 +21,8 @@ export function loadConfig(path?: string): { config: Config; path: string | null
 
 export function validateConfig(raw: unknown, source: string): Config {
   const parsed = configSchema.safeParse(raw);
-  if (!parsed.success) throw new AlightError(`invalid ${source}:\n${formatIssues(parsed.error)}`, ExitCode.input);
+  if (!parsed.success)
+    throw new AlightError(`invalid settings in ${source}:\n${formatIssues(parsed.error)}`, ExitCode.input);
   return parsed.data;
 }
 
