@@ -119,6 +119,8 @@ class Handler(BaseHTTPRequestHandler):
             )
         else:
             choice["text"] = text
+            if body.get("prompt_logprobs") is not None:
+                choice["prompt_logprobs"] = self.prompt_logprobs(prompt, body["prompt_logprobs"])
             choice["logprobs"] = (
                 {"tokens": [self.backend.decode([t]) for t in ids], "token_logprobs": logprobs}
                 if want_logprobs
@@ -141,6 +143,17 @@ class Handler(BaseHTTPRequestHandler):
         if chat and want_ids:
             answer["prompt_token_ids"] = prompt
         self.send_json(200, answer, version)
+
+    def prompt_logprobs(self, prompt, k):
+        """vLLM's `prompt_logprobs`: for each prompt token after the first, its log-probability given the ones before,
+        under the weights served now (what a teacher gives for a student's tokens: on-policy distillation)."""
+        if k != 0:
+            raise BadRequest("prompt_logprobs: only 0 (each prompt token's own log-probability) is supported")
+        scored = self.backend.score(prompt)["logprobs"]
+        return [None] + [
+            {str(t): {"logprob": lp, "rank": None, "decoded_token": self.backend.decode([t])}}
+            for t, lp in zip(prompt[1:], scored)
+        ]
 
     def chat_logprob(self, token, logprob):
         text = self.backend.tokenizer.convert_ids_to_tokens(token)

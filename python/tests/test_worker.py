@@ -107,8 +107,11 @@ class Worker:
             "logprobs": True,
             **extra,
         }
+        return self.post("chat/completions", body)
+
+    def post(self, route, body):
         request = urllib.request.Request(
-            f"{self.url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"}
+            f"{self.url}/{route}", json.dumps(body).encode(), {"content-type": "application/json"}
         )
         with urllib.request.urlopen(request) as res:
             return int(res.headers["x-alight-model-version"]), json.loads(res.read())
@@ -141,6 +144,15 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         scored = worker.call("score", ids=list(prompt) + ids)
         assert scored["version"] == 0 and scored["logprobs"][len(prompt) - 1 :] == pytest.approx(served, abs=1e-4)
         assert worker.chat("Reply with the letter a.", seed=7)[1]["choices"][0]["token_ids"] == ids  # a seed reproduces
+        # vLLM's prompt_logprobs on the same tokens as a prompt (how a teacher scores a student's row): position by
+        # position the recomputation's, first position none; shifted by one, they are not.
+        _, echoed = worker.post("completions", {"prompt": list(prompt) + ids, "max_tokens": 1, "prompt_logprobs": 0})
+        entries = echoed["choices"][0]["prompt_logprobs"]
+        assert entries[0] is None and len(entries) == len(prompt) + len(ids)
+        given = [e[str(t)]["logprob"] for e, t in zip(entries[1:], list(prompt)[1:] + ids)]
+        assert given == pytest.approx(recomputed[0, 1:].tolist(), abs=1e-4)
+        assert given[len(prompt) - 1 :] == pytest.approx(served, abs=1e-4)
+        assert given[len(prompt) :] != pytest.approx(served[:-1], abs=1e-4)
 
         save_file(one_row_batch(prompt, ids, served), str(tmp_path / "batch.safetensors"))
         metrics = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=0)["metrics"]
