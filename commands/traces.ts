@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { AlightError, ExitCode } from '../src/errors.js';
-import type { RolloutSummary } from '../src/store/store.js';
+import type { RolloutSummary, Store } from '../src/store/store.js';
 import { type RolloutTrace, rolloutTrace } from '../src/traces/export.js';
 import { printable, table } from '../src/ui/summary.js';
 import { printJson, withStore } from './shared.js';
@@ -86,6 +86,7 @@ export async function showTrace(
           `${t.exit_code !== null ? ` (exit ${t.exit_code})` : ''}  reward ${t.reward ?? '–'}` +
           `${t.error ? `\nerror: ${t.error}` : ''}\n` +
           t.rewards.map((w) => `  ${w.source} ${w.value}${w.reason ? `: ${oneLine(w.reason)}` : ''}\n`).join('') +
+          judgeCallLines(store, t.run, id) +
           `stored: ${store.calls.storedBytes(id)} bytes${eventLine(store.events(id))}\n\n`,
       );
       process.stdout.write(
@@ -186,3 +187,16 @@ export async function exportTraces(opts: { run?: string; out?: string; db?: stri
 
 /** A reward's reason (a judge's explanation, a harness's note) on one line of the listing: recorded text, shown as text. */
 const oneLine = (text: string): string => JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);
+
+/** The judge's calls that judged the rollout (stored apart from its own calls): tokens, time, what went wrong. */
+function judgeCallLines(store: Store, run: string, id: string): string {
+  return store.judge
+    .calls(run)
+    .filter((c) => c.rollouts.includes(id))
+    .map(
+      (c) =>
+        `  judge call (${c.model}): ${c.promptTokens ?? '–'} + ${c.completionTokens ?? '–'} tokens, ` +
+        `${Math.round(c.ms)} ms${c.problem ? `: ${c.problem}` : ''}\n`,
+    )
+    .join('');
+}

@@ -108,15 +108,15 @@ async function judgeOne(store: Store, j: JudgeRun, run: string, members: Rollout
   });
   const hit = j.cache ? store.judge.cached(cacheKey) : undefined;
   if (hit) o.metrics.judge_cached_groups++;
-  const scores = hit
-    ? new Map(group.map((t) => [t.key, hit[content.get(t.key)!] ?? null]))
+  const { scores, problem } = hit
+    ? { scores: new Map(group.map((t) => [t.key, hit[content.get(t.key)!] ?? null])), problem: null }
     : await ask(store, j, run, group, members[0].group_id, o);
   for (const t of group) {
     const s = scores.get(t.key);
     if (s) keepScore(store, j, t.key, s);
   }
   const unscored = group.filter((t) => !scores.get(t.key)).map((t) => t.key);
-  if (unscored.length) fail(unscored, 'the judge gave no score (see its calls: alight runs show)');
+  if (unscored.length) fail(unscored, problem ?? 'the judge gave no score');
   else if (!hit && j.cache)
     store.judge.putCache(cacheKey, Object.fromEntries(group.map((t) => [content.get(t.key)!, scores.get(t.key)!])));
 }
@@ -129,10 +129,10 @@ async function ask(
   group: Trajectory[],
   groupId: string | null,
   o: JudgeOutcome,
-): Promise<Map<string, CachedScore | null>> {
+): Promise<{ scores: Map<string, CachedScore | null>; problem: string | null }> {
   const judged = await judgeGroup(j.settings, group);
   for (const c of judged.calls) storeCall(store, j, run, groupId, group, c, o);
-  return judged.scores;
+  return judged;
 }
 
 function storeCall(

@@ -61,6 +61,12 @@ async function recordRun(run: string, ...more: string[]) {
       rollouts,
       rewards: rollouts.map((r) => store.lastReward(r.id)),
       failed: rollouts.filter((r) => store.events(r.id).some((e) => e.type === JUDGE_FAILED)).map((r) => r.id),
+      failedWhy: rollouts.flatMap((r) =>
+        store
+          .events(r.id)
+          .filter((e) => e.type === JUDGE_FAILED)
+          .map((e) => JSON.parse(e.data).problem as string),
+      ),
       calls: store.judge.calls(run),
       members: store.groupRewards(run, [...new Set(rollouts.map((r) => r.group_id!))], {
         failedAsZero: false,
@@ -95,6 +101,7 @@ describe('alight record --judge', () => {
     const shown = await alight(['traces', 'show', first.rollouts[0].id], { cwd: dir });
     expect(shown.stdout).toMatch(/^ {2}harness [\d.]+: "aei \| bcd"$/m);
     expect(shown.stdout).toMatch(new RegExp(`^ {2}judge ${first.rewards[0]!.value}: "read \\w+"$`, 'm'));
+    expect(shown.stdout).toMatch(/^ {2}judge call \(judge\): 100 \+ 10 tokens, \d+ ms$/m);
     const again = await recordRun('judged-again', '--rubric', 'Vowels only.');
     expect(judge.requests).toHaveLength(2);
     expect(again.rewards.map((r) => r?.value)).toEqual(first.rewards.map((r) => r?.value));
@@ -107,6 +114,7 @@ describe('alight record --judge', () => {
     // call is another question (the group's context is not the same), so nothing comes from the cache.
     expect(judge.requests.length - before).toBe(6 + 2);
     expect(single.failed).toHaveLength(2);
+    expect(single.failedWhy).toEqual(['the judge answered no JSON object', 'the judge answered no JSON object']);
     expect(single.members.map((m) => m.id).sort()).toEqual(
       single.rollouts
         .filter((r) => !single.failed.includes(r.id))
