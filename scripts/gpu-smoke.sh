@@ -11,7 +11,8 @@
 #   scripts/gpu-smoke.sh                          # MODEL (verl): Qwen/Qwen2.5-0.5B-Instruct from the Hugging Face hub
 #   MODEL=/path/to/model PARTS=verl scripts/gpu-smoke.sh
 # Prints a line per part and a final `gpu-smoke: ok` or `gpu-smoke: FAILED <parts>`; exit status 0 or 1. Where it has
-# run, and what it found: docs/verification.md.
+# run, and what it found: docs/verification.md. A GPU machine without network or Node: scripts/gpu-bundle.sh packs what
+# the torch part needs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PARTS=${PARTS:-torch verl}
