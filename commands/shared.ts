@@ -169,6 +169,10 @@ export function withRunner(
   return merged;
 }
 
+/** The keys whose values were given: a flag left out leaves the config's value. */
+export const definedOnly = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
 /** The judge flags (judgeOptions). */
 export interface JudgeFlags {
   judge?: string;
@@ -179,11 +183,7 @@ export interface JudgeFlags {
 
 /** reward with the judge flags over the config file's reward.judge (a flag given wins, the file's other keys stay). */
 export function rewardWithFlags(config: Config, f: JudgeFlags): Config['reward'] {
-  const given = Object.fromEntries(
-    Object.entries({ url: f.judge, model: f.judgeModel, rubric: f.rubric, mode: f.judgeMode }).filter(
-      ([, v]) => v !== undefined,
-    ),
-  );
+  const given = definedOnly({ url: f.judge, model: f.judgeModel, rubric: f.rubric, mode: f.judgeMode });
   if (Object.keys(given).length === 0) return config.reward;
   // Validated with the rest of the config by withOverrides (a --judge-model without a URL is refused there).
   return { ...config.reward, judge: { ...config.reward.judge, ...given } as JudgeConfig };

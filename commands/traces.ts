@@ -191,8 +191,7 @@ const oneLine = (text: string): string => JSON.stringify(text.length > 200 ? `${
 /** The judge's calls that judged the rollout (stored apart from its own calls): tokens, time, what went wrong. */
 function judgeCallLines(store: Store, run: string, id: string): string {
   return store.judge
-    .calls(run)
-    .filter((c) => c.rollouts.includes(id))
+    .calls(run, id)
     .map(
       (c) =>
         `  judge call (${c.model}): ${c.promptTokens ?? '–'} + ${c.completionTokens ?? '–'} tokens, ` +

@@ -16,6 +16,7 @@ import { verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import {
   defaultRunName,
+  definedOnly,
   type JudgeFlags,
   newSecret,
   printJson,
@@ -229,10 +230,6 @@ function refuseTorchIgnored(train: TrainConfig, flags: TrainFlags): void {
       ExitCode.usage,
     );
 }
-
-/** The keys whose values were given: a flag left out leaves the config's value. */
-const definedOnly = (o: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** LoRA settings the chosen backend or engine cannot honour, refused rather than ignored. */
 export function refuseLoraUnsupported(train: TrainConfig): void {

@@ -131,23 +131,26 @@ async function call(s: JudgeSettings, messages: unknown, ids: string[]): Promise
  */
 export async function judgeGroup(s: JudgeSettings, group: Trajectory[]): Promise<GroupJudgement> {
   const scores = new Map<string, Score | null>();
-  for (const t of group.filter(emptyAnswer)) scores.set(t.key, { score: s.scale.min, explanation: 'empty answer' });
-  const asked = group.filter((t) => !emptyAnswer(t));
+  const asked: Trajectory[] = [];
+  for (const t of group)
+    if (emptyAnswer(t)) scores.set(t.key, { score: s.scale.min, explanation: 'empty answer' });
+    else asked.push(t);
   const calls: JudgeCall[] = [];
   let problem: string | null = null;
   if (asked.length === 0) return { scores, calls, problem };
   const prompt = judgePrompt(s.rubric, asked, s.scale, hex, shuffled);
+  const ids = [...prompt.ids.keys()];
   for (let attempt = 0; attempt <= s.retries; attempt++) {
     s.budget.check();
     await s.slots.acquire();
-    const c = await call(s, prompt.messages, [...prompt.ids.keys()]).finally(() => s.slots.release());
+    const c = await call(s, prompt.messages, ids).finally(() => s.slots.release());
     s.budget.spent += (c.promptTokens ?? 0) + (c.completionTokens ?? 0);
     calls.push(c);
     if (c.answer === null) {
       problem = c.problem;
       break; // a transport failure or a timeout is not retried here: the judge is down or slow, not confused
     }
-    const verdict = readVerdict(c.answer, [...prompt.ids.keys()], s.scale);
+    const verdict = readVerdict(c.answer, ids, s.scale);
     if (verdict.ok) {
       for (const [id, keys] of prompt.ids) for (const key of keys) scores.set(key, verdict.scores.get(id)!);
       return { scores, calls, problem: null };

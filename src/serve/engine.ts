@@ -38,6 +38,9 @@ export interface ChatTurn {
  */
 export const jsonAnswerEnd = '\n\n\n\n';
 
+/** Compiled JSON grammars an engine keeps (the oldest dropped first). */
+const grammarsKept = 16;
+
 export interface Sampling {
   temperature: number;
   topP?: number;
@@ -63,7 +66,8 @@ export interface Sampled {
 export class Engine {
   private readonly free: LlamaContextSequence[];
   private readonly waiting: ((s: LlamaContextSequence) => void)[] = [];
-  // A schema's grammar is compiled once: judges send the same schema shape again and again.
+  // The last few schemas' grammars, compiled once: a client retrying or sending one schema often reuses them. Bounded,
+  // since a judge's schema names its call's random ids and so differs every call.
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
   private constructor(
@@ -160,7 +164,7 @@ export class Engine {
     }
   }
 
-  /** The grammar of JSON answers (`true`: any object), compiled once per schema; a schema it cannot express is a 400. */
+  /** The grammar of JSON answers (`true`: any object), kept for the last schemas; a schema it cannot express is a 400. */
   private grammar(json: Record<string, unknown> | true): Promise<LlamaGrammar> {
     const key = JSON.stringify(json);
     let compiled = this.grammars.get(key);
@@ -174,6 +178,7 @@ export class Engine {
         throw new HttpError(400, `response_format: this JSON schema cannot be sampled: ${err.message}`);
       });
       this.grammars.set(key, compiled);
+      if (this.grammars.size > grammarsKept) this.grammars.delete(this.grammars.keys().next().value!);
     }
     return compiled;
   }

@@ -43,11 +43,18 @@ export class JudgeStore {
       );
   }
 
-  calls(run: string): StoredJudgeCall[] {
-    const rows = this.db.prepare('SELECT * FROM judge_calls WHERE run = ? ORDER BY id').all(run) as Record<
-      string,
-      unknown
-    >[];
+  /** A run's judge calls, or only those that judged `rollout`. */
+  calls(run: string, rollout?: string): StoredJudgeCall[] {
+    const rows = (
+      rollout === undefined
+        ? this.db.prepare('SELECT * FROM judge_calls WHERE run = ? ORDER BY id').all(run)
+        : this.db
+            .prepare(
+              `SELECT * FROM judge_calls c WHERE run = ?
+                AND EXISTS (SELECT 1 FROM json_each(c.rollouts) WHERE value = ?) ORDER BY id`,
+            )
+            .all(run, rollout)
+    ) as Record<string, unknown>[];
     return rows.map((r) => ({
       run: r.run as string,
       groupId: r.group_id as string | null,
