@@ -6,6 +6,7 @@ const modelFiles = [
   'test/e2e/train.test.ts',
   'test/e2e/train-lora.test.ts',
   'test/e2e/train-judge.test.ts',
+  'test/e2e/distill.test.ts',
   'test/e2e/judge-real.test.ts',
   'test/e2e/sft.test.ts',
   'test/e2e/verl.test.ts',

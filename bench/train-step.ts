@@ -35,7 +35,7 @@ const times: number[] = [];
 let tokens = 0;
 for (let i = 0; i < 3; i++) {
   const started = performance.now();
-  const { built, rewards } = prepareBatch(store, ids, config, join(dir, `batch-${i}.safetensors`), i);
+  const { built, rewards } = await prepareBatch(store, ids, config, join(dir, `batch-${i}.safetensors`), i);
   store.putTrainStep('bench', i, { ...built.metrics, reward_mean: rewards.length }, null);
   times.push((performance.now() - started) / 1000);
   tokens = built.metrics.tokens;

@@ -16,6 +16,11 @@ export const num = (value: string): number => {
   if (!Number.isFinite(n)) throw new AlightError(`expected a number, got ${value}`, ExitCode.usage);
   return n;
 };
+/** A boolean setting given a value on the command line: on or off. */
+const onOff = (value: string): boolean => {
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new AlightError(`expected on or off, got ${value}`, ExitCode.usage);
+};
 const collect = (value: string, all: string[] = []): string[] => [...all, value];
 
 /**
@@ -74,6 +79,7 @@ function typed(option: Option, path: string): Option {
   if (base instanceof z.ZodEnum) return option.choices(base.options as string[]);
   if (base instanceof z.ZodNumber) return option.argParser(base.isInt ? int : num);
   if (base instanceof z.ZodArray) return option.argParser(collect);
+  if (base instanceof z.ZodBoolean && option.required) return option.argParser(onOff);
   return option;
 }
 

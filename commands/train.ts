@@ -69,6 +69,9 @@ export type TrainFlags = Partial<
   loraDropout?: number;
   loraTargets?: string;
   loraFrom?: string;
+  teacher?: string;
+  distillCoef?: number;
+  taskReward?: boolean;
   initFrom?: string;
   run?: string;
   resume?: string;
@@ -142,6 +145,9 @@ export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFla
     loraDropout: dropout,
     loraTargets: targets,
     loraFrom,
+    teacher,
+    distillCoef,
+    taskReward,
     initFrom: _initFrom,
     judge,
     judgeModel,
@@ -162,6 +168,7 @@ export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFla
         vllmDevice: device,
         timeoutS: timeout,
         lora: { ...base.train.lora, ...definedOnly({ rank, alpha, dropout, targets, from: loraFrom }) },
+        distill: { ...base.train.distill, ...definedOnly({ teacher, coef: distillCoef, taskReward }) },
       },
     }),
     { runner, image, jobTemplate, namespace, kubeContext, gatewayHost, retryInfra },
@@ -181,9 +188,14 @@ export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFla
       tasks: absolute(given.train.tasks),
       valTasks: absolute(given.train.valTasks),
       lora: { ...given.train.lora, from: absolute(given.train.lora.from) },
+      distill: { ...given.train.distill, teacher: teacherPath(given.train.distill.teacher) },
     },
   };
 }
+
+/** A teacher folder made absolute (stored with the run); a URL as it is. */
+const teacherPath = (spec: string | undefined): string | undefined =>
+  spec === undefined || /^https?:\/\//.test(spec) ? spec : resolve(spec);
 
 /**
  * `--init-from <run>`: RL starts from that run's last checkpoint (an `alight sft` run's, or another train run's): its

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { compareCommand, GradeFlags, rewardCommand, SwebenchFlags } from '../eval.js';
+import type { EvalJudgeFlags } from '../eval-judge.js';
 import {
   alias,
   concurrencyOption,
@@ -11,6 +12,7 @@ import {
   graderOptions,
   gradingOptions,
   jsonOption,
+  judgeOptions,
   num,
   rolloutsOption,
   runOption,
@@ -23,7 +25,11 @@ const timeoutOption = (description: string): Option =>
   new Option('--timeout <seconds>', description).argParser(num).default(1800);
 
 export function registerEval(program: Command): void {
-  const evaluation = group(program, 'eval', 'run a harness over SWE-bench-style tasks and grade its patches');
+  const evaluation = group(
+    program,
+    'eval',
+    'run a harness over SWE-bench-style tasks and grade its patches; judge a recorded run',
+  );
   defineSwebench(evaluation);
   define(evaluation, {
     name: 'compare',
@@ -51,6 +57,19 @@ export function registerEval(program: Command): void {
     action: async (opts: Parameters<typeof rewardCommand>[0]) => (await import('../eval.js')).rewardCommand(opts),
   });
   defineGrade(evaluation);
+  define(evaluation, {
+    name: 'judge',
+    description:
+      "score a recorded run's rollouts with a judge after the fact (rewards of their own, beside any check, with " +
+      'their agreement)',
+    args: [['<run>', 'the run (alight runs list)']],
+    options: [...judgeOptions(), ...storeOptions(), jsonOption('print the summary as JSON')],
+    examples: [
+      'alight eval judge probe-1 --judge http://127.0.0.1:8000/v1 --rubric rubric.md',
+      'alight eval judge probe-1 --judge-mode single --json',
+    ],
+    action: async (run: string, opts: EvalJudgeFlags) => (await import('../eval-judge.js')).evalJudgeCommand(run, opts),
+  });
 }
 
 /**

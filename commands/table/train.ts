@@ -39,6 +39,13 @@ const loraOptions = (): Option[] => [
   configOption('--lora-from <adapter>', 'train.lora.from'),
 ];
 
+/** On-policy distillation: a teacher scores the student's own tokens. */
+const distillOptions = (): Option[] => [
+  configOption('--teacher <url|folder>', 'train.distill.teacher'),
+  configOption('--distill-coef <λ>', 'train.distill.coef'),
+  configOption('--task-reward <on|off>', 'train.distill.taskReward'),
+];
+
 /** The data, the steps and the algorithm. */
 const loopOptions = (): Option[] => [
   configOption('--tasks <file.jsonl>', 'train.tasks'),
@@ -78,6 +85,7 @@ export function registerTrain(program: Command): void {
     options: [
       ...backendOptions(),
       ...loopOptions(),
+      ...distillOptions(),
       ...loraOptions(),
       new Option(
         '--init-from <run>',
@@ -93,6 +101,8 @@ export function registerTrain(program: Command): void {
     examples: [
       'alight train --model models/tiny --tasks tasks.jsonl -n 8 --batch-size 4 --steps 30 -- node harness.mjs',
       'alight train --resume train-20261130-1200-ab12 -- node harness.mjs',
+      'alight train --model models/student --teacher .alight/runs/big/checkpoints/step-29 --task-reward off ' +
+        '--tasks tasks.jsonl -- node harness.mjs',
       'alight train --backend verl --gpus 8 --model Qwen/Qwen2.5-7B-Instruct ' +
         '--from-db -n 8 --batch-size 32 -- python agent.py',
       'alight train --backend verl --gpus 8 --model ' +

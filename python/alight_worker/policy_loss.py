@@ -45,32 +45,40 @@ def pack(batch, rows):
     return out
 
 
-def token_logprobs(model, input_ids, attention_mask, loss_mask=None, position_ids=None):
+def token_logprobs(model, input_ids, attention_mask, loss_mask=None, position_ids=None, last_logp=False):
     """log p(token_t | tokens_<t) for t ≥ 1 (0 at t = 0), and the entropy of each of those distributions (a metric:
     computed outside the graph, so that no second [B, L, vocab] tensor lives through backward). With `loss_mask`, only
     the columns where some row has a loss token are computed (0 elsewhere): the output layer and its softmax over the
-    vocabulary are a large share of a small model's update, and the prompt's positions carry no loss."""
+    vocabulary are a large share of a small model's update, and the prompt's positions carry no loss. `last_logp`: also
+    the distribution after the last token ([B, vocab]), from the same pass."""
     width = input_ids.shape[1]
     if loss_mask is None:
         targets = torch.arange(1, width, device=input_ids.device)
     else:
         targets = torch.nonzero(loss_mask[:, 1:].sum(0)).squeeze(-1) + 1
     # The logits at position t − 1 predict the token at t.
+    keep = targets - 1
+    if last_logp:
+        keep = torch.cat([keep, keep.new_tensor([width - 1])])
     # No cache: nothing is generated after, and transformers only keeps packed rows apart without one.
     logits = model(
         input_ids=input_ids,
         attention_mask=attention_mask,
         position_ids=position_ids,
         use_cache=False,
-        logits_to_keep=targets - 1,
+        logits_to_keep=keep,
     ).logits.float()
     logp_all = torch.log_softmax(logits, dim=-1)
+    last = None
+    if last_logp:
+        logp_all, last = logp_all[:, :-1], logp_all[:, -1]
     picked = logp_all.gather(-1, input_ids[:, targets].unsqueeze(-1)).squeeze(-1)
     with torch.no_grad():
         detached = logp_all.detach()
         entropy = -(detached.exp() * detached).sum(-1)
     full = picked.new_zeros((input_ids.shape[0], width))
-    return full.index_copy(1, targets, picked), full.detach().index_copy(1, targets, entropy)
+    scored = full.index_copy(1, targets, picked), full.detach().index_copy(1, targets, entropy)
+    return (*scored, last) if last_logp else scored
 
 
 def truncated_is_weights(old_logp, rollout_logp, mask, cap):

@@ -109,7 +109,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.stream(
                 head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body
             )
-        ids, logprobs, finish, version = self.backend.generate(prompt, max_tokens, temperature, top_p, seed)
+        greedy_one = max_tokens == 1 and temperature == 0
+        scored = None if chat else self.scored_prompt(body, prompt, greedy_next=greedy_one)
+        if scored and "next" in scored:
+            # A scoring request (a teacher's): its one greedy token comes from the scoring pass itself.
+            (token, logprob), version = scored["next"], scored["version"]
+            ids, logprobs, finish = [token], [logprob], "stop" if token in self.backend.stop_ids else "length"
+        else:
+            ids, logprobs, finish, version = self.backend.generate(prompt, max_tokens, temperature, top_p, seed)
         text = self.backend.decode(ids)
         choice = {"index": 0, "finish_reason": finish}
         if chat:
@@ -119,8 +126,11 @@ class Handler(BaseHTTPRequestHandler):
             )
         else:
             choice["text"] = text
-            if body.get("prompt_logprobs") is not None:
-                choice["prompt_logprobs"] = self.prompt_logprobs(prompt, body["prompt_logprobs"])
+            if scored:
+                choice["prompt_logprobs"] = [None] + [
+                    {str(t): {"logprob": lp, "rank": None, "decoded_token": self.backend.decode([t])}}
+                    for t, lp in zip(prompt[1:], scored["logprobs"])
+                ]
             choice["logprobs"] = (
                 {"tokens": [self.backend.decode([t]) for t in ids], "token_logprobs": logprobs}
                 if want_logprobs
@@ -144,16 +154,14 @@ class Handler(BaseHTTPRequestHandler):
             answer["prompt_token_ids"] = prompt
         self.send_json(200, answer, version)
 
-    def prompt_logprobs(self, prompt, k):
-        """vLLM's `prompt_logprobs`: for each prompt token after the first, its log-probability given the ones before,
-        under the weights served now (what a teacher gives for a student's tokens: on-policy distillation)."""
-        if k != 0:
+    def scored_prompt(self, body, prompt, greedy_next):
+        """vLLM's `prompt_logprobs`, if asked: each prompt token's log-probability given the ones before, under the
+        weights served now (what a teacher gives for a student's tokens: on-policy distillation)."""
+        if body.get("prompt_logprobs") is None:
+            return None
+        if body["prompt_logprobs"] != 0:
             raise BadRequest("prompt_logprobs: only 0 (each prompt token's own log-probability) is supported")
-        scored = self.backend.score(prompt)["logprobs"]
-        return [None] + [
-            {str(t): {"logprob": lp, "rank": None, "decoded_token": self.backend.decode([t])}}
-            for t, lp in zip(prompt[1:], scored)
-        ]
+        return self.backend.score(prompt, greedy_next=greedy_next)
 
     def chat_logprob(self, token, logprob):
         text = self.backend.tokenizer.convert_ids_to_tokens(token)

@@ -221,14 +221,19 @@ class TorchBackend:
                 total += float(sft_loss(token_logprobs(self.model, *inputs(part))[0], part)[0])
         return {"loss": total, "loss_tokens": int(batch["loss_mask"].sum())}
 
-    def score(self, ids):
+    def score(self, ids, greedy_next=False):
         """log p(token | the tokens before) for positions 1… of `ids` under the weights held now, computed as the update
         computes them: what the engine serving this version must report for the same tokens (the served-policy check,
-        src/train/served-check.ts)."""
+        src/train/served-check.ts). `greedy_next`: also the most likely token after `ids` and its logprob, from the
+        same forward pass (a scoring request's one generated token, without waiting in the sampler's batch)."""
         with self.lock, torch.no_grad():
             full = torch.tensor([list(ids)], device=self.device)
-            logp, _ = token_logprobs(self.model, full, torch.ones_like(full))
-        return {"logprobs": logp[0, 1:].tolist(), "version": self.version}
+            logp, _, last = token_logprobs(self.model, full, torch.ones_like(full), last_logp=True)
+        scored = {"logprobs": logp[0, 1:].tolist(), "version": self.version}
+        if greedy_next:
+            token = int(last[0].argmax())
+            scored["next"] = (token, float(last[0, token]))
+        return scored
 
     def reference_logprobs(self, part):
         """The initial policy's log-probs of a micro-batch, for the KL penalty: the reference copy, or with LoRA the

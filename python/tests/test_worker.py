@@ -153,6 +153,15 @@ def test_the_worker_serves_exact_ids_and_logprobs_then_trains_syncs_saves_and_lo
         assert given == pytest.approx(recomputed[0, 1:].tolist(), abs=1e-4)
         assert given[len(prompt) - 1 :] == pytest.approx(served, abs=1e-4)
         assert given[len(prompt) :] != pytest.approx(served[:-1], abs=1e-4)
+        # Greedy, one token: the scoring pass gives it (no wait in the sampler's batch), as greedy sampling would.
+        _, fast = worker.post(
+            "completions",
+            {"prompt": list(prompt) + ids, "max_tokens": 1, "temperature": 0, "prompt_logprobs": 0, "logprobs": 1},
+        )
+        choice = fast["choices"][0]
+        assert [e[str(t)]["logprob"] for e, t in zip(choice["prompt_logprobs"][1:], list(prompt)[1:] + ids)] == given
+        _, first = worker.post("completions", {"prompt": list(prompt) + ids, "max_tokens": 1, "temperature": 0})
+        assert choice["text"] == first["choices"][0]["text"] and len(choice["logprobs"]["token_logprobs"]) == 1
 
         save_file(one_row_batch(prompt, ids, served), str(tmp_path / "batch.safetensors"))
         metrics = worker.call("train_step", batch_path=str(tmp_path / "batch.safetensors"), step=0)["metrics"]

@@ -186,6 +186,33 @@ const lora = z
   })
   .strict();
 
+/** On-policy distillation: a teacher scores the student's own sampled tokens (docs/rewards.md#distillation). */
+const distill = z
+  .object({
+    teacher: z
+      .string()
+      .optional()
+      .describe(
+        "the teacher: an OpenAI-compatible URL answering vLLM's prompt_logprobs (vLLM, a torch worker), or a Hugging " +
+          "Face model folder alight serves on a torch worker; it must share the student's tokenizer",
+      ),
+    coef: z
+      .number()
+      .min(0)
+      .default(1)
+      .describe("λ: each sampled token's advantage gains λ·(log p_teacher − log p_student); 0 scores without using it"),
+    taskReward: z
+      .boolean()
+      .default(true)
+      .describe(
+        "false: the task's rewards are recorded but not trained on (pure distillation, advantages from λ alone)",
+      ),
+    apiKeyEnv: z.string().optional().describe("environment variable holding a URL teacher's API key"),
+    concurrency: z.number().int().min(1).default(4).describe('scoring requests to the teacher at once'),
+    timeoutS: z.number().positive().default(300).describe('longest one scoring request may take'),
+  })
+  .strict();
+
 const train = z
   .object({
     backend: z
@@ -314,6 +341,9 @@ const train = z
       .optional()
       .describe("learning rate (default 1e-5; with LoRA 1e-4: 10× full fine-tuning's, LoRA Without Regret's finding)"),
     lora: lora.default(lora.parse({})).describe('LoRA settings (train.lora.*; --lora-* flags)'),
+    distill: distill
+      .default(distill.parse({}))
+      .describe('on-policy distillation from a teacher (train.distill.*; --teacher, --distill-coef, --task-reward)'),
     servedTolerance: z
       .number()
       .positive()

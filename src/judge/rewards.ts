@@ -151,8 +151,18 @@ function storeCall(
 
 /** The judge's score as its own reward row, then the weighted sum where the verifiable reward has a weight. */
 function keepScore(store: Store, j: JudgeRun, id: string, s: CachedScore): void {
-  const verifiable = store.lastReward(id)?.value ?? null;
+  const verifiable = verifiableReward(store, id);
   store.addReward(id, s.score, s.explanation || null, 'judge');
   const { verifiable: wv, judge: wj } = j.weights;
   if (wv !== 0 || wj !== 1) store.addReward(id, wv * (verifiable ?? 0) + wj * s.score, null, 'combined');
+}
+
+/** A rollout's latest reward that is not a judge's (nor a sum with one): a re-judged rollout keeps its own check. */
+export function verifiableReward(store: Store, id: string): number | null {
+  return (
+    store
+      .rewards(id)
+      .filter((r) => r.source !== 'judge' && r.source !== 'combined')
+      .at(-1)?.value ?? null
+  );
 }

@@ -1,6 +1,6 @@
 import { AlightError, ExitCode } from '../errors.js';
 import type { RolloutSummary, Store } from '../store/store.js';
-import { type Batch, type BatchOptions, buildBatch, type RolloutRows } from './batch.js';
+import { type Batch, type BatchOptions, type BatchTensors, buildBatch, type RolloutRows } from './batch.js';
 import { type BreakKind, summariseBreaks } from './diagnose.js';
 import { type Explain, type MergeBreak, type MergeLevel, mergeCalls } from './merge.js';
 import { writeSafetensors } from './safetensors.js';
@@ -78,27 +78,41 @@ export interface BuildResult {
 /** `alight samples build`: a run's finished rollouts → rows → one batch file. Refuses to write an empty batch. */
 export function buildRunBatch(store: Store, options: BuildOptions): BuildResult {
   const started = performance.now();
-  return writeBatch(mergeRun(store, options.run, options.level), options, `run ${options.run}`, started, false);
+  const a = assemble(mergeRun(store, options.run, options.level), options, `run ${options.run}`, started, false);
+  return 'skipped' in a ? a.skipped : write(a, options.out);
 }
 
-/** A training step's batch: its succeeded rollouts (the others are left out, as the caller counted them). */
-export function buildStepBatch(
+/**
+ * A training step's batch: its succeeded rollouts (the others are left out, as the caller counted them). `adjust`
+ * (on-policy distillation) may change its tensors before they are written.
+ */
+export async function buildStepBatch(
   store: Store,
   finished: RolloutSummary[],
   options: Omit<BuildOptions, 'run'>,
   label: string,
-): BuildResult {
+  adjust?: (tensors: BatchTensors) => Promise<void>,
+): Promise<BuildResult> {
   const started = performance.now();
-  return writeBatch(mergeRollouts(store, finished, options.level), options, label, started, true);
+  const a = assemble(mergeRollouts(store, finished, options.level), options, label, started, true);
+  if ('skipped' in a) return a.skipped;
+  await adjust?.(a.batch.tensors);
+  return write(a, options.out);
 }
 
-function writeBatch(
+interface Assembled {
+  batch: Batch;
+  counts: MergeCounts;
+  at: { started: number; merged: number; built: number };
+}
+
+function assemble(
   { rollouts, counts }: MergedRun,
   options: Omit<BuildOptions, 'run'>,
   label: string,
   started: number,
   step: boolean,
-): BuildResult {
+): Assembled | { skipped: BuildResult } {
   const merged = performance.now();
   if (rollouts.length === 0) {
     throw new AlightError(
@@ -112,14 +126,24 @@ function writeBatch(
   const m = batch.meta.metrics;
   // A step of groups that all scored alike (or of replies all cut) carries no signal, which is a result, not an error:
   // the step is counted and its update skipped (an export, `alight samples build`, still refuses to write an empty file).
-  if (m.loss_tokens === 0 && step && m.dropped_zero_variance + m.dropped_overlong > 0)
-    return { out: null, timings: { merge_ms: merged - started, batch_ms: 0, write_ms: 0 }, metrics: m, merge: counts };
+  if (m.loss_tokens === 0 && step && m.dropped_zero_variance + m.dropped_overlong > 0) {
+    const timings = { merge_ms: merged - started, batch_ms: 0, write_ms: 0 };
+    return { skipped: { out: null, timings, metrics: m, merge: counts } };
+  }
   if (m.loss_tokens === 0)
     throw new AlightError(`the batch of ${label} would have no loss tokens; nothing written`, ExitCode.input);
-  const built = performance.now();
-  writeSafetensors(options.out, batch.tensors, { alight: JSON.stringify(batch.meta) });
-  const timings = { merge_ms: merged - started, batch_ms: built - merged, write_ms: performance.now() - built };
-  return { out: options.out, timings, metrics: batch.meta.metrics, merge: counts };
+  return { batch, counts, at: { started, merged, built: performance.now() } };
+}
+
+function write({ batch, counts, at }: Assembled, out: string): BuildResult {
+  const writing = performance.now();
+  writeSafetensors(out, batch.tensors, { alight: JSON.stringify(batch.meta) });
+  const timings = {
+    merge_ms: at.merged - at.started,
+    batch_ms: at.built - at.merged,
+    write_ms: performance.now() - writing,
+  };
+  return { out, timings, metrics: batch.meta.metrics, merge: counts };
 }
 
 export interface DiagnoseResult {

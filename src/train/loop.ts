@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Config, learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
+import type { ScoringEngine } from '../distill/score.js';
+import { checkTeacher, openTeacher, type Teacher } from '../distill/teacher.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
 import { type JudgeRun, judgeRun } from '../judge/rewards.js';
@@ -61,6 +63,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   let serving: Serving = workerServing;
   let launcher: RunLauncher | null = null;
   let trackers: Trackers | null = null;
+  let teacher: Teacher | null = null;
   try {
     trackers = await runTrackers(c, { runDir, run }, log);
     launcher = await openLauncher(config, log);
@@ -80,6 +83,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     const reporting = trackers && { trackers, since: Date.now() };
     const served = servedCheckFor(c, gateway, serving);
     const judge = judgeRun(config.reward);
+    const student = { ...serving.endpoints(first.endpoints)[0], apiKey: serving.apiKey };
+    teacher = await distillTeacher(c, { python, logFile: join(runDir, 'teacher.log') }, student);
     await trainSteps({
       ...options,
       c,
@@ -92,6 +97,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       launcher,
       reporting,
       judge,
+      teacher: teacher?.engine ?? null,
     });
     const steps = store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics }));
     return { run, runDir, workerLog, steps };
@@ -110,7 +116,29 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     await gateway?.close();
     await workers.stopAll();
     await serving.stop();
+    await teacher?.stop();
     await trackers?.close();
+  }
+}
+
+/**
+ * The teacher of on-policy distillation (train.distill.teacher), opened and checked against the student the gateway
+ * routes to before step 1: the same tokenizer, another model.
+ */
+async function distillTeacher(
+  c: TrainConfig,
+  o: { python: string; logFile: string },
+  student: ScoringEngine,
+): Promise<Teacher | null> {
+  const timeoutMs = c.workerTimeoutS * 1000;
+  const teacher = await openTeacher(c, { ...o, timeoutMs });
+  if (!teacher) return null;
+  try {
+    await checkTeacher(teacher.engine, student, timeoutMs);
+    return teacher;
+  } catch (err) {
+    await teacher.stop();
+    throw err;
   }
 }
 
@@ -151,6 +179,8 @@ function checkedTrainConfig(train: TrainConfig): { c: TrainConfig; plan: VerlPla
   if (c.serveVllm && c.backend === 'verl')
     refuse('--serve-vllm is for the torch backend: verl serves the policy with vLLM already');
   if (c.vllmDevice && !c.serveVllm) refuse('--device chooses the vLLM of --serve-vllm: pass both, or neither');
+  if (!c.distill.taskReward && !(c.distill.teacher && c.distill.coef > 0))
+    refuse('--task-reward off leaves nothing to learn from: pass a --teacher (and a --distill-coef above 0)');
   if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize)
     refuse(
       `train.asyncGroups (${c.asyncGroups}) must be at least ` +
@@ -181,6 +211,8 @@ interface Session extends TrainOptions {
   served: ServedCheck | null;
   /** reward.judge: scores each step's groups before the batch (null: the rewards are the harness's). */
   judge: JudgeRun | null;
+  /** train.distill.teacher: scores each step's rows before the update (null: no distillation). */
+  teacher: ScoringEngine | null;
   workers: WorkerSupervisor;
   /** The trackers, and when the last step they were told of ended (its samples are the rollouts ended since). */
   reporting: { trackers: Trackers; since: number } | null;
@@ -225,6 +257,7 @@ async function trainStep(s: Session, step: number): Promise<void> {
       serving: s.serving,
       served: s.served,
       judge: s.judge,
+      teacher: s.teacher,
       worker,
       config: s.c,
       run: s.run,

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
+import { type DistillMetrics, distilBatch, type ScoringEngine } from '../distill/score.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
 import { type JudgeRun, judgeRollouts } from '../judge/rewards.js';
@@ -10,6 +11,7 @@ import type { Launcher } from '../runner/process.js';
 import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
 import { Slots } from '../runner/slots.js';
 import type { Task } from '../runner/tasks.js';
+import type { BatchTensors } from '../samples/batch.js';
 import { buildStepBatch } from '../samples/run-samples.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import type { Worker } from '../worker/client.js';
@@ -40,6 +42,8 @@ export interface StepContext {
   served: ServedCheck | null;
   /** The judge whose scores are the rewards (reward.judge), or null. */
   judge: JudgeRun | null;
+  /** On-policy distillation's teacher (train.distill.teacher), or null. */
+  teacher: ScoringEngine | null;
   /** Async rollouts (asyncGroups > 0): the groups in flight across steps. */
   pool?: GroupPool;
   withhold: string[];
@@ -75,7 +79,10 @@ export async function runStep(
 
   timer.start('batch');
   const scored = judged ? ids.filter((id) => !judged.failed.has(id)) : ids;
-  const prepared = prepareBatch(ctx.store, scored, c, join(ctx.runDir, 'batches', `step-${step}.safetensors`), step);
+  const out = join(ctx.runDir, 'batches', `step-${step}.safetensors`);
+  const distilled: Partial<DistillMetrics> = {};
+  const distil = ctx.teacher && distiller(ctx.teacher, c, timer, (m) => Object.assign(distilled, m));
+  const prepared = await prepareBatch(ctx.store, scored, c, out, step, distil ?? undefined);
 
   timer.start('update');
   const batchPath = prepared.built.out;
@@ -103,6 +110,7 @@ export async function runStep(
       ...batchMetrics(prepared, valReward),
       ...(fresh ? asyncMetrics(fresh, inFlight) : {}),
       ...judged?.metrics,
+      ...distilled,
       ...update.metrics,
       ...served,
       ...timings,
@@ -145,7 +153,10 @@ async function save(ctx: StepContext, step: number, timer: PhaseTimer): Promise<
 }
 
 /** The step's rewards and its batch's counts, as metrics. */
-function batchMetrics({ rollouts, rewards, built }: ReturnType<typeof prepareBatch>, valReward: number | null) {
+function batchMetrics(
+  { rollouts, rewards, built }: Awaited<ReturnType<typeof prepareBatch>>,
+  valReward: number | null,
+) {
   const m = built.metrics;
   return {
     reward_mean: mean(rewards),
@@ -180,9 +191,17 @@ function asyncMetrics(fresh: Awaited<ReturnType<typeof freshGroups>>, inFlight: 
 
 /**
  * The orchestrator's work between the last harness and the update: the step's rollouts, the ones to train on, and
- * their batch file (merge, advantages, loss weights, write). Throws when there is nothing to train on.
+ * their batch file (merge, advantages, loss weights, the teacher's signal with `distil`, write). Throws when there is
+ * nothing to train on.
  */
-export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: string, step: number) {
+export async function prepareBatch(
+  store: Store,
+  ids: string[],
+  c: TrainConfig,
+  out: string,
+  step: number,
+  distil?: (tensors: BatchTensors) => Promise<void>,
+) {
   const rollouts = store.rolloutSummaries({ ids });
   const rewards = rollouts.map((r) => r.reward ?? 0);
   const trained = trainable(rollouts, c.failedRollouts);
@@ -195,7 +214,27 @@ export function prepareBatch(store: Store, ids: string[], c: TrainConfig, out: s
     );
   }
   mkdirSync(join(out, '..'), { recursive: true });
-  return { rollouts, rewards, built: buildStepBatch(store, trained, { ...c, out }, `step ${step}`) };
+  const { rollouts: kept, options } = distil ? forDistillation(trained, c) : { rollouts: trained, options: c };
+  const built = await buildStepBatch(store, kept, { ...options, out }, `step ${step}`, distil);
+  return { rollouts, rewards, built };
+}
+
+/**
+ * Under distillation a group whose rewards are all equal still carries the teacher's signal (it is not dropped); with
+ * the task reward off every reward counts as 0, so the advantages are the teacher's alone.
+ */
+function forDistillation(trained: RolloutSummary[], c: TrainConfig) {
+  const options = { ...c, dropZeroVariance: c.dropZeroVariance && c.distill.coef === 0 };
+  return { rollouts: c.distill.taskReward ? trained : trained.map((r) => ({ ...r, reward: 0 })), options };
+}
+
+/** The step's scoring by the teacher, timed as its own phase; its metrics go to `done`. */
+function distiller(teacher: ScoringEngine, c: TrainConfig, timer: PhaseTimer, done: (m: DistillMetrics) => void) {
+  return async (tensors: BatchTensors): Promise<void> => {
+    timer.start('teacher');
+    const { coef, concurrency, timeoutS } = c.distill;
+    done(await distilBatch(tensors, teacher, { coef, concurrency, timeoutMs: timeoutS * 1000 }));
+  };
 }
 
 /** The pool of async rollouts for a run from `fromStep` on, its harnesses stopped by `signal`. */

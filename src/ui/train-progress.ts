@@ -9,6 +9,7 @@ export function stepLine(step: number, m: StepMetrics): string {
     `step ${step}: reward ${f(m.reward_mean)} ± ${f(m.reward_std)}, pass ${f(m.pass_rate, 2)}` +
     `${m.val_reward !== null && m.val_reward !== undefined ? `, val ${f(m.val_reward)}` : ''}, loss ${f(m.loss, 4)}, ` +
     `grad ${f(m.grad_norm)}, kl ${f(m.kl_rollout, 5)}, entropy ${f(m.entropy)}, ` +
+    `${m.teacher_kl !== undefined ? `teacher kl ${f(m.teacher_kl)} (${f(m.teacher_s, 1)} s), ` : ''}` +
     `${m.rows} rows, ${m.loss_tokens} loss tokens, ` +
     `${m.merge_breaks} breaks, ${m.rollouts_failed} failed, ` +
     `${f(m.step_s, 1)} s (rollouts ${f(m.rollouts_s, 1)}, update ${f(m.update_s, 1)})`

@@ -179,3 +179,42 @@ if (straggler) await new Promise((resolve) => setTimeout(resolve, 600_000));
     }
   });
 });
+
+describe('alight eval judge', () => {
+  it("scores a recorded run after the fact, beside its own check: agreement, then the cache; the check stays the check", async () => {
+    const upstream = await startScriptedUpstream({ reply: (i) => answers[i % answers.length] });
+    try {
+      const args = ['record', '--upstream', upstream.url, '--tasks', join(dir, 'tasks.jsonl'), '-n', '3'];
+      const res = await alight([...args, '--concurrency', '1', '--run', 'unjudged', '--', 'node', HARNESS], {
+        cwd: dir,
+        timeoutMs: 120_000,
+      });
+      expect(res.code, res.stderr).toBe(0);
+    } finally {
+      await upstream.close();
+    }
+    const before = judge.requests.length;
+    const judgeRun = () => alight(['eval', 'judge', 'unjudged', '--judge', judge.url, '--json'], { cwd: dir });
+    const first = await judgeRun();
+    expect(first.code, first.stderr).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary).toMatchObject({ rollouts: 6, judged: 6, failed: 0, metrics: { judge_calls: 2 } });
+    // The scripted judge scores the vowel share, as the harness's own reward does: they agree.
+    expect(summary.verifiable.rollouts).toBe(6);
+    expect(summary.verifiable.pearson).toBeCloseTo(1, 6);
+    expect(judge.requests.length - before).toBe(2);
+    const again = JSON.parse((await judgeRun()).stdout);
+    expect(again.metrics).toMatchObject({ judge_calls: 0, judge_cached_groups: 2 });
+    expect(again.verifiable).toEqual(summary.verifiable);
+    expect(judge.requests.length - before).toBe(2);
+    const text = await alight(['eval', 'judge', 'unjudged', '--judge', judge.url], { cwd: dir });
+    expect(text.stdout).toMatch(/6 of 6 rollouts judged, 0 judge-failed/);
+    expect(text.stdout).toMatch(/Pearson r 1\.000/);
+    const none = await alight(['eval', 'judge', 'unjudged'], { cwd: dir });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no judge: pass --judge/);
+    const missing = await alight(['eval', 'judge', 'nope', '--judge', judge.url], { cwd: dir });
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/no run nope/);
+  });
+});

@@ -5,6 +5,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
+import { promptLogprobs } from '../../src/distill/score.js';
 import { type Gateway, startGateway } from '../../src/gateway/server.js';
 import { envPython } from '../../src/setup/python-env.js';
 import { Store } from '../../src/store/store.js';
@@ -290,6 +291,20 @@ describe('the gateway against the real vLLM', () => {
       });
       expectClose(call.completion_logprobs, JSON.parse(out) as number[], 1e-3, 1e-3);
     }
+  });
+
+  it("answers a distillation teacher's scoring request: every token of a token-id row, as transformers scores it", async () => {
+    const truth = ((await direct('completions', { prompt: 'The cat', max_tokens: 8, seed: 1 })).choices as Obj[])[0];
+    const row = [...(truth.prompt_token_ids as number[]), ...(truth.token_ids as number[])];
+    const scored = await promptLogprobs({ url: vllm.url, model: vllm.model, apiKey: vllm.apiKey }, row, 60_000);
+    expect(scored.ids).toEqual(row);
+    expect(scored.logprobs[0]).toBeNull();
+    const input = JSON.stringify({ model, prompt: row.slice(0, 1), completion: row.slice(1), temperature: 1 });
+    const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], {
+      input,
+      encoding: 'utf8',
+    });
+    expectClose(scored.logprobs.slice(1) as number[], JSON.parse(out) as number[], 1e-3, 1e-3);
   });
 
   it('alight doctor --upstream finds token ids and processed logprobs', async () => {
