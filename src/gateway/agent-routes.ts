@@ -20,7 +20,7 @@ export async function handleAgent(
 ): Promise<void> {
   const match = /^\/r\/([^/]+)\/(.*)$/.exec(path) ?? /^\/r\/([^/]+)()$/.exec(path);
   if (!match) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
-  const rest = match[2];
+  const rest = withApiVersion(match[2]);
   const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocolFor(rest.slice(3)) : undefined;
   // Errors reach each harness in its protocol's shape (count_tokens is Anthropic's too).
   const shape = protocol ?? (rest.startsWith('v1/messages') ? protocolFor('messages') : undefined);
@@ -30,6 +30,15 @@ export async function handleAgent(
     if (!shape || !(err instanceof HttpError) || res.headersSent) throw err;
     sendJson(res, err.status, shape.errorBody(err.status, err.message, err.type), err.headers);
   }
+}
+
+/**
+ * The API's path with its `v1/`, however the client joined its base URL: Anthropic's SDKs and Claude Code append
+ * `/v1/messages` to ANTHROPIC_BASE_URL, the AI SDK's Anthropic provider takes that base as the API root and appends only
+ * `/messages` (opencode, Kilo). Both reach the same routes.
+ */
+function withApiVersion(rest: string): string {
+  return /^(messages|chat\/completions|completions|responses|models)(\/|\?|$)/.test(rest) ? `v1/${rest}` : rest;
 }
 
 async function agentRoute(

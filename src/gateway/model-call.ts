@@ -78,6 +78,7 @@ export async function handleModelCall(
   try {
     id = await ctx.store.commits.add(callRecord(call, outcome, settled, answer, latencyMs), !isTerminal(rollout.state));
     if (answer && x) ctx.memories.keep(rollout.id, { request: harness, response: answer }, x.response);
+    else if (protocol.chatAnswers && x && settled.status === 'ok') ctx.memories.keepToolCalls(rollout.id, x.response);
   } catch (err) {
     reply = unstored(call, err);
   }

@@ -65,7 +65,12 @@ export class RolloutMemories {
     for (const item of (exchange.response.output as Obj[] | undefined) ?? []) {
       if (typeof item.id === 'string') bounded(k.items, item.id, item, maxItems);
     }
-    // The ids the harness was given (translate.ts's reading of the chat answer), so that it names them back.
+    this.keepToolCalls(rolloutId, chat);
+  }
+
+  /** The argument text of a chat answer's tool calls, by the ids the harness was given (translate.ts's reading). */
+  keepToolCalls(rolloutId: string, chat: Obj): void {
+    const k = this.kept(rolloutId);
     for (const call of chatAnswer(chat).toolCalls) bounded(k.toolArguments, call.id, call.arguments, maxToolCalls);
   }
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { harnessEnv } from '../../src/runner/env.js';
 import { rolloutTrace } from '../../src/traces/export.js';
 import { alight } from '../helpers/cli.js';
 import { type Rig, startRig } from '../helpers/gateway.js';
@@ -330,6 +331,93 @@ describe('agent frameworks on their default (Responses) models', () => {
     expect(JSON.stringify(trace.calls[2].harness?.request.input)).toMatch(
       /"arguments":"\{\\"path\\":\\"a.txt\\"\}".*item_reference/,
     );
+  });
+
+  it("runs a tool-using turn with the AI SDK's Anthropic provider on the contract's environment alone", async () => {
+    const { generateText, stepCountIs, tool } = await import('ai');
+    const { createAnthropic } = await import('@ai-sdk/anthropic');
+    const { z } = await import('zod');
+    rig = await startRig({ reply: toolReply });
+    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
+    const env = harnessEnv({
+      gatewayUrl: rig.gateway.url,
+      token,
+      rolloutId: rollout.id,
+      run: 'r',
+      taskId: null,
+      mode: 'train',
+      task: null,
+    });
+    // The provider reads ANTHROPIC_BASE_URL as the API root (where Anthropic's SDKs add /v1) and appends /messages.
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL,
+      ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
+    });
+    try {
+      const result = await generateText({
+        model: createAnthropic()('claude-sonnet-4-5'),
+        prompt: 'read the files',
+        stopWhen: stepCountIs(4),
+        tools: {
+          read_file: tool({
+            description: 'Read a file',
+            inputSchema: z.object({ path: z.string() }),
+            execute: async ({ path }) => files[path],
+          }),
+        },
+      });
+      expect(result.text).toBe('files say alpha and beta');
+    } finally {
+      process.env = saved;
+    }
+    const trace = expectExactAndLinear(rollout.id);
+    expect(trace.calls).toHaveLength(3);
+    expect(new Set(trace.calls.map((c) => c.protocol))).toEqual(new Set(['anthropic.messages']));
+    // Its token counting joins the same way.
+    const counted = await fetch(`${env.ANTHROPIC_BASE_URL}/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': token },
+      body: JSON.stringify({ model: 'any', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(counted.status).toBe(200);
+    expect((await counted.json()).input_tokens).toBeGreaterThan(0);
+  });
+
+  it("merges into one row a LangChain ChatOpenAI agent that re-serialises the model's tool arguments", async () => {
+    const { ChatOpenAI } = await import('@langchain/openai');
+    const { HumanMessage, ToolMessage } = await import('@langchain/core/messages');
+    rig = await startRig({ reply: toolReply });
+    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
+    const sent: Obj[] = [];
+    const model = new ChatOpenAI({
+      model: 'qwen',
+      apiKey: token,
+      maxRetries: 0,
+      configuration: {
+        baseURL: `${rig.gateway.url}/r/${token}/v1`,
+        fetch: async (url: RequestInfo | URL, init?: RequestInit) => {
+          sent.push(JSON.parse(String(init?.body)));
+          return fetch(url, init);
+        },
+      },
+    }).bindTools([{ type: 'function', function: { ...readFile, parameters: readFile.input_schema } }]);
+    const history: InstanceType<typeof HumanMessage | typeof ToolMessage>[] = [new HumanMessage('read the files')];
+    for (let turn = 0; turn < 4; turn++) {
+      const answer = await model.invoke(history);
+      history.push(answer as never);
+      if (!answer.tool_calls?.length) break;
+      for (const call of answer.tool_calls)
+        history.push(new ToolMessage({ content: files[call.args.path as string], tool_call_id: call.id! }));
+    }
+    expect(history.at(-1)!.content).toBe('files say alpha and beta');
+    // The model wrote {"path": "a.txt"}; LangChain parsed it and sends back its own serialisation.
+    const returned = (sent[1].messages as Obj[]).find((m) => m.role === 'assistant') as Obj;
+    expect((returned.tool_calls as Obj[])[0]).toMatchObject({ function: { arguments: '{"path":"a.txt"}' } });
+    // The gateway put the model's own text back: each prompt extends the one before, one row for the rollout.
+    expectExactAndLinear(rollout.id);
+    const upstream = (rig.upstream.log[1].request.messages as Obj[]).find((m) => m.role === 'assistant') as Obj;
+    expect((upstream.tool_calls as Obj[])[0]).toMatchObject({ function: { arguments: '{"path": "a.txt"}' } });
   });
 
   it("runs a tool-using turn with the OpenAI Agents SDK's default model", async () => {

@@ -2,6 +2,7 @@ import { errorBody } from '../../http.js';
 import { relayView } from './relay-view.js';
 import type { ScannedAnswer } from './token-fields.js';
 import { extractWhole, streamChoice, TokenAccumulator } from './tokens.js';
+import { withOwnArguments } from './translate.js';
 import type { Extracted, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -69,10 +70,19 @@ export const openaiChat: Protocol = {
   path: 'chat/completions',
   invalid: (body) => (Array.isArray(body.messages) ? null : '`messages` must be an array of chat messages'),
   // Training needs token ids and logprobs even when the harness did not ask; its view leaves them out again.
-  upstream: (body, kind) => ({
+  upstream: (body, kind, memory) => ({
     path: 'chat/completions',
-    body: kind === 'vllm' ? { ...body, return_token_ids: true, logprobs: true } : { ...body },
+    body:
+      kind === 'vllm'
+        ? {
+            ...body,
+            messages: withOwnArguments(body.messages as unknown[], memory),
+            return_token_ids: true,
+            logprobs: true,
+          }
+        : { ...body },
   }),
+  chatAnswers: true,
   tokenFields: true,
   extract: (a) => extractWhole(a, a.tokens.promptIds, a.tokens.choices[0]?.content ?? null),
   assembler: () => new ChatAssembler(),

@@ -22,10 +22,39 @@ export function textOf(content: unknown): string {
  * else as the harness gives them (JSON of its object).
  */
 export function chatToolCall(id: string, name: string, input: unknown, memory: RolloutMemory): Obj {
-  const recorded = memory.toolArguments(id);
   const args = typeof input === 'string' ? input : JSON.stringify(input ?? {});
-  const same = recorded !== undefined && (recorded === args || sameJson(recorded, args));
-  return { id, type: 'function', function: { name, arguments: same ? recorded : args } };
+  return { id, type: 'function', function: { name, arguments: ownArguments(id, args, memory) } };
+}
+
+/** The model's own text of call `id`'s arguments where `args` means the same (JSON-equal), else `args`. */
+function ownArguments(id: string, args: string, memory: RolloutMemory): string {
+  const recorded = memory.toolArguments(id);
+  return recorded !== undefined && (recorded === args || sameJson(recorded, args)) ? recorded : args;
+}
+
+/**
+ * A chat history with each assistant tool call's arguments as the model wrote them, where the harness sent them back
+ * re-serialised (LangChain's ChatOpenAI and OpenHands parse and re-dump them: `{"a":1}` comes back `{"a": 1}`, and the
+ * next prompt would no longer extend the last). The same array when nothing changes.
+ */
+export function withOwnArguments(messages: unknown[], memory: RolloutMemory): unknown[] {
+  let changed = false;
+  const out = messages.map((m) => {
+    if (!isObj(m) || m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return m;
+    let callsChanged = false;
+    const calls = m.tool_calls.map((c: unknown) => {
+      const fn = isObj(c) ? c.function : undefined;
+      if (!isObj(c) || typeof c.id !== 'string' || !isObj(fn) || typeof fn.arguments !== 'string') return c;
+      const own = ownArguments(c.id, fn.arguments, memory);
+      if (own === fn.arguments) return c;
+      callsChanged = true;
+      return { ...c, function: { ...fn, arguments: own } };
+    });
+    if (!callsChanged) return m;
+    changed = true;
+    return { ...m, tool_calls: calls };
+  });
+  return changed ? out : messages;
 }
 
 function sameJson(a: string, b: string): boolean {

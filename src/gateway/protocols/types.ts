@@ -82,6 +82,11 @@ export interface Protocol {
    * (`answer` turns the assembled chat answer into it) are recorded next to the chat ones.
    */
   translated?: { answer(harness: Obj, chat: Obj): Obj };
+  /**
+   * Set where the answers are chat answers relayed as they are (plain chat/completions): the gateway keeps their tool
+   * calls' argument text, which `upstream` puts back for a harness that returns them re-serialised.
+   */
+  chatAnswers?: true;
   /** The same protocol relayed unchanged to an upstream that serves it (`upstream.nativeProtocols`). */
   native?: Protocol;
 }
