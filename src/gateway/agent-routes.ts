@@ -60,6 +60,10 @@ async function agentRoute(
   const named = req.method === 'GET' ? /^v1\/models\/([^/?]+)$/.exec(rest) : null;
   // Any name the harness uses reaches the served model (the gateway pins it), so any name is answered.
   if (named) return sendJson(res, 200, { id: decodePathPart(named[1]), object: 'model', owned_by: 'alight' });
+  const retrieved = req.method === 'GET' ? /^v1\/responses\/([^/?]+)$/.exec(rest) : null;
+  // The openai SDK's responses.retrieve: an answer this rollout was given (the gateway keeps them for
+  // previous_response_id).
+  if (retrieved) return retrieve(state, rollout.id, decodePathPart(retrieved[1]), res);
   if (req.method === 'POST' && rest === 'v1/messages/count_tokens') {
     const body = await readJson(req, state.context.bodyLimit);
     const endpoint = state.endpoints.pick(rollout.id);
@@ -87,7 +91,17 @@ async function agentRoute(
   // A harness that speaks a protocol the gateway does not serve ends with no calls: the event says what it asked for
   // (the path without its query string, which could carry a secret).
   state.store.addEvent(rollout.id, 'unserved-route', { method: req.method, path: `/${rest.split('?')[0]}` });
-  throw new HttpError(404, `no route ${req.method} /r/<token>/${rest}`, 'not_found_error');
+  const why = rest.startsWith('v1/embeddings')
+    ? ': the gateway serves the policy generating, not embeddings (nothing to train on); give the embedding client ' +
+      'an embedding server of its own'
+    : '';
+  throw new HttpError(404, `no route ${req.method} /r/<token>/${rest.split('?')[0]}${why}`, 'not_found_error');
+}
+
+function retrieve(state: GatewayState, rolloutId: string, id: string, res: ServerResponse): void {
+  const earlier = state.context.memories.for(rolloutId).earlier(id);
+  if (!earlier) throw new HttpError(404, `No response found with id '${id}' in this rollout.`, 'invalid_request_error');
+  sendJson(res, 200, earlier.response);
 }
 
 async function modelCall(
@@ -113,7 +127,7 @@ async function modelCall(
   res.on('close', () => {
     if (!res.writableFinished) abort.abort(new Error('the harness disconnected before the answer was complete'));
   });
-  return state.abortable(abort, () =>
+  return state.abortable(abort, rollout.id, () =>
     handleModelCall(state.context, rollout, state.nextCallSeq(rollout.id), protocol, req, res, abort.signal),
   );
 }

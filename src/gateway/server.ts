@@ -65,6 +65,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { address, family } = server.address() as AddressInfo;
   state.url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
 
+  let closed: Promise<void> | undefined;
   return {
     url: state.url,
     rollouts: state.rollouts,
@@ -73,11 +74,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     pause: () => state.pause(),
     resume: () => state.resume(),
     drain: (timeoutMs) => state.drain(timeoutMs),
-    async close() {
-      await state.stop(10_000);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await upstream.close();
+    // Once: a second close (a caller's cleanup after an early one) waits for the first.
+    close() {
+      closed ??= (async () => {
+        await state.stop(10_000);
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await upstream.close();
+      })();
+      return closed;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Rollouts } from '../rollouts/service.js';
+import { isTerminal } from '../rollouts/state.js';
 import type { Store } from '../store/store.js';
 import type { Endpoints } from './endpoints.js';
 import type { CallContext } from './model-call.js';
@@ -15,7 +16,8 @@ export class GatewayState {
   /** Calls held while paused, released by resume (or close). */
   private readonly held = new Set<() => void>();
   private readonly requests = new Set<Promise<void>>();
-  private readonly calls = new Set<AbortController>();
+  /** The model calls under way, each with its rollout. */
+  private readonly calls = new Map<AbortController, string>();
 
   constructor(
     readonly rollouts: Rollouts,
@@ -72,9 +74,9 @@ export class GatewayState {
     void request.finally(() => this.requests.delete(request));
   }
 
-  /** Runs a model call that `abortAll` can abort. */
-  async abortable<T>(abort: AbortController, call: () => Promise<T>): Promise<T> {
-    this.calls.add(abort);
+  /** Runs a model call of `rolloutId` that `stop` can abort. */
+  async abortable<T>(abort: AbortController, rolloutId: string, call: () => Promise<T>): Promise<T> {
+    this.calls.set(abort, rolloutId);
     try {
       return await call();
     } finally {
@@ -90,12 +92,25 @@ export class GatewayState {
   }
 
   /**
+   * Why a call still open at close ends: its harness was stopped first (its rollout ended: a timeout, a kill, whatever
+   * process of it still held the connection), or the gateway is shutting down under a live harness.
+   */
+  private stopReason(rolloutId: string): string {
+    const rollout = this.rollouts.get(rolloutId);
+    if (!rollout || !isTerminal(rollout.state)) return 'interrupted: the gateway shut down';
+    return (
+      `interrupted: the harness was stopped before the answer (its rollout ended ${rollout.state}` +
+      `${rollout.error ? `: ${rollout.error}` : ''})`
+    );
+  }
+
+  /**
    * For close: pauses, wakes held calls (they are then refused), aborts the calls under way, waits for every request.
    */
   async stop(timeoutMs: number): Promise<void> {
     this.pausedNow = true;
     this.release();
-    for (const abort of this.calls) abort.abort(new Error('interrupted: the gateway shut down'));
+    for (const [abort, rolloutId] of this.calls) abort.abort(new Error(this.stopReason(rolloutId)));
     const deadline = Date.now() + timeoutMs;
     while (this.requests.size > 0 && Date.now() < deadline) {
       let timer: NodeJS.Timeout | undefined;

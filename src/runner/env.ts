@@ -21,10 +21,10 @@ export function harnessEnv(input: HarnessEnvInput): Record<string, string> {
     OPENAI_BASE_URL: `${url}/v1`,
     OPENAI_API_BASE: `${url}/v1`,
     OPENAI_API_KEY: input.token,
-    // Anthropic's SDKs and Claude Code add /v1 themselves; either key variable carries the token.
+    // Anthropic's SDKs and Claude Code add /v1 themselves (the AI SDK adds /messages: the gateway serves both). One key
+    // variable: with ANTHROPIC_AUTH_TOKEN too, Anthropic's Python SDK warns on every client it makes.
     ANTHROPIC_BASE_URL: url,
     ANTHROPIC_API_KEY: input.token,
-    ANTHROPIC_AUTH_TOKEN: input.token,
     ALIGHT_URL: url,
     ALIGHT_REWARD_URL: `${url}/reward`,
     ALIGHT_EVENT_URL: `${url}/events`,
@@ -36,7 +36,11 @@ export function harnessEnv(input: HarnessEnvInput): Record<string, string> {
   };
 }
 
-/** What no harness may see: the admin key, and the upstream API key's variable when the config names one. */
+/**
+ * What no harness may see: the admin key, the upstream API key's variable when the config names one, and an Anthropic
+ * bearer token of this shell's (the contract's ANTHROPIC_API_KEY is the harness's one Anthropic credential; a client
+ * seeing both would send the other, a real key, to the gateway).
+ */
 export function withheldVars(upstream: { apiKeyEnv?: string }): string[] {
-  return ['ALIGHT_ADMIN_KEY', ...(upstream.apiKeyEnv ? [upstream.apiKeyEnv] : [])];
+  return ['ALIGHT_ADMIN_KEY', 'ANTHROPIC_AUTH_TOKEN', ...(upstream.apiKeyEnv ? [upstream.apiKeyEnv] : [])];
 }

@@ -30,6 +30,7 @@ export interface RecordOptions {
 export async function record(options: RecordOptions): Promise<RecordSummary> {
   const { store, config, run, signal, onEvent } = options;
   const started = performance.now();
+  const since = Date.now();
   const jobs: RolloutJob[] = options.tasks
     ? options.tasks.flatMap((task) => groupJobs(options.args, task, config.record.n, `${run}/${task.id}`))
     : [{ task: null, args: options.args, groupId: null }];
@@ -72,7 +73,11 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
       if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
     }
   });
-  return summariseRun(store, run, (performance.now() - started) / 1000, signal.aborted);
+  return summariseRun(store, run, {
+    since,
+    elapsedS: (performance.now() - started) / 1000,
+    interrupted: signal.aborted,
+  });
 }
 
 /** A URL may carry `user:password@`: never store that. */

@@ -13,7 +13,9 @@ export interface TaskSummary {
 export interface RecordSummary {
   run: string;
   db: string;
+  /** This invocation's rollouts (a reused --run name adds to the run: `run_rollouts` counts all of them). */
   rollouts: number;
+  run_rollouts: number;
   succeeded: number;
   failed: number;
   calls: number;
@@ -31,8 +33,15 @@ function rewards(rows: RolloutSummary[]): number[] {
   return rows.map((r) => r.reward).filter((v): v is number => v !== null);
 }
 
-export function summariseRun(store: Store, run: string, elapsedS: number, interrupted: boolean): RecordSummary {
-  const rows = store.rolloutSummaries({ run });
+/** The rollouts of `run` made since `since` (ms): one invocation's, however many the run already held. */
+export function summariseRun(
+  store: Store,
+  run: string,
+  o: { since: number; elapsedS: number; interrupted: boolean },
+): RecordSummary {
+  const all = store.rolloutSummaries({ run });
+  const rows = all.filter((r) => r.created_at >= o.since);
+  const { elapsedS, interrupted } = o;
   const byTask = new Map<string | null, RolloutSummary[]>();
   for (const r of rows) {
     const list = byTask.get(r.task_id);
@@ -44,6 +53,7 @@ export function summariseRun(store: Store, run: string, elapsedS: number, interr
     run,
     db: store.path,
     rollouts: rows.length,
+    run_rollouts: all.length,
     succeeded: rows.filter((r) => r.state === 'succeeded').length,
     failed: rows.filter((r) => r.state === 'failed').length,
     calls: sum((r) => r.calls),

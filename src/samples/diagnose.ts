@@ -1,4 +1,13 @@
-export const breakKinds = ['retokenization', 'template', 'compaction', 'retry', 'new-context', 'other'] as const;
+export const breakKinds = [
+  'retokenization',
+  'arguments',
+  'template',
+  'compaction',
+  'retry',
+  're-laid',
+  'new-context',
+  'other',
+] as const;
 export type BreakKind = (typeof breakKinds)[number];
 
 import { commonPrefix } from '../store/codec.js';
@@ -25,10 +34,14 @@ export interface Diagnosis {
  * Why a call's prompt did not extend the open row closest to it. `context` and `prompt` are the whole token
  * sequences (the row so far and the call's prompt); `position` is where they first differ; `answers` says where the
  * row's first and last completions start (a rewrite from the last on is the template's doing, before it the history's).
+ * - re-laid: they part before the row's first answer, yet most of the row is in the prompt — the same conversation
+ *   laid out anew (aider moves its finished turns ahead of the repo map);
  * - new-context: they part before the row's first answer (a shared system prompt at most) — a sub-agent or a fresh
  *   conversation, not a fault;
  * - retry: the whole prompt is already in the row — the same request sent again (an SDK retry, a resampled turn);
  * - retokenization: the same text, other ids (BPE is not one-to-one; the harness re-sent text);
+ * - arguments: in the last answer, a JSON value the model wrote comes back JSON-equal but written otherwise (the
+ *   harness parsed the tool call's arguments and dumped them again);
  * - template: the last answer was rewritten or partly removed (e.g. thinking stripped), and the rest follows on, or
  *   only its end differs (a stop token the template writes as its own end-of-turn token, whitespace trimmed);
  * - compaction: the history before it was cut or summarised (or the prompt is shorter and does not follow on);
@@ -42,6 +55,15 @@ export function diagnose(
   detokenize?: Detokenize,
 ): Diagnosis {
   if (position < answers.first) {
+    const shared = sharedShare(context, prompt);
+    if (shared >= 0.5)
+      return {
+        kind: 're-laid',
+        reason:
+          `parts after ${position} tokens, yet ${Math.round(shared * 100)}% of the row reappears in the prompt: the same ` +
+          'conversation laid out anew (aider moves its finished turns ahead of the repo map). Each such call starts ' +
+          'a row; a harness setting that keeps the history append-only (in order) merges them',
+      };
     return {
       kind: 'new-context',
       reason:
@@ -66,6 +88,16 @@ export function diagnose(
       return {
         kind: 'retokenization',
         reason: "the prompt repeats the row's text with other token ids (the text was re-tokenized)",
+        ...texts,
+      };
+    }
+    if (shape.late && reserialised(contextText, promptText, at)) {
+      return {
+        kind: 'arguments',
+        reason:
+          'the tool-call arguments the model wrote came back written otherwise (the same JSON): the harness parsed ' +
+          "and re-dumped them (LangChain's ChatOpenAI, OpenHands in chat mode). The gateway puts the model's own text " +
+          'back when the harness returns the call ids it was given; check that the harness keeps them',
         ...texts,
       };
     }
@@ -144,6 +176,59 @@ function tailReappears<T extends string | readonly number[]>(body: T, prompt: T,
     return true;
   }
   return false;
+}
+
+/** The share of the row's 8-token windows found anywhere in the prompt. */
+function sharedShare(context: readonly number[], prompt: readonly number[]): number {
+  const n = 8;
+  if (context.length < n || prompt.length < n) return 0;
+  const windows = new Set<string>();
+  for (let i = 0; i + n <= prompt.length; i++) windows.add(prompt.slice(i, i + n).join(','));
+  let found = 0;
+  for (let i = 0; i + n <= context.length; i++) if (windows.has(context.slice(i, i + n).join(','))) found++;
+  return found / (context.length - n + 1);
+}
+
+/**
+ * Whether the JSON value that encloses `at` (the first difference) in both texts is the same value written otherwise:
+ * tried from the innermost `{` or `[` before `at` outwards, within 4,000 characters.
+ */
+function reserialised(contextText: string, promptText: string, at: number): boolean {
+  for (let start = at; start >= Math.max(0, at - 4000); start--) {
+    const c = contextText[start];
+    if (c !== '{' && c !== '[') continue;
+    const mine = balanced(contextText, start);
+    const theirs = balanced(promptText, start);
+    if (mine === null || theirs === null || mine.length <= at - start) continue;
+    const a = parsed(mine);
+    const b = parsed(theirs);
+    if (a !== undefined && b !== undefined) return mine !== theirs && JSON.stringify(a) === JSON.stringify(b);
+  }
+  return false;
+}
+
+/** The bracketed text starting at `start` (strings and escapes respected), or null where it does not close. */
+function balanced(text: string, start: number): string | null {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) return text.slice(start, i + 1);
+  }
+  return null;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function excerpt(

@@ -6,6 +6,7 @@ import { checkTeacher, openTeacher, type Teacher } from '../distill/teacher.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
 import { type JudgeRun, judgeRun } from '../judge/rewards.js';
+import { withheldVars } from '../runner/env.js';
 import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.js';
 import type { Task } from '../runner/tasks.js';
 import { asLines } from '../setup/events.js';
@@ -267,7 +268,7 @@ async function trainStep(s: Session, step: number): Promise<void> {
       tasks: s.tasks,
       valTasks: s.valTasks,
       attempt: attemptTag(s.workers.restarts),
-      withhold: ['ALIGHT_ADMIN_KEY'],
+      withhold: withheldVars({}),
       signal: stepAbort.signal,
       onEvent: s.onEvent,
     };

@@ -31,6 +31,8 @@ export function renderRecordSummary(s: RecordSummary): string {
       `${formatCount(s.prompt_tokens)} prompt + ` +
       `${formatCount(s.completion_tokens)} completion tokens, mean reward ${fmt(s.mean_reward)}, ${s.elapsed_s}s`,
   ];
+  if (s.run_rollouts > s.rollouts)
+    lines.push(`the run now holds ${s.run_rollouts} rollouts: --run ${s.run} was used before, and this added to it`);
   if (s.tasks.length > 1 || s.tasks[0]?.task_id !== null) {
     lines.push(
       '',

@@ -105,5 +105,16 @@ describe('alight record --tasks', () => {
     store.close();
     const logs = readdirSync(join(dir, 'runs', 'e2e', 'rollouts'));
     expect(logs.filter((f) => f.endsWith('.stdout.log'))).toHaveLength(12);
+
+    // The same --run again: it adds to the run, and the summary is this invocation's.
+    const again = await alight(
+      ['record', '--upstream', upstream.url, '--db', db, '--run', 'e2e', '--tasks', tasks, '-n', '1', '--json'].concat([
+        '--',
+        process.execPath,
+        join(FIXTURES, 'sdk-harness.mjs'),
+      ]),
+    );
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ rollouts: 3, run_rollouts: 15, calls: 3 + 3 + 4 });
   });
 });

@@ -52,7 +52,7 @@ describe('bad requests from the harness', () => {
           413,
           /at most 524288 /,
         ],
-        [post(url.replace('chat/completions', 'embeddings'), '{}'), 404, /no route POST/],
+        [post(url.replace('chat/completions', 'embeddings'), '{}'), 404, /no route POST .*: the gateway serves the policy generating, not embeddings/],
         [fetch(url.replace(/\/r\/.*/, '/nowhere')), 404, /no route GET \/nowhere/],
       ];
       for (const [res, status, message] of cases) {
@@ -229,6 +229,30 @@ describe('upstream failures', () => {
       expect(rig.store.calls.list(rollout.id).map((c) => c.status)).toEqual(['error', 'ok']);
     },
   );
+
+  it('says whose end a call open at close was: a stopped harness, or the gateway under a live one', async () => {
+    let reached = 0;
+    const { rollout: stopped, url } = await setup(() => {
+      reached++;
+      return 'hang';
+    });
+    const { rollout: live, token } = rig.gateway.rollouts.create({ run: 'r' });
+    const request = (to: string) =>
+      fetch(to, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"messages":[]}' }).catch(
+        () => null,
+      );
+    const pending = [request(url), request(`${rig.gateway.url}/r/${token}/v1/chat/completions`)];
+    await expect.poll(() => reached, { timeout: 10_000 }).toBe(2);
+    // The runner ended one rollout (its timeout) while a process of its harness still held the connection.
+    rig.gateway.rollouts.transition(stopped.id, 'running');
+    rig.gateway.rollouts.transition(stopped.id, 'failed', { error: 'timeout after 600 s' });
+    await rig.gateway.close();
+    await Promise.all(pending);
+    expect(rig.store.calls.list(stopped.id)[0].error).toBe(
+      'interrupted: the harness was stopped before the answer (its rollout ended failed: timeout after 600 s)',
+    );
+    expect(rig.store.calls.list(live.id)[0].error).toBe('interrupted: the gateway shut down');
+  });
 
   it('records a call the harness abandons', async () => {
     let reached = 0;

@@ -220,6 +220,10 @@ describe('OpenAI Responses through the gateway (the openai SDK)', () => {
     });
     const callA = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
     input.push(callA, { type: 'function_call_output', call_id: callA.call_id, output: 'alpha' });
+    // responses.retrieve: the answer the rollout was given; an id it never saw is the API's 404.
+    expect(await client.responses.retrieve(first.id)).toEqual(first);
+    const unknown = await client.responses.retrieve('resp_nope').catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
 
     const events: string[] = [];
     const stream = client.responses.stream({

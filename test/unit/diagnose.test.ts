@@ -75,6 +75,35 @@ describe('merge-break diagnosis', () => {
     ).toBe('other');
   });
 
+  it('calls tool arguments the harness re-dumped an arguments break, when the tokenizer shows the text', () => {
+    const answer = '<tool_call>{"name":"read","arguments":{"path":"a.txt","lines":[1,2]}}</tool_call>';
+    const context = ids(`${history}${answer}`);
+    const prompt = ids(
+      `${history}<tool_call>{"name": "read", "arguments": {"path": "a.txt", "lines": [1, 2]}}</tool_call> tool: alpha`,
+    );
+    const position = context.findIndex((t, i) => t !== prompt[i]);
+    const d = diagnose(context, prompt, position, at(H), detokenize);
+    expect(d.kind).toBe('arguments');
+    expect(d.reason).toMatch(/parsed and re-dumped them/);
+    // Other values in the same place are a rewrite, not a re-serialisation.
+    const other = ids(`${history}<tool_call>{"name": "read", "arguments": {"path": "b.txt"}}</tool_call>`);
+    expect(diagnose(context, other, position, at(H), detokenize).kind).not.toBe('arguments');
+  });
+
+  it('calls the same conversation laid out anew a re-laid history, and a fresh one still a new context', () => {
+    const turns = ' user: fix the bug in parse. assistant: I changed parse to skip blank lines. user: thanks';
+    const context = ids(`${history}${turns}`);
+    // aider: its finished turns first, then the repo map, then the request (the prompt parts within the first prompt).
+    const relaid = ids(`system: be brief.${turns} repo map: parse.py, main.py user: what is ab`);
+    const position = context.findIndex((t, i) => t !== relaid[i]);
+    expect(position).toBeLessThan(H);
+    const d = diagnose(context, relaid, position, at(H + 20), detokenize);
+    expect(d.kind).toBe('re-laid');
+    expect(d.reason).toMatch(/% of the row reappears in the prompt/);
+    const commit = ids('system: write a commit message for: parse.py skips blank lines');
+    expect(diagnose(context, commit, 0, at(H + 20), detokenize).kind).toBe('new-context');
+  });
+
   it('calls a request sent again a retry, and keeps both answers as rows', () => {
     const prompt = ids(history);
     const merged = mergeCalls(

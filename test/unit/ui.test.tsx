@@ -59,6 +59,7 @@ describe('progress', () => {
       run: 'r',
       db: 'x.db',
       rollouts: 2,
+      run_rollouts: 5,
       succeeded: 1,
       failed: 1,
       calls: 5,
@@ -76,5 +77,6 @@ describe('progress', () => {
     );
     expect(text).toMatch(/task\s+rollouts\s+ok\s+failed\s+calls\s+mean reward\na\s+2\s+1\s+1\s+5\s+0\.500/);
     expect(text).toContain('  ro_b a timeout');
+    expect(text).toContain('the run now holds 5 rollouts: --run r was used before, and this added to it');
   });
 });
