@@ -1,13 +1,21 @@
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import type { TrainConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { type SftResult, sft } from '../src/train/sft.js';
+import { cudaGpus, verlPython } from '../src/setup/verl-env.js';
+import { readExamples, type SftResult, sft } from '../src/train/sft.js';
+import { composedVerlConfig } from '../src/train/verl-config.js';
+import { sftOnVerl, verlSftOverrides } from '../src/train/verl-sft.js';
 import { plainSftProgress } from '../src/ui/train-progress.js';
 import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
 import { refuseLoraUnsupported, resolvedConfig, type TrainFlags } from './train.js';
 
 export type SftFlags = Pick<
   TrainFlags,
+  | 'backend'
+  | 'gpus'
+  | 'verl'
+  | 'dryRun'
   | 'model'
   | 'batchSize'
   | 'lr'
@@ -26,23 +34,25 @@ export type SftFlags = Pick<
 > & { data: string; epochs: number };
 
 /** `alight sft --data <curated>`: supervised fine-tuning on the examples `samples curate` wrote. */
-export async function sftCommand(flags: SftFlags): Promise<SftResult> {
+export async function sftCommand(flags: SftFlags): Promise<SftResult | VerlSftDryRun> {
   const { data, val } = curatedFiles(flags.data);
   const { epochs, data: _data, ...trainFlags } = flags;
   return withStore(flags, async (store, fileConfig) => {
     // A checkpoint after the last step only, unless asked: a supervised epoch is many short steps.
-    const config = resolvedConfig(store, fileConfig, { ...trainFlags, saveEvery: flags.saveEvery ?? 0 });
-    if (config.train.backend !== 'torch')
-      throw new AlightError('alight sft trains on the torch worker (verl: not yet)', ExitCode.usage);
+    const { dryRun, ...rest } = trainFlags;
+    const config = resolvedConfig(store, fileConfig, { ...rest, saveEvery: flags.saveEvery ?? 0 });
     refuseLoraUnsupported(config.train);
+    const run = flags.run ?? defaultRunName('sft');
+    if (dryRun) return verlSftDryRun(config.train, { data, val, epochs, run, db: store.path }, Boolean(flags.json));
     const write = (line: string): void => {
       process.stderr.write(`alight: ${line}\n`);
     };
+    const train = config.train.backend === 'verl' ? sftOnVerl : sft;
     const result = await withInterrupt((signal) =>
-      sft({
+      train({
         store,
         c: config.train,
-        run: flags.run ?? defaultRunName('sft'),
+        run,
         data,
         val,
         epochs,
@@ -66,4 +76,32 @@ function curatedFiles(path: string): { data: string; val: string | null } {
   if (!statSync(path).isDirectory()) return { data: path, val: null };
   const val = join(path, 'val.safetensors');
   return { data: join(path, 'train.safetensors'), val: existsSync(val) ? val : null };
+}
+
+export interface VerlSftDryRun {
+  overrides: string[];
+  composed: string | null;
+}
+
+/** `alight sft --backend verl --dry-run`: the overrides and verl's composed SFT config; nothing runs. */
+function verlSftDryRun(
+  c: TrainConfig,
+  o: { data: string; val: string | null; epochs: number; run: string; db: string },
+  json: boolean,
+): VerlSftDryRun {
+  if (c.backend !== 'verl')
+    throw new AlightError('--dry-run shows the verl SFT config: pass --backend verl', ExitCode.usage);
+  const rows = readExamples(o.data).flatMap((e) => e.rows);
+  const runDir = resolve(o.db, '..', 'runs', o.run);
+  const maxLength = Math.max(...rows.map((r) => r.tokens.length));
+  const overrides = verlSftOverrides(c, { ...o, runDir, maxLength, cpu: cudaGpus() === 0 });
+  const python = verlPython();
+  const composed = python ? composedVerlConfig(python, 'sft_trainer_engine', overrides) : null;
+  if (json) printJson({ overrides, composed });
+  else
+    process.stdout.write(
+      `# verl overrides:\n${overrides.map((x) => `#   ${x}`).join('\n')}\n` +
+        (composed ?? '# (the composed config needs the verl virtualenv: alight doctor --setup --backend verl)\n'),
+    );
+  return { overrides, composed };
 }

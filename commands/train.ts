@@ -4,15 +4,13 @@ import { withOverrides } from '../src/config/load.js';
 import { type Config, type TrainConfig, trainsLora } from '../src/config/schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { probe } from '../src/process/launch.js';
 import { readTasks, type Task } from '../src/runner/tasks.js';
-import { PYTHON_DIR } from '../src/setup/python-env.js';
 import { gpuMemoryGb, verlPython } from '../src/setup/verl-env.js';
 import type { Store } from '../src/store/store.js';
 import { backendFor } from '../src/train/backend-choice.js';
 import type { TrainListener } from '../src/train/events.js';
 import { type TrainResult, train } from '../src/train/loop.js';
-import { verlPlan } from '../src/train/verl-config.js';
+import { composedVerlConfig, verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import {
   defaultRunName,
@@ -322,15 +320,7 @@ function dryRunOf(train: TrainConfig, json: boolean): DryRun {
   const plan = train.backend === 'verl' ? verlPlan(train, gpuMemoryGb()) : null;
   const python = plan && verlPython();
   let composed: string | null = null;
-  if (plan && python) {
-    const res = probe(python, ['-m', 'alight_worker.verl_config', ...plan.overrides], { cwd: PYTHON_DIR });
-    if (res.exitCode !== 0)
-      throw new AlightError(
-        `verl refused the config:\n${(res.startError ?? res.stderr).trim().split('\n').slice(-6).join('\n')}`,
-        ExitCode.usage,
-      );
-    composed = res.stdout;
-  }
+  if (plan && python) composed = composedVerlConfig(python, 'ppo_trainer', plan.overrides);
   const result: DryRun = { train, verl: plan && { ...plan, composed } };
   if (json) printJson(result);
   else if (!plan) process.stdout.write(`${JSON.stringify(train, null, 2)}\n`);

@@ -126,6 +126,14 @@ export function registerSft(program: Command): void {
       ).makeOptionMandatory(),
       new Option('--epochs <n>', 'passes over the examples').argParser(int).default(2),
       configOption('--model <folder>', 'train.model'),
+      configOption(
+        '--backend <backend>',
+        'train.backend',
+        "torch: the PyTorch worker; verl: verl's SFT trainer (FSDP)",
+      ),
+      configOption('--gpus <n>', 'train.gpus'),
+      configOption('--verl <key=value>', 'train.verl'),
+      new Option('--dry-run', "with --backend verl: print verl's composed SFT config and start nothing"),
       configOption('--batch-size <b>', 'train.batchSize', 'examples per step (config train.batchSize)'),
       configOption('--lr <rate>', 'train.lr'),
       configOption('--seed <seed>', 'train.seed'),
@@ -140,6 +148,7 @@ export function registerSft(program: Command): void {
       'alight samples curate --run probe-1 --min-reward 1 --val 20 --out data/rft',
       'alight sft --data data/rft --model models/smollm2 --epochs 2 --batch-size 16 --lr 1e-5 --run rft-1',
       'alight train --init-from rft-1 --tasks tasks.jsonl -n 8 -- node harness.mjs',
+      'alight sft --backend verl --gpus 8 --data data/rft --model Qwen/Qwen3-8B --batch-size 64 --run rft-8b',
     ],
     action: async (opts: SftFlags) => (await import('../sft.js')).sftCommand(opts),
   });

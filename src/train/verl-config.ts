@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
+import { probe } from '../process/launch.js';
+import { PYTHON_DIR } from '../setup/python-env.js';
 
 /**
  * Presets for the verl backend by scale: vLLM's tensor parallel size and memory share, and the per-GPU micro-batches
@@ -182,4 +184,18 @@ function loraOverrides(c: TrainConfig): string[] {
     'actor_rollout_ref.rollout.load_format=safetensors',
     ...(lora.from ? [`actor_rollout_ref.model.lora_adapter_path=${lora.from}`] : []),
   ];
+}
+
+/**
+ * verl's own Hydra config (`ppo_trainer`, or `sft_trainer_engine`) composed with `overrides` by the verl virtualenv's
+ * python, as YAML; a key verl does not have is refused with verl's words.
+ */
+export function composedVerlConfig(python: string, config: string, overrides: string[]): string {
+  const res = probe(python, ['-m', 'alight_worker.verl_config', '--config', config, ...overrides], { cwd: PYTHON_DIR });
+  if (res.exitCode !== 0)
+    throw new AlightError(
+      `verl refused the config:\n${(res.startError ?? res.stderr).trim().split('\n').slice(-6).join('\n')}`,
+      ExitCode.usage,
+    );
+  return res.stdout;
 }

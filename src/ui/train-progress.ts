@@ -45,9 +45,16 @@ export function plainSftProgress(write: (line: string) => void): (event: SftEven
     else {
       const m = event.metrics;
       const val = typeof m.val_loss === 'number' ? `, val loss ${m.val_loss.toFixed(4)}` : '';
+      // verl's trainer reports tokens, not rows, and no update time: what a backend does not say is left out.
+      const counts = [
+        m.rows !== undefined && `${m.rows} rows`,
+        m.loss_tokens !== undefined && `${m.loss_tokens} loss tokens`,
+        m.global_tokens !== undefined && `${m.global_tokens} tokens`,
+        typeof m.update_s === 'number' && `${m.update_s.toFixed(1)} s`,
+      ].filter(Boolean);
       write(
         `step ${event.step} (epoch ${m.epoch}): loss ${m.loss?.toFixed(4)}${val}, grad ${m.grad_norm?.toFixed(3)}, ` +
-          `${m.rows} rows, ${m.loss_tokens} loss tokens, ${m.update_s?.toFixed(1)} s` +
+          counts.join(', ') +
           (event.checkpoint ? `; saved ${event.checkpoint}` : ''),
       );
     }

@@ -181,7 +181,7 @@ if (straggler) await new Promise((resolve) => setTimeout(resolve, 600_000));
 });
 
 describe('alight eval judge', () => {
-  it("scores a recorded run after the fact, beside its own check: agreement, then the cache; the check stays the check", async () => {
+  it('scores a recorded run after the fact, beside its own check: agreement, then the cache; the check stays the check', async () => {
     const upstream = await startScriptedUpstream({ reply: (i) => answers[i % answers.length] });
     try {
       const args = ['record', '--upstream', upstream.url, '--tasks', join(dir, 'tasks.jsonl'), '-n', '3'];

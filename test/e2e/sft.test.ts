@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readSafetensors } from '../../src/samples/safetensors.js';
 import { envPython } from '../../src/setup/python-env.js';
 import { Store } from '../../src/store/store.js';
+import { Worker } from '../../src/worker/client.js';
 import { alight } from '../helpers/cli.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 import { HARNESS, project, stepsOf, trainArgs } from '../helpers/train-project.js';
@@ -142,6 +143,53 @@ describe('alight sft', () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/--init-from gives the model \(full weights\): drop --model/);
   }, 600_000);
+
+  it("trains the same examples with verl's own SFT trainer (on the CPU here): alight's loss, a checkpoint RL starts from", async () => {
+    const best = ['--select', 'all', '--min-reward', '0.5', '--keep-truncated', '--out', 'vbest'];
+    expect((await alight(['samples', 'curate', '--run', 'probe', ...best], { cwd: p.dir })).code).toBe(0);
+    const file = join(p.dir, 'vbest', 'train.safetensors');
+    const rows = Number(readSafetensors(file).tensors.row_offsets.length) - 1;
+    // alight's own loss of these rows under the initial weights: the torch worker's.
+    const worker = Worker.start({ python: envPython(), logFile: join(p.dir, 'reference.log') });
+    let reference: number;
+    try {
+      await worker.call('init', { backend: 'torch', model, seed: 0 }, 300_000);
+      reference = (await worker.call('eval_loss', { batch_path: file }, 300_000)).loss;
+    } finally {
+      await worker.stop();
+    }
+    // Every row in each step: verl's first loss is of the initial weights on all of them.
+    const settings = ['--epochs', '20', '--batch-size', String(rows), '--lr', '0.02', '--run', 'verl-sft'];
+    const args = ['sft', '--backend', 'verl', '--data', 'vbest', '--model', model, ...settings];
+    const dry = await alight([...args, '--dry-run', '--json'], { cwd: p.dir, timeoutMs: 600_000 });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(JSON.parse(dry.stdout).composed).toMatch(/name: AlightSftDataset/);
+    const sft = await alight(args, { cwd: p.dir, timeoutMs: 900_000 });
+    expect(sft.code, sft.stderr).toBe(0);
+    expect(sft.stderr).toMatch(/no GPU here: verl's SFT trainer runs on the CPU/);
+    const steps = stepsOf(p.db, 'verl-sft');
+    expect(steps).toHaveLength(20);
+    const losses = steps.map((s) => s.metrics.loss as number);
+    expect(Math.abs(losses[0] - reference)).toBeLessThan(1e-4);
+    expect(losses.at(-1)!, `losses ${losses.map((l) => l.toFixed(3)).join(' ')}`).toBeLessThan(losses[0] - 0.5);
+    const checkpoint = steps.at(-1)!.checkpoint!;
+    expect(readdirSync(checkpoint)).toContain('model.safetensors');
+
+    const fromSft = [
+      ...trainArgs(model, p, 1).filter((a) => a !== model && a !== '--model'),
+      '--init-from',
+      'verl-sft',
+    ];
+    const rl = await alight([...fromSft, '--run', 'rl-verl', '--', process.execPath, HARNESS], {
+      cwd: p.dir,
+      timeoutMs: 300_000,
+    });
+    expect(rl.code, rl.stderr).toBe(0);
+    const base = stepsOf(p.db, 'probe').map((s) => s.metrics.reward_mean as number);
+    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    const start = stepsOf(p.db, 'rl-verl')[0].metrics.reward_mean as number;
+    expect(start, `base ${base.map((r) => r.toFixed(2)).join(' ')}`).toBeGreaterThan(mean(base) + 0.15);
+  }, 1_800_000);
 
   it('trains a LoRA adapter alone, and RL continues that adapter on its base', async () => {
     const settings = ['--epochs', '3', '--batch-size', '4', '--lora-rank', '4', '--lr', '0.02', '--run', 'sft-lora'];

@@ -52,7 +52,11 @@ describe('bad requests from the harness', () => {
           413,
           /at most 524288 /,
         ],
-        [post(url.replace('chat/completions', 'embeddings'), '{}'), 404, /no route POST .*: the gateway serves the policy generating, not embeddings/],
+        [
+          post(url.replace('chat/completions', 'embeddings'), '{}'),
+          404,
+          /no route POST .*: the gateway serves the policy generating, not embeddings/,
+        ],
         [fetch(url.replace(/\/r\/.*/, '/nowhere')), 404, /no route GET \/nowhere/],
       ];
       for (const [res, status, message] of cases) {
