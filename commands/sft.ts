@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TrainConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { cudaGpus, verlPython } from '../src/setup/verl-env.js';
+import { cudaGpus, hasFlashAttention, verlPython } from '../src/setup/verl-env.js';
 import { readExamples, type SftResult, sft } from '../src/train/sft.js';
 import { composedVerlConfig } from '../src/train/verl-config.js';
 import { sftOnVerl, verlSftOverrides } from '../src/train/verl-sft.js';
@@ -94,8 +94,9 @@ function verlSftDryRun(
   const rows = readExamples(o.data).flatMap((e) => e.rows);
   const runDir = resolve(o.db, '..', 'runs', o.run);
   const maxLength = Math.max(...rows.map((r) => r.tokens.length));
-  const overrides = verlSftOverrides(c, { ...o, runDir, maxLength, cpu: cudaGpus() === 0 });
   const python = verlPython();
+  const flashAttention = python !== null && hasFlashAttention(python);
+  const overrides = verlSftOverrides(c, { ...o, runDir, maxLength, cpu: cudaGpus() === 0, flashAttention });
   const composed = python ? composedVerlConfig(python, 'sft_trainer_engine', overrides) : null;
   if (json) printJson({ overrides, composed });
   else

@@ -5,7 +5,7 @@ import { type Config, type TrainConfig, trainsLora } from '../src/config/schema.
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { readTasks, type Task } from '../src/runner/tasks.js';
-import { gpuMemoryGb, verlPython } from '../src/setup/verl-env.js';
+import { gpuMemoryGb, hasFlashAttention, verlPython } from '../src/setup/verl-env.js';
 import type { Store } from '../src/store/store.js';
 import { backendFor } from '../src/train/backend-choice.js';
 import type { TrainListener } from '../src/train/events.js';
@@ -317,8 +317,8 @@ interface DryRun {
  * config (verl's own Hydra compose, in the verl virtualenv when it exists; a key verl does not have fails there).
  */
 function dryRunOf(train: TrainConfig, json: boolean): DryRun {
-  const plan = train.backend === 'verl' ? verlPlan(train, gpuMemoryGb()) : null;
-  const python = plan && verlPython();
+  const python = train.backend === 'verl' ? verlPython() : null;
+  const plan = train.backend === 'verl' ? verlPlan(train, gpuMemoryGb(), !python || hasFlashAttention(python)) : null;
   let composed: string | null = null;
   if (plan && python) composed = composedVerlConfig(python, 'ppo_trainer', plan.overrides);
   const result: DryRun = { train, verl: plan && { ...plan, composed } };

@@ -24,6 +24,11 @@ export function verlPython(): string | null {
   return existsSync(python) ? python : null;
 }
 
+/** Whether the verl virtualenv's python can import flash-attn (verl's default attention; its install does not bring it). */
+export function hasFlashAttention(python: string): boolean {
+  return probe(python, ['-c', 'import flash_attn']).exitCode === 0;
+}
+
 /** GPUs nvidia-smi lists here (0 without a driver). */
 export function cudaGpus(): number {
   const res = probe('nvidia-smi', ['-L']);

@@ -11,7 +11,7 @@ import { gatewayFor, openLauncher, type RunLauncher } from '../runner/launchers.
 import type { Task } from '../runner/tasks.js';
 import { asLines } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
-import { ensureVerlEnv, gpuMemoryGb } from '../setup/verl-env.js';
+import { ensureVerlEnv, gpuMemoryGb, hasFlashAttention } from '../setup/verl-env.js';
 import type { Store } from '../store/store.js';
 import { Worker } from '../worker/client.js';
 import type { GroupPool } from './async-groups.js';
@@ -59,7 +59,9 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const workerLog = join(runDir, 'worker.log');
   const log = (message: string): void => onEvent({ type: 'log', message });
   const python = c.backend === 'verl' ? await ensureVerlEnv(asLines(log)) : await ensurePythonEnv(asLines(log));
-  const workers = new WorkerSupervisor({ python, logFile: workerLog, c, signal, overrides: plan?.overrides });
+  // The overrides again, now that the verl virtualenv can say whether flash-attn is there.
+  const overrides = plan && verlPlan(c, gpuMemoryGb(), hasFlashAttention(python)).overrides;
+  const workers = new WorkerSupervisor({ python, logFile: workerLog, c, signal, overrides: overrides ?? undefined });
   let gateway: Gateway | null = null;
   let serving: Serving = workerServing;
   let launcher: RunLauncher | null = null;

@@ -51,7 +51,7 @@ export interface VerlPlan {
  * model (FSDP keeps ~16 bytes a parameter sharded over every GPU; vLLM 2 bytes a parameter over its tensor-parallel
  * group), before anything starts. `train.verl` overrides come last.
  */
-export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
+export function verlPlan(c: TrainConfig, gpuMemoryGb = 80, flashAttention = true): VerlPlan {
   const preset = presetFor(c.gpus, c.nodes);
   const p = verlPresets[preset];
   const tensorParallel = c.tensorParallel ?? Math.min(p.tensorParallel, c.gpus);
@@ -69,7 +69,8 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80): VerlPlan {
       ExitCode.usage,
     );
   }
-  return { preset, tensorParallel, worldSize, overrides: overridesFor(c, p, tensorParallel, util) };
+  const overrides = overridesFor(c, p, tensorParallel, util, flashAttention);
+  return { preset, tensorParallel, worldSize, overrides };
 }
 
 /** Refuses several nodes without a Ray cluster, and a tensor-parallel size that does not divide a node's GPUs. */
@@ -118,12 +119,20 @@ function overridesFor(
   p: (typeof verlPresets)[VerlPreset],
   tensorParallel: number,
   util: number,
+  flashAttention: boolean,
 ): string[] {
   const micro = p.microBatch;
   const tokenBudget = (c.maxPromptTokens ?? 8192) + c.maxResponseTokens;
   return [
     `actor_rollout_ref.model.path=${c.model}`,
-    'actor_rollout_ref.model.use_remove_padding=true',
+    // verl's model config asks for flash-attn's attention, and its padding removal patches flash-attn in: without it
+    // installed (verl's own install does not bring it), transformers' SDPA and padded rows.
+    ...(flashAttention
+      ? ['actor_rollout_ref.model.use_remove_padding=true']
+      : [
+          'actor_rollout_ref.model.use_remove_padding=false',
+          '+actor_rollout_ref.model.override_config.attn_implementation=sdpa',
+        ]),
     `trainer.n_gpus_per_node=${c.gpus}`,
     `trainer.nnodes=${c.nodes}`,
     'trainer.device=cuda',

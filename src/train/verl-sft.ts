@@ -5,7 +5,7 @@ import { AlightError, ExitCode } from '../errors.js';
 import { start } from '../process/launch.js';
 import { asLines } from '../setup/events.js';
 import { PYTHON_DIR } from '../setup/python-env.js';
-import { cudaGpus, ensureVerlEnv } from '../setup/verl-env.js';
+import { cudaGpus, ensureVerlEnv, hasFlashAttention } from '../setup/verl-env.js';
 import type { StepMetrics } from './events.js';
 import { readExamples, type SftOptions, type SftResult } from './sft.js';
 
@@ -20,6 +20,8 @@ export interface VerlSftInputs {
   maxLength: number;
   /** No GPU here: verl's trainer on the CPU (alight_worker/verl_cpu.py). */
   cpu: boolean;
+  /** flash-attn is installed beside verl (verl's default attention, and its padding removal, need it). */
+  flashAttention: boolean;
 }
 
 /**
@@ -66,16 +68,18 @@ export function verlSftOverrides(c: TrainConfig, o: VerlSftInputs): string[] {
     `trainer.n_gpus_per_node=${o.cpu ? 1 : c.gpus}`,
     'trainer.resume_mode=disable',
     'checkpoint.save_contents=[model,optimizer,extra,hf_model]',
+    ...(o.cpu || !o.flashAttention ? sdpaOverrides : []),
     ...(o.cpu ? cpuOverrides : []),
     ...c.verl,
   ];
 }
 
-/** verl's trainer on the CPU: no flash attention, FSDP2 on gloo, float32 throughout (its default computes in bf16), nothing compiled. */
+/** Attention without flash-attn (verl's default asks for it, and its padding removal patches it in). */
+const sdpaOverrides = ['+model.override_config.attn_implementation=sdpa', 'model.use_remove_padding=False'];
+
+/** verl's trainer on the CPU: FSDP2 on gloo, float32 throughout (its default computes in bf16), nothing compiled. */
 const cpuOverrides = [
   'trainer.device=cpu',
-  '+model.override_config.attn_implementation=sdpa',
-  'model.use_remove_padding=False',
   'engine.strategy=fsdp2',
   'engine.use_torch_compile=false',
   'engine.dtype=float32',
@@ -168,14 +172,15 @@ export async function sftOnVerl(o: SftOptions): Promise<SftResult> {
   const runDir = resolve(store.path, '..', 'runs', run);
   const cpu = cudaGpus() === 0;
   const maxLength = Math.max(...[...rows, ...valRows].map((r) => r.tokens.length));
-  const overrides = verlSftOverrides(c, { data: o.data, val: o.val, epochs: o.epochs, runDir, run, maxLength, cpu });
+  const log = (message: string): void => o.onEvent({ type: 'log', message });
+  const python = await ensureVerlEnv(asLines(log));
+  const inputs = { data: o.data, val: o.val, epochs: o.epochs, runDir, run, maxLength, cpu };
+  const overrides = verlSftOverrides(c, { ...inputs, flashAttention: hasFlashAttention(python) });
   store.ensureRun(run, 'sft', {
     train: c,
     sft: { data: resolve(o.data), val: o.val, epochs: o.epochs, backend: 'verl' },
   });
   mkdirSync(runDir, { recursive: true });
-  const log = (message: string): void => o.onEvent({ type: 'log', message });
-  const python = await ensureVerlEnv(asLines(log));
   if (cpu) log("no GPU here: verl's SFT trainer runs on the CPU (alight_worker/verl_cpu.py), for small checks only");
   const logFile = join(runDir, 'verl-sft.log');
   const steps = new Map<number, StepMetrics>();
