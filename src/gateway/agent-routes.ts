@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { decodePathPart, HttpError, parseBody, readJson, sendJson, smallBody } from '../http.js';
 import { isTerminal } from '../rollouts/state.js';
 import type { RolloutRow } from '../store/store.js';
-import { countTokens } from './count-tokens.js';
+import { countGeminiTokens, countTokens } from './count-tokens.js';
 import { handleModelCall } from './model-call.js';
 import { type Protocol, protocolFor } from './protocols/index.js';
 import type { GatewayState } from './state.js';
@@ -21,15 +21,28 @@ export async function handleAgent(
   const match = /^\/r\/([^/]+)\/(.*)$/.exec(path) ?? /^\/r\/([^/]+)()$/.exec(path);
   if (!match) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
   const rest = withApiVersion(match[2]);
-  const protocol = req.method === 'POST' && rest.startsWith('v1/') ? protocolFor(rest.slice(3)) : undefined;
-  // Errors reach each harness in its protocol's shape (count_tokens is Anthropic's too).
-  const shape = protocol ?? (rest.startsWith('v1/messages') ? protocolFor('messages') : undefined);
+  const protocol = req.method === 'POST' ? protocolAt(rest) : undefined;
+  // Errors reach each harness in its protocol's shape (count_tokens is Anthropic's too, countTokens Gemini's).
+  const shape =
+    protocol ??
+    (rest.startsWith('v1/messages') ? protocolFor('messages') : undefined) ??
+    (geminiMethod.test(rest) ? protocolFor('models:generateContent') : undefined);
   try {
     return await agentRoute(state, decodePathPart(match[1]), rest, protocol, req, res);
   } catch (err) {
     if (!shape || !(err instanceof HttpError) || res.headersSent) throw err;
     sendJson(res, err.status, shape.errorBody(err.status, err.message, err.type), err.headers);
   }
+}
+
+/** Gemini's `v1beta/models/{model}:<method>` (the model is the endpoint's, whatever the path names). */
+const geminiMethod = /^v1(?:beta)?\/models\/[^/:?]+:(\w+)(?:\?.*)?$/;
+
+/** The protocol a POST path speaks: `v1/<path>` by its path, Gemini's by its method. */
+function protocolAt(rest: string): Protocol | undefined {
+  const method = geminiMethod.exec(rest)?.[1];
+  if (method) return protocolFor(`models:${method}`);
+  return rest.startsWith('v1/') ? protocolFor(rest.slice(3)) : undefined;
 }
 
 /**
@@ -77,6 +90,16 @@ async function agentRoute(
       native,
     );
     return sendJson(res, 200, counted);
+  }
+  if (req.method === 'POST' && geminiMethod.exec(rest)?.[1] === 'countTokens') {
+    const body = await readJson(req, state.context.bodyLimit);
+    const endpoint = state.endpoints.pick(rollout.id);
+    const memory = state.context.memories.for(rollout.id);
+    return sendJson(
+      res,
+      200,
+      await countGeminiTokens(state.context.upstream, endpoint, body, memory, AbortSignal.timeout(30_000)),
+    );
   }
   if (req.method === 'POST' && rest === 'reward') {
     const { value, reason } = parseBody(rewardBody, await readJson(req, smallBody));

@@ -1,7 +1,9 @@
 import { HttpError } from '../http.js';
 import type { Endpoint } from './endpoints.js';
 import { anthropicToChat, invalidMessages } from './protocols/anthropic-request.js';
+import { geminiToChat, invalidGemini } from './protocols/gemini-request.js';
 import type { RolloutMemory } from './protocols/index.js';
+import { isObj } from './protocols/translate.js';
 import { readWhole, type UpstreamClient } from './upstream.js';
 
 type Obj = Record<string, unknown>;
@@ -28,20 +30,50 @@ export async function countTokens(
     return JSON.parse(
       (await upstream.post(endpoint, 'messages/count_tokens', JSON.stringify(body), signal, readWhole)).text,
     ) as Obj;
-  const chat = anthropicToChat({ ...body, max_tokens: undefined, stream: undefined }, memory);
+  const counted = await countChat(
+    upstream,
+    endpoint,
+    anthropicToChat({ ...body, max_tokens: undefined }, memory),
+    signal,
+  );
+  return { input_tokens: counted.count, ...(counted.estimate && { alight_estimate: counted.estimate }) };
+}
+
+/** Gemini's `countTokens` (its contents, or a whole `generateContentRequest`), counted as Anthropic's are. */
+export async function countGeminiTokens(
+  upstream: UpstreamClient,
+  endpoint: Endpoint,
+  body: Obj,
+  memory: RolloutMemory,
+  signal: AbortSignal,
+): Promise<Obj> {
+  const request = isObj(body.generateContentRequest) ? body.generateContentRequest : body;
+  const invalid = invalidGemini(request);
+  if (invalid) throw new HttpError(400, invalid);
+  const counted = await countChat(upstream, endpoint, geminiToChat(request, memory, false), signal);
+  return { totalTokens: counted.count, ...(counted.estimate && { alightEstimate: counted.estimate }) };
+}
+
+/** A translated chat request's prompt tokens, by the upstream's tokenizer where it has one, else estimated (said). */
+async function countChat(
+  upstream: UpstreamClient,
+  endpoint: Endpoint,
+  chat: Obj,
+  signal: AbortSignal,
+): Promise<{ count: number; estimate?: string }> {
   if (endpoint.model) chat.model = endpoint.model;
-  const payload = JSON.stringify({ ...chat, add_generation_prompt: true });
+  const payload = JSON.stringify({ ...chat, stream: undefined, add_generation_prompt: true });
   if (endpoint.kind === 'vllm') {
     try {
       const answer = await upstream.post(endpoint, '/tokenize', payload, signal, readWhole);
       const count = (JSON.parse(answer.text) as { count?: unknown }).count;
-      if (typeof count === 'number') return { input_tokens: count };
+      if (typeof count === 'number') return { count };
     } catch {
       /* estimated below */
     }
   }
   return {
-    input_tokens: Math.ceil(payload.length / charsPerToken),
-    alight_estimate: `the upstream cannot tokenize: ${charsPerToken} characters per token of the translated request`,
+    count: Math.ceil(payload.length / charsPerToken),
+    estimate: `the upstream cannot tokenize: ${charsPerToken} characters per token of the translated request`,
   };
 }

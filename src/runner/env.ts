@@ -25,6 +25,9 @@ export function harnessEnv(input: HarnessEnvInput): Record<string, string> {
     // variable: with ANTHROPIC_AUTH_TOKEN too, Anthropic's Python SDK warns on every client it makes.
     ANTHROPIC_BASE_URL: url,
     ANTHROPIC_API_KEY: input.token,
+    // Google's GenAI SDKs and Gemini CLI: the base URL (they add /v1beta/models/…) and the key they send.
+    GOOGLE_GEMINI_BASE_URL: url,
+    GEMINI_API_KEY: input.token,
     ALIGHT_URL: url,
     ALIGHT_REWARD_URL: `${url}/reward`,
     ALIGHT_EVENT_URL: `${url}/events`,
@@ -37,10 +40,16 @@ export function harnessEnv(input: HarnessEnvInput): Record<string, string> {
 }
 
 /**
- * What no harness may see: the admin key, the upstream API key's variable when the config names one, and an Anthropic
- * bearer token of this shell's (the contract's ANTHROPIC_API_KEY is the harness's one Anthropic credential; a client
- * seeing both would send the other, a real key, to the gateway).
+ * What no harness may see: the admin key, the upstream API key's variable when the config names one, and this shell's
+ * Anthropic bearer token and Google API key (the contract's ANTHROPIC_API_KEY and GEMINI_API_KEY are the harness's
+ * credentials; a client seeing the others would send them, real keys, to the gateway).
  */
 export function withheldVars(upstream: { apiKeyEnv?: string }): string[] {
-  return ['ALIGHT_ADMIN_KEY', 'ANTHROPIC_AUTH_TOKEN', ...(upstream.apiKeyEnv ? [upstream.apiKeyEnv] : [])];
+  return [
+    'ALIGHT_ADMIN_KEY',
+    'ANTHROPIC_AUTH_TOKEN',
+    // Google's SDKs prefer GOOGLE_API_KEY to GEMINI_API_KEY: a real one of this shell would reach the gateway.
+    'GOOGLE_API_KEY',
+    ...(upstream.apiKeyEnv ? [upstream.apiKeyEnv] : []),
+  ];
 }

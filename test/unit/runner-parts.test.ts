@@ -62,6 +62,8 @@ describe('harness environment', () => {
       OPENAI_API_KEY: 'alt_x',
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/r/alt_x',
       ANTHROPIC_API_KEY: 'alt_x',
+      GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9/r/alt_x',
+      GEMINI_API_KEY: 'alt_x',
       ALIGHT_URL: 'http://127.0.0.1:9/r/alt_x',
       ALIGHT_REWARD_URL: 'http://127.0.0.1:9/r/alt_x/reward',
       ALIGHT_EVENT_URL: 'http://127.0.0.1:9/r/alt_x/events',

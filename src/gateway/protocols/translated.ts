@@ -12,8 +12,8 @@ export interface Translation extends Pick<Protocol, 'name' | 'path' | 'invalid' 
   view(harness: Obj): HarnessView;
   /** The harness's answer for a chat answer. */
   answer(a: ChatAnswer, harness: Obj): Obj;
-  /** As relayed unchanged to an upstream that serves the protocol. */
-  native: { kind: 'messages' | 'responses'; broken(message: string): string };
+  /** As relayed unchanged to an upstream that serves the protocol (none: always translated). */
+  native?: { kind: 'messages' | 'responses'; broken(message: string): string };
 }
 
 /**
@@ -29,6 +29,6 @@ export function translatedProtocol(t: Translation): Protocol {
     assembler: openaiChat.assembler,
     view: (harness) => t.view(harness),
     translated: { answer: (harness, chat) => t.answer(chatAnswer(chat), harness) },
-    native: nativeProtocol(own, t.native.kind, t.native.broken),
+    ...(t.native && { native: nativeProtocol(own, t.native.kind, t.native.broken) }),
   };
 }
