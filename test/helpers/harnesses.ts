@@ -13,6 +13,7 @@ import { withLock } from '../../src/setup/lock.js';
 export const harnesses = {
   claude: { pkg: '@anthropic-ai/claude-code', version: '2.1.332' },
   codex: { pkg: '@openai/codex', version: '0.171.0' },
+  gemini: { pkg: '@google/gemini-cli', version: '0.61.0' },
 } as const;
 
 const dir = join(homedir(), '.cache', 'alight', 'harnesses');

@@ -47,6 +47,9 @@ async function install(): Promise<void> {
       commandNeed('bwrap', 'bubblewrap'),
       // Debian's Chromium, which playwright-core drives for the `alight ui` tests (no browser download needed).
       commandNeed('chromium', 'chromium'),
+      // The Gemini CLI test: its own network namespace, and every connection the CLI attempts on record.
+      commandNeed('strace', 'strace'),
+      commandNeed('ip', 'iproute2'),
     ],
     'the container, grader and browser tests',
     listener,
@@ -58,7 +61,7 @@ async function install(): Promise<void> {
   // The verl backend's own stack (CUDA wheels, ~5 GB): its CPU-side tests build verl's trainer and Ray for real.
   await ensureVerlEnv(listener);
   swebenchPython();
-  // Claude Code and Codex, for the Anthropic Messages and Responses tests.
+  // Claude Code, Codex and Gemini CLI, for the Anthropic Messages, Responses and Gemini API tests.
   await ensureHarnesses(listener);
   // A real single-node Kubernetes for the Kubernetes runner's tests (built once, ~20 min; started by those tests).
   await prepareCluster(listener);
