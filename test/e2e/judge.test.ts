@@ -194,7 +194,10 @@ describe('alight eval judge', () => {
       await upstream.close();
     }
     const before = judge.requests.length;
-    const judgeRun = () => alight(['eval', 'judge', 'unjudged', '--judge', judge.url, '--json'], { cwd: dir });
+    // A rubric of its own: the other tests judged the same answers, and the cache is keyed by rubric and content.
+    const rubric = ['--rubric', 'Score the share of vowels in the answers.'];
+    const judgeRun = () =>
+      alight(['eval', 'judge', 'unjudged', '--judge', judge.url, ...rubric, '--json'], { cwd: dir });
     const first = await judgeRun();
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout);
@@ -207,10 +210,11 @@ describe('alight eval judge', () => {
     expect(again.metrics).toMatchObject({ judge_calls: 0, judge_cached_groups: 2 });
     expect(again.verifiable).toEqual(summary.verifiable);
     expect(judge.requests.length - before).toBe(2);
-    const text = await alight(['eval', 'judge', 'unjudged', '--judge', judge.url], { cwd: dir });
+    const text = await alight(['eval', 'judge', 'unjudged', '--judge', judge.url, ...rubric], { cwd: dir });
     expect(text.stdout).toMatch(/6 of 6 rollouts judged, 0 judge-failed/);
     expect(text.stdout).toMatch(/Pearson r 1\.000/);
-    const none = await alight(['eval', 'judge', 'unjudged'], { cwd: dir });
+    // Without a judge (and with no config naming one: another test of this file leaves one in its folder).
+    const none = await alight(['eval', 'judge', 'unjudged'], { cwd: tempDir() });
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/no judge: pass --judge/);
     const missing = await alight(['eval', 'judge', 'nope', '--judge', judge.url], { cwd: dir });
