@@ -205,7 +205,7 @@ const distill = z
       .boolean()
       .default(true)
       .describe(
-        "false: the task's rewards are recorded but not trained on (pure distillation, advantages from λ alone)",
+        "off (false): the task's rewards are recorded but not trained on (pure distillation, advantages from λ alone)",
       ),
     apiKeyEnv: z.string().optional().describe("environment variable holding a URL teacher's API key"),
     concurrency: z.number().int().min(1).default(4).describe('scoring requests to the teacher at once'),
