@@ -26,24 +26,29 @@ export async function promptLogprobs(
   prompt: string | readonly number[],
   timeoutMs: number,
 ): Promise<Scored> {
-  const res = await fetch(`${engine.url.replace(/\/$/, '')}/completions`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(engine.apiKey ? { authorization: `Bearer ${engine.apiKey}` } : {}),
-    },
-    body: JSON.stringify({
-      model: engine.model,
-      prompt,
-      max_tokens: 1,
-      temperature: 0,
-      prompt_logprobs: 0,
-      return_token_ids: true,
-    }),
-    signal: AbortSignal.timeout(timeoutMs),
-  }).catch((err: Error) => {
-    throw new AlightError(`cannot reach ${engine.url} to score tokens: ${err.message}`, ExitCode.failure);
-  });
+  const send = () =>
+    fetch(`${engine.url.replace(/\/$/, '')}/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(engine.apiKey ? { authorization: `Bearer ${engine.apiKey}` } : {}),
+      },
+      body: JSON.stringify({
+        model: engine.model,
+        prompt,
+        max_tokens: 1,
+        temperature: 0,
+        prompt_logprobs: 0,
+        return_token_ids: true,
+      }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  // Once more on a connection the engine had closed while it sat idle between steps (a scoring request is idempotent).
+  const res = await send()
+    .catch((err: Error) => (staleSocket(err) ? send() : Promise.reject(err)))
+    .catch((err: Error) => {
+      throw new AlightError(`cannot reach ${engine.url} to score tokens: ${err.message}`, ExitCode.failure);
+    });
   const text = await res.text();
   if (!res.ok)
     throw new AlightError(
@@ -53,6 +58,10 @@ export async function promptLogprobs(
     );
   return readScored(text, typeof prompt === 'string' ? null : prompt, engine.url);
 }
+
+/** undici's error for a kept-alive connection the other side had closed, before any answer. */
+const staleSocket = (err: Error): boolean =>
+  ['UND_ERR_SOCKET', 'ECONNRESET'].includes((err.cause as { code?: string } | undefined)?.code ?? '');
 
 type Entry = Record<string, { logprob?: unknown }> | null;
 

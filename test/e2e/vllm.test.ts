@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -74,6 +74,23 @@ async function direct(path: string, body: Obj): Promise<Obj> {
 
 function calls(rolloutId: string): CallTrace[] {
   return rolloutTrace(store, rolloutId).calls;
+}
+
+/**
+ * transformers' logprobs of a completion (test/helpers/recompute_logprobs.py), in a child process that does not block
+ * the event loop: a blocked loop misses vLLM closing idle kept-alive sockets, and the next request takes a dead one.
+ */
+function recompute(input: Obj): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')]);
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`exit ${code}`)),
+    );
+    child.stdin.end(JSON.stringify(input));
+  });
 }
 
 /** Equal within `abs` + `rel`·|expected| (vLLM's CPU kernels and transformers' differ by ~1e-4 relative). */
@@ -278,18 +295,14 @@ describe('the gateway against the real vLLM', () => {
       [cool, 0.3, null],
       [topk, 1, 5],
     ] as const) {
-      const input = JSON.stringify({
+      const recomputed = await recompute({
         model,
         prompt: call.prompt_token_ids,
         completion: call.completion_token_ids,
         temperature,
         top_k: topK,
       });
-      const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], {
-        input,
-        encoding: 'utf8',
-      });
-      expectClose(call.completion_logprobs, JSON.parse(out) as number[], 1e-3, 1e-3);
+      expectClose(call.completion_logprobs, recomputed, 1e-3, 1e-3);
     }
   });
 
@@ -299,12 +312,8 @@ describe('the gateway against the real vLLM', () => {
     const scored = await promptLogprobs({ url: vllm.url, model: vllm.model, apiKey: vllm.apiKey }, row, 60_000);
     expect(scored.ids).toEqual(row);
     expect(scored.logprobs[0]).toBeNull();
-    const input = JSON.stringify({ model, prompt: row.slice(0, 1), completion: row.slice(1), temperature: 1 });
-    const out = execFileSync(envPython(), [join(FIXTURES, '..', 'helpers', 'recompute_logprobs.py')], {
-      input,
-      encoding: 'utf8',
-    });
-    expectClose(scored.logprobs.slice(1) as number[], JSON.parse(out) as number[], 1e-3, 1e-3);
+    const recomputed = await recompute({ model, prompt: row.slice(0, 1), completion: row.slice(1), temperature: 1 });
+    expectClose(scored.logprobs.slice(1) as number[], recomputed, 1e-3, 1e-3);
   });
 
   it('alight doctor --upstream finds token ids and processed logprobs', async () => {
