@@ -43,12 +43,9 @@ export async function promptLogprobs(
       }),
       signal: AbortSignal.timeout(timeoutMs),
     });
-  // Once more on a connection the engine had closed while it sat idle between steps (a scoring request is idempotent).
-  const res = await send()
-    .catch((err: Error) => (staleSocket(err) ? send() : Promise.reject(err)))
-    .catch((err: Error) => {
-      throw new AlightError(`cannot reach ${engine.url} to score tokens: ${err.message}`, ExitCode.failure);
-    });
+  const res = await send().catch((err: Error) => {
+    throw new AlightError(`cannot reach ${engine.url} to score tokens: ${err.message}`, ExitCode.failure);
+  });
   const text = await res.text();
   if (!res.ok)
     throw new AlightError(
@@ -58,10 +55,6 @@ export async function promptLogprobs(
     );
   return readScored(text, typeof prompt === 'string' ? null : prompt, engine.url);
 }
-
-/** undici's error for a kept-alive connection the other side had closed, before any answer. */
-const staleSocket = (err: Error): boolean =>
-  ['UND_ERR_SOCKET', 'ECONNRESET'].includes((err.cause as { code?: string } | undefined)?.code ?? '');
 
 type Entry = Record<string, { logprob?: unknown }> | null;
 
