@@ -59,3 +59,19 @@ function skipWs(text: string, at: number): number {
   for (let c = text.charCodeAt(i); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++i));
   return i;
 }
+
+/** The bracketed JSON text starting at `start` (`{` or `[`; strings and escapes respected), or null where it does not close. */
+export function balancedJson(text: string, start: number): string | null {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) return text.slice(start, i + 1);
+  }
+  return null;
+}

@@ -1,3 +1,4 @@
+import { balancedJson } from '../json-spans.js';
 import type { Scale } from './prompt.js';
 
 export interface Score {
@@ -41,19 +42,7 @@ export function verdictSchema(ids: readonly string[], scale: Scale): Record<stri
 /** The first balanced {…} in `text` (an answer in a code fence or with words around it), or null. */
 function firstObject(text: string): string | null {
   const start = text.indexOf('{');
-  if (start < 0) return null;
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return text.slice(start, i + 1);
-  }
-  return null;
+  return start < 0 ? null : balancedJson(text, start);
 }
 
 /**

@@ -10,6 +10,7 @@ export const breakKinds = [
 ] as const;
 export type BreakKind = (typeof breakKinds)[number];
 
+import { balancedJson as balanced } from '../json-spans.js';
 import { commonPrefix } from '../store/codec.js';
 
 /** Where the row's first and last sampled answers begin. */
@@ -205,22 +206,6 @@ function reserialised(contextText: string, promptText: string, at: number): bool
     if (a !== undefined && b !== undefined) return mine !== theirs && JSON.stringify(a) === JSON.stringify(b);
   }
   return false;
-}
-
-/** The bracketed text starting at `start` (strings and escapes respected), or null where it does not close. */
-function balanced(text: string, start: number): string | null {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if ((c === '}' || c === ']') && --depth === 0) return text.slice(start, i + 1);
-  }
-  return null;
 }
 
 function parsed(text: string): unknown {
