@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type AdvantageEstimator, advantageEstimators, missingRewardPolicies } from '../algo/advantages.js';
 import { lossNorms } from '../algo/loss-weights.js';
 import { mergeLevels } from '../samples/merge.js';
+import { callPurposes } from '../store/calls.js';
 import { defaultCache } from '../store/idle-cache.js';
 import { reward } from './reward.js';
 
@@ -310,6 +311,11 @@ const train = z
       .enum(mergeLevels)
       .default('trajectory')
       .describe('trajectory: merge calls that extend each other into one row; transition: a row per call'),
+    purposes: z
+      .array(z.enum(callPurposes))
+      .min(1)
+      .default(['main'])
+      .describe("the calls rows are built from: main (the agent's turns), and any of a harness's side calls named"),
     maxPromptTokens: z
       .number()
       .int()

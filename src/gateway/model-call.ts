@@ -1,12 +1,13 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../errors.js';
 import { HttpError, readJsonText, sendJson } from '../http.js';
 import { isTerminal } from '../rollouts/state.js';
-import type { CallRecord, CallStatus } from '../store/calls.js';
+import type { CallPurpose, CallRecord, CallStatus } from '../store/calls.js';
 import { type EncodedRequest, encodeRequest, type ItemsSource, itemsSource } from '../store/request-json.js';
 import type { RolloutRow, Store } from '../store/store.js';
 import type { Endpoints } from './endpoints.js';
 import type { Protocol } from './protocols/index.js';
+import { callPurpose } from './purpose.js';
 import { type Outcome, type Relayed, readMode, streamCall, wholeCall } from './relay.js';
 import type { RolloutMemories } from './rollout-memory.js';
 import type { UpstreamClient } from './upstream.js';
@@ -55,7 +56,7 @@ export async function handleModelCall(
     rollout,
     seq,
     spoken,
-    { harness, source: itemsSource(harness, text, bytes) },
+    { harness, source: itemsSource(harness, text, bytes), headers: req.headers },
     res,
     signal,
   );
@@ -117,6 +118,7 @@ interface ModelCall extends Relayed {
   /** The request sent upstream, encoded as it is stored. */
   request: EncodedRequest;
   stream: boolean;
+  purpose: CallPurpose;
 }
 
 /** How a call ended, as recorded: an answer the harness left before it was stored is an error. */
@@ -128,7 +130,7 @@ function upstreamCall(
   rollout: RolloutRow,
   seq: number,
   spoken: Protocol,
-  { harness, source }: Pick<ModelCall, 'harness' | 'source'>,
+  { harness, source, headers }: Pick<ModelCall, 'harness' | 'source'> & { headers: IncomingHttpHeaders },
   res: ServerResponse,
   signal: AbortSignal,
 ): ModelCall {
@@ -136,6 +138,7 @@ function upstreamCall(
   const protocol = endpoint.kind !== 'vllm' && ctx.nativeProtocols && spoken.native ? spoken.native : spoken;
   const up = protocol.upstream(harness, endpoint.kind, ctx.memories.for(rollout.id));
   if (endpoint.model) up.body.model = endpoint.model;
+  const purpose = callPurpose(headers, up.body);
   const request = encodeRequest(up.body, source);
   return {
     upstream: ctx.upstream,
@@ -153,6 +156,7 @@ function upstreamCall(
     source,
     request,
     stream: up.body.stream === true,
+    purpose,
   };
 }
 
@@ -170,6 +174,7 @@ function callRecord(
     seq: call.seq,
     protocol: call.protocol.name,
     stream: call.stream,
+    purpose: call.purpose,
     request: call.request,
     response: x?.response ?? null,
     harness: call.protocol.translated ? { request: encodeRequest(call.harness, call.source), response: answer } : null,

@@ -8,7 +8,7 @@ import { type Candidate, type CurateOptions, type Curation, curate, curationTota
 import { writeExamplesJsonl, writeExamplesParquet } from './examples-export.js';
 import { mergeCalls } from './merge.js';
 import { type RenderOptions, renderedCandidates } from './render-run.js';
-import { callsOf } from './run-samples.js';
+import { callsOf, ofPurposes } from './run-samples.js';
 import { writeSafetensors } from './safetensors.js';
 
 export interface CurateRunOptions extends CurateOptions {
@@ -77,7 +77,7 @@ export const droppedText = (dropped: Record<string, number>): string =>
 function candidateOf(store: Store, r: RolloutSummary): Candidate {
   const candidate = { rolloutId: r.id, taskId: r.task_id ?? r.id, state: r.state, reward: r.reward };
   if (r.state !== 'succeeded') return { ...candidate, overlong: false, rows: [] };
-  const calls = callsOf(store, r);
+  const calls = ofPurposes(callsOf(store, r));
   const overlong = calls.some((c) => c.finishReason === 'length');
   return { ...candidate, overlong, rows: mergeCalls(calls, 'trajectory').rows };
 }

@@ -1,4 +1,5 @@
 import { AlightError, ExitCode } from '../errors.js';
+import type { CallPurpose } from '../store/calls.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { type Batch, type BatchOptions, type BatchTensors, buildBatch, type RolloutRows } from './batch.js';
 import { type BreakKind, summariseBreaks } from './diagnose.js';
@@ -9,6 +10,8 @@ export interface MergeCounts {
   breaks: number;
   skipped_error_calls: number;
   skipped_calls_without_tokens: number;
+  /** Calls of purposes rows are not built from (a harness's side calls, unless `train.purposes` names them). */
+  side_calls: number;
   rollouts_without_rows: number;
 }
 
@@ -19,23 +22,31 @@ interface MergedRun {
 }
 
 /** The succeeded rollouts of a run, merged into rows. */
-function mergeRun(store: Store, run: string, level: MergeLevel, explain?: Explain): MergedRun {
+function mergeRun(store: Store, run: string, rules: MergeRules, explain?: Explain): MergedRun {
   if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
   const finished = store.rolloutSummaries({ run }).filter((r) => r.state === 'succeeded');
   if (finished.length === 0)
     throw new AlightError(`run ${run} has no succeeded rollouts: nothing to train on`, ExitCode.input);
-  return mergeRollouts(store, finished, level, explain);
+  return mergeRollouts(store, finished, rules, explain);
 }
 
-function mergeRollouts(store: Store, finished: RolloutSummary[], level: MergeLevel, explain?: Explain): MergedRun {
+function mergeRollouts(store: Store, finished: RolloutSummary[], rules: MergeRules, explain?: Explain): MergedRun {
   const merged: MergedRun = {
     rollouts: [],
     breaks: [],
-    counts: { breaks: 0, skipped_error_calls: 0, skipped_calls_without_tokens: 0, rollouts_without_rows: 0 },
+    counts: {
+      breaks: 0,
+      skipped_error_calls: 0,
+      skipped_calls_without_tokens: 0,
+      side_calls: 0,
+      rollouts_without_rows: 0,
+    },
   };
   for (const r of finished) {
-    const calls = callsOf(store, r);
-    const m = mergeCalls(calls, level, explain);
+    const all = callsOf(store, r);
+    const calls = ofPurposes(all, rules.purposes);
+    merged.counts.side_calls += all.length - calls.length;
+    const m = mergeCalls(calls, rules.level, explain);
     merged.counts.breaks += m.breaks.length;
     merged.counts.skipped_error_calls += m.skipped.errors;
     merged.counts.skipped_calls_without_tokens += m.skipped.withoutTokens;
@@ -57,10 +68,24 @@ export function callsOf(store: Store, rollout: RolloutSummary) {
   }
 }
 
-export interface BuildOptions extends BatchOptions {
-  run: string;
+/** Which calls make rows, and how they merge. */
+export interface MergeRules {
   level: MergeLevel;
+  /** Default: the agent's own turns (`main`). */
+  purposes?: readonly CallPurpose[];
+}
+
+export interface BuildOptions extends BatchOptions, MergeRules {
+  run: string;
   out: string;
+}
+
+/** The calls of the given purposes (default: the agent's own turns). */
+export function ofPurposes<T extends { purpose: CallPurpose }>(
+  calls: T[],
+  purposes: readonly CallPurpose[] = ['main'],
+) {
+  return calls.filter((c) => purposes.includes(c.purpose));
 }
 
 export interface BuildResult {
@@ -78,7 +103,7 @@ export interface BuildResult {
 /** `alight samples build`: a run's finished rollouts → rows → one batch file. Refuses to write an empty batch. */
 export function buildRunBatch(store: Store, options: BuildOptions): BuildResult {
   const started = performance.now();
-  const a = assemble(mergeRun(store, options.run, options.level), options, `run ${options.run}`, started, false);
+  const a = assemble(mergeRun(store, options.run, options), options, `run ${options.run}`, started, false);
   return 'skipped' in a ? a.skipped : write(a, options.out);
 }
 
@@ -94,7 +119,7 @@ export async function buildStepBatch(
   adjust?: (tensors: BatchTensors) => Promise<void>,
 ): Promise<BuildResult> {
   const started = performance.now();
-  const a = assemble(mergeRollouts(store, finished, options.level), options, label, started, true);
+  const a = assemble(mergeRollouts(store, finished, options), options, label, started, true);
   if ('skipped' in a) return a.skipped;
   await adjust?.(a.batch.tensors);
   return write(a, options.out);
@@ -156,7 +181,7 @@ export interface DiagnoseResult {
 
 /** `alight samples diagnose`: every merge break of a run, classified. */
 export function diagnoseRun(store: Store, run: string, explain: Explain): DiagnoseResult {
-  const { rollouts, counts, breaks } = mergeRun(store, run, 'trajectory', explain);
+  const { rollouts, counts, breaks } = mergeRun(store, run, { level: 'trajectory' }, explain);
   return {
     run,
     rollouts: rollouts.length,

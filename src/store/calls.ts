@@ -5,12 +5,23 @@ import { type EncodedRequest, type History, itemsKeyOf, suffixJson } from './req
 
 export type CallStatus = 'ok' | 'error';
 
+/**
+ * What a model call is for. `main`: the agent's own turns, what training learns from by default. The others are calls
+ * a harness makes for itself (Gemini CLI's model router, next-speaker and loop checks, its history compression; any
+ * harness's call that says so in `x-alight-purpose`): recorded and exported like any call, trained on only when
+ * `train.purposes` names them, as they are neither the task nor the policy's work on it.
+ */
+export const callPurposes = ['main', 'router', 'next-speaker', 'loop-check', 'compression', 'side'] as const;
+export type CallPurpose = (typeof callPurposes)[number];
+
 /** One model call as the gateway saw it; token fields are null when the upstream did not return them. */
 export interface CallRecord {
   rolloutId: string;
   seq: number;
   protocol: string;
   stream: boolean;
+  /** Default: `main`. */
+  purpose?: CallPurpose;
   /** The body as sent upstream. Its history (chat `messages`, or a string `prompt`) is stored by reference. */
   request: EncodedRequest;
   response: Record<string, unknown> | null;
@@ -35,6 +46,7 @@ export interface CallRecord {
 export interface TokenCall {
   seq: number;
   status: string;
+  purpose: CallPurpose;
   readonly promptIds: Int32Array | null;
   completionIds: Int32Array | null;
   completionLogprobs: Float32Array | null;
@@ -67,6 +79,7 @@ interface CallRow {
   seq: number;
   protocol: string;
   stream: number;
+  purpose: CallPurpose;
   request: string;
   msg_ref: number | null;
   msg_prefix: number;
@@ -109,8 +122,8 @@ export class CallStore {
       db.prepare(`INSERT INTO calls (rollout_id, seq, protocol, stream, request, msg_ref, msg_prefix, response,
       prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs, prompt_tokens, completion_tokens,
       status, http_status, error, latency_ms, model_version, finish_reason, created_at,
-      harness_request, harness_ref, harness_prefix, harness_response)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      harness_request, harness_ref, harness_prefix, harness_response, purpose)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   }
 
   /** Bounds the rollouts whose recent calls are kept (gateway.cacheRollouts / cacheIdleS). */
@@ -184,6 +197,7 @@ export class CallStore {
         hh.ref,
         hh.prefix,
         call.harness?.response ? JSON.stringify(call.harness.response) : null,
+        call.purpose ?? 'main',
       ).lastInsertRowid,
     );
 
@@ -245,6 +259,7 @@ export class CallStore {
         seq: row.seq,
         protocol: row.protocol,
         stream: row.stream === 1,
+        purpose: row.purpose,
         request,
         response: row.response === null ? null : JSON.parse(row.response),
         harness: harness && {
@@ -274,8 +289,8 @@ export class CallStore {
    */
   tokenCalls(rolloutId: string): TokenCall[] {
     const rows = this.db
-      .prepare(`SELECT id, seq, status, prompt_ref, prompt_prefix, prompt_suffix, completion_ids, completion_logprobs,
-      finish_reason FROM calls WHERE rollout_id = ? ORDER BY id`)
+      .prepare(`SELECT id, seq, status, purpose, prompt_ref, prompt_prefix, prompt_suffix, completion_ids,
+      completion_logprobs, finish_reason FROM calls WHERE rollout_id = ? ORDER BY id`)
       .all(rolloutId) as CallRow[];
     const byId = new Map<number, TokenCall>();
     const out: TokenCall[] = [];
@@ -289,6 +304,7 @@ export class CallStore {
       const call: TokenCall = {
         seq: row.seq,
         status: row.status,
+        purpose: row.purpose,
         completionIds: completion,
         completionLogprobs: row.completion_logprobs ? decodeFloat32(row.completion_logprobs) : null,
         finishReason: row.finish_reason,

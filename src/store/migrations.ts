@@ -185,4 +185,8 @@ export const migrations: string[] = [
     created_at INTEGER NOT NULL
   );
   `,
+  // What each call is for (issue 38): a harness's own side calls are recorded apart from its agent turns.
+  `
+  ALTER TABLE calls ADD COLUMN purpose TEXT NOT NULL DEFAULT 'main';
+  `,
 ];

@@ -1,4 +1,5 @@
 import { AlightError, ExitCode } from '../errors.js';
+import type { CallPurpose } from '../store/calls.js';
 import type { Store } from '../store/store.js';
 
 /** One rollout as `alight traces export` writes it (docs/design.md#trace-export). */
@@ -22,6 +23,8 @@ export interface CallTrace {
   seq: number;
   protocol: string;
   stream: boolean;
+  /** What the call was for: `main` (the agent's turns), or one of a harness's own side calls (train.purposes). */
+  purpose: CallPurpose;
   request: Record<string, unknown>;
   response: Record<string, unknown> | null;
   /** Where the gateway translated (Anthropic Messages, Responses): what the harness sent and received; else null. */
@@ -56,6 +59,7 @@ export function rolloutTrace(store: Store, rolloutId: string): RolloutTrace {
       seq: c.seq,
       protocol: c.protocol,
       stream: c.stream,
+      purpose: c.purpose ?? 'main',
       request: c.request,
       response: c.response,
       harness: c.harness,

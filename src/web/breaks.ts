@@ -1,7 +1,8 @@
 import { isTerminal, type RolloutState } from '../rollouts/state.js';
 import { mergeCalls } from '../samples/merge.js';
+import { ofPurposes } from '../samples/run-samples.js';
 import type { Store } from '../store/store.js';
-import { rulesOf } from './groups.js';
+import { type RunRules, rulesOf } from './groups.js';
 
 /**
  * How many merge breaks each rollout's calls make (trajectory merging, as `samples build` does), kept for finished
@@ -9,7 +10,7 @@ import { rulesOf } from './groups.js';
  */
 export class BreakCounts {
   private readonly known = new Map<string, number>();
-  private readonly levels = new Map<string, string>();
+  private readonly rules = new Map<string, RunRules>();
 
   constructor(private readonly store: Store) {}
 
@@ -20,18 +21,20 @@ export class BreakCounts {
     let count: number | null = null;
     try {
       // Breaks are trajectory merging's: a run trained by transitions has none.
-      if (this.levelOf(rollout.run) === 'trajectory')
-        count = mergeCalls(this.store.calls.tokenCalls(rollout.id), 'trajectory').breaks.length;
-      else count = 0;
+      const rules = this.rulesOf(rollout.run);
+      if (rules.level === 'trajectory') {
+        const calls = ofPurposes(this.store.calls.tokenCalls(rollout.id), rules.purposes);
+        count = mergeCalls(calls, 'trajectory').breaks.length;
+      } else count = 0;
     } catch {}
     if (count !== null && isTerminal(rollout.state)) this.known.set(rollout.id, count);
     return count;
   }
 
-  private levelOf(run: string): string {
-    let level = this.levels.get(run);
-    if (level === undefined) this.levels.set(run, (level = rulesOf(this.store, run).level));
-    return level;
+  private rulesOf(run: string): RunRules {
+    let rules = this.rules.get(run);
+    if (rules === undefined) this.rules.set(run, (rules = rulesOf(this.store, run)));
+    return rules;
   }
 
   /** The run's rollouts with at least one break, in the page order (created, id). */

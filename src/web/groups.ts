@@ -1,11 +1,13 @@
 import { type AdvantageEstimator, advantageEstimators, groupAdvantages } from '../algo/advantages.js';
 import type { MergeLevel } from '../samples/merge.js';
+import type { CallPurpose } from '../store/calls.js';
 import type { GroupRule, Store } from '../store/store.js';
 
 /** What a run's training settings say about its groups and rows (a recorded run: the defaults). */
 export interface RunRules {
   estimator: AdvantageEstimator;
   level: MergeLevel;
+  purposes: CallPurpose[];
   group: GroupRule;
 }
 
@@ -15,6 +17,7 @@ export function rulesOf(store: Store, run: string): RunRules {
   return {
     estimator: (typeof named === 'string' && named in advantageEstimators ? named : 'grpo') as AdvantageEstimator,
     level: train.level === 'transition' ? 'transition' : 'trajectory',
+    purposes: Array.isArray(train.purposes) ? (train.purposes as CallPurpose[]) : ['main'],
     group: { failedAsZero: train.failedRollouts === 'zero', dropMissing: train.missingReward === 'drop' },
   };
 }

@@ -1,5 +1,6 @@
 import { type Detokenize, diagnose } from '../samples/diagnose.js';
 import { mergeCalls, type Row } from '../samples/merge.js';
+import { ofPurposes } from '../samples/run-samples.js';
 import type { Store } from '../store/store.js';
 import { advantagesIn, rulesOf } from './groups.js';
 import type { BatchRow, TrainedRows } from './trained.js';
@@ -28,8 +29,10 @@ export function rolloutRows(store: Store, id: string, detokenize: Detokenize | n
   const decode = detokenize ?? undefined;
   // Merged as the run's steps merged them (train.level), so rows line up with its batch files.
   const rules = rulesOf(store, r.run);
-  const merged = mergeCalls(store.calls.tokenCalls(id), rules.level, (context, prompt, position, answers) =>
-    diagnose(context, prompt, position, answers, decode),
+  const merged = mergeCalls(
+    ofPurposes(store.calls.tokenCalls(id), rules.purposes),
+    rules.level,
+    (context, prompt, position, answers) => diagnose(context, prompt, position, answers, decode),
   );
   const batch = trained.find(r.run, id);
   const unused = [...(batch?.rows ?? [])];

@@ -9,7 +9,7 @@ import { harnessBin, harnesses } from '../helpers/harnesses.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 describe(`Gemini CLI ${harnesses.gemini.version}`, () => {
-  it('runs a shell tool and answers through the gateway, every call recorded, no connection anywhere else', () => {
+  it('runs a shell tool and answers through the gateway, every call recorded and labelled, no connection elsewhere', () => {
     const dir = tempDir();
     const fixture = join(ROOT, 'test', 'fixtures', 'gemini-cli-rig.mts');
     const out = execFileSync(
@@ -22,21 +22,27 @@ describe(`Gemini CLI ${harnesses.gemini.version}`, () => {
       answer: string;
       stderr: string;
       gateway: string;
-      calls: { protocol: string; status: string; stream: boolean }[];
+      calls: { protocol: string; status: string; stream: boolean; purpose: string }[];
       upstream: number;
       rows: number;
+      rowsWithSideCalls: number;
       connects: string[];
     };
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.answer).response).toContain('hello from alight');
-    // The tool call, then the answer: both Gemini streams, both recorded, both reached the model.
+    // The CLI's model router (its default model is "auto"), the tool call, the answer (both Gemini streams), then its
+    // next-speaker check: all recorded, all reached the model, the CLI's own calls labelled with what they are for.
     expect(run.calls).toEqual([
-      { protocol: 'gemini', status: 'ok', stream: true },
-      { protocol: 'gemini', status: 'ok', stream: true },
+      { protocol: 'gemini', status: 'ok', stream: false, purpose: 'router' },
+      { protocol: 'gemini', status: 'ok', stream: true, purpose: 'main' },
+      { protocol: 'gemini', status: 'ok', stream: true, purpose: 'main' },
+      { protocol: 'gemini', status: 'ok', stream: false, purpose: 'next-speaker' },
     ]);
-    expect(run.upstream).toBe(2);
-    // The CLI sends the call back by its id: the model's own text restored, one row for the rollout.
+    expect(run.upstream).toBe(4);
+    // The CLI sends the call back by its id: the model's own text restored, one row of the agent's turns; the side
+    // calls, each a context of its own, would have made two more.
     expect(run.rows).toBe(1);
+    expect(run.rowsWithSideCalls).toBe(3);
     // Every socket the CLI connected: the gateway's, or a local Unix socket (name lookups); no DNS, nothing outside.
     const port = new URL(run.gateway).port;
     const gateway = `{sa_family=AF_INET, sin_port=htons(${port}), sin_addr=inet_addr("127.0.0.1")}`;
