@@ -3,7 +3,7 @@ import type { K8sConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/container.js';
 import type { GradeRunOptions, GraderName } from '../src/eval/grade-run.js';
-import type { GradeOptions } from '../src/eval/grader.js';
+import type { GradeOptions } from '../src/eval/grade-types.js';
 import { engineSite } from '../src/eval/image-site.js';
 import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
 import { setupProgress } from '../src/ui/setup-progress.js';

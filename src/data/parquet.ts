@@ -10,7 +10,9 @@ import {
 import { compressors } from 'hyparquet-compressors';
 import { AlightError, ExitCode } from '../errors.js';
 import { checkedPages, columnChunks, DamagedPages, nullsFault } from './parquet-checks.js';
-import type { FileRow } from './read.js';
+
+/** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
+export type FileRow = { line: number; row: unknown } | { line: number; error: string };
 
 /** Columns every SWE-bench-style export has; a Parquet file without them is refused before any row is read. */
 const requiredColumns = ['instance_id', 'repo', 'patch', 'FAIL_TO_PASS'];

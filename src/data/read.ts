@@ -3,10 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { AlightError, ExitCode } from '../errors.js';
 import { maxJsonDepth, nestedDeeperThan } from '../json-depth.js';
 import { fileMagic } from '../magic.js';
-import { parquetRows } from './parquet.js';
-
-/** A row of a data file, or why the line could not be read; `line` is 1-based (the row number for JSON and Parquet). */
-export type FileRow = { line: number; row: unknown } | { line: number; error: string };
+import { type FileRow, parquetRows } from './parquet.js';
 
 // V8's longest string is ~512 MiB of UTF-16 code units: a JSON document must be parsed from one string.
 const jsonFileLimit = 256 * 2 ** 20;

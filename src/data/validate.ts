@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GradeTask, InstanceReport } from '../eval/grader.js';
+import type { GradeTask, InstanceReport } from '../eval/grade-types.js';
 import { statusesFromLog } from '../eval/grading.js';
 import { parserForRepo, parsers } from '../eval/log-parsers.js';
 import type { Store } from '../store/store.js';

@@ -1,14 +1,8 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlightError, ExitCode } from '../errors.js';
-import {
-  type GradeOptions,
-  type GradeTask,
-  gradeInstance,
-  type InstanceReport,
-  type Prediction,
-  ungraded,
-} from './grader.js';
+import type { GradeOptions, GradeTask, InstanceReport, Prediction } from './grade-types.js';
+import { gradeInstance, ungraded } from './grader.js';
 import { gradeWithSwebench } from './swebench-grader.js';
 
 /** The run summary in the official harness's shape (schema_version 2): counts and the ids behind each. */

@@ -4,81 +4,18 @@ import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { probe } from '../process/launch.js';
 import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
-import type { Runtime } from './container.js';
-import { markers, resolution, statusesFromLog, type TestsReport, testsReport } from './grading.js';
-import { fileSections, type GuardResult, guardPatch, protectedReason } from './guards.js';
-import { type OpenSite, testInImage } from './image-site.js';
+import type { GradeOptions, GradeTask, InstanceReport, Ran, Tested } from './grade-types.js';
+import { markers, resolution, statusesFromLog, testsReport } from './grading.js';
+import { fileSections, guardPatch, protectedReason } from './guards.js';
+import { testInImage } from './image-site.js';
 import { testInterpreterDir } from './interpreter.js';
-import { type ParserName, parserForRepo, parsers } from './log-parsers.js';
+import { parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
 import { onTree, privateGitDir } from './patch-apply.js';
 import { prepareResults, readResults, resultsEnv, tamperedRun } from './pytest-results.js';
 import { runScript } from './run-script.js';
-import type { Sandbox } from './sandbox.js';
 import { shellQuote } from './specs.js';
 import { fileAt, freshWorkspace, gitEnvFor, repoSource } from './workspace.js';
-
-/** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
-export interface GradeTask {
-  instance_id: string;
-  repo: string;
-  base_commit: string;
-  test_patch: string;
-  FAIL_TO_PASS: string[];
-  PASS_TO_PASS: string[];
-  version?: string;
-  test_cmd?: string;
-  log_parser?: ParserName;
-  /** The row's own test script (SWE-bench v5, SkyRL) for its image; else SWE-bench's spec or test_cmd builds one. */
-  eval_script?: string;
-  /** The instance's image, for grading in it (no --repos). */
-  image?: string;
-}
-
-/** A prediction as SWE-bench writes them. */
-export interface Prediction {
-  instance_id: string;
-  model_name_or_path: string;
-  model_patch: string | null;
-}
-
-export type InstanceStatus = 'resolved' | 'unresolved' | 'empty_patch' | 'error';
-
-export interface InstanceReport {
-  instance_id: string;
-  status: InstanceStatus;
-  patch_is_None: boolean;
-  patch_exists: boolean;
-  patch_successfully_applied: boolean;
-  resolved: boolean;
-  tests_status: TestsReport | null;
-  /** Why the instance is an error, when it is. */
-  error: string | null;
-  guard: GuardResult['flags'];
-  test_seconds: number | null;
-}
-
-/**
- * Where the tests run. By default on this machine, in a workspace made from `--repos`. `container`: that image, with
- * such a workspace mounted at /testbed. `site`: each task's own image (its /testbed, SWE-bench's layout) on a container
- * engine or a Kubernetes pod (image-site.ts), where the judged tree is put and the eval script run.
- */
-export interface GradeOptions {
-  reposDir?: string;
-  timeoutMs: number;
-  allowTestEdits: boolean;
-  logFile: string;
-  container?: { runtime: Runtime; image: string };
-  site?: OpenSite;
-  /** Run the tests here inside bubblewrap (see sandbox.ts); null: as the user, unsandboxed (an explicit opt-out). */
-  sandbox?: Omit<Sandbox, 'workspace'> | null;
-  /** SWE-bench's exact behaviour: non-test code that reaches into the test framework is graded, not refused. */
-  allowFrameworkAccess?: boolean;
-  /** Test output kept at most (its tail); more is an error. */
-  maxOutputBytes?: number;
-  /** Run the tests for an empty prediction too (the base's own results: alight data validate), not `empty_patch`. */
-  testEmpty?: boolean;
-}
 
 const defaultMaxOutput = 64 << 20;
 
@@ -177,10 +114,6 @@ export function slippedPastGuard(dir: string, diff: string): string | null {
   const slipped = patchPaths(dir, diff).filter((p) => protectedReason(p) !== null);
   return slipped.length ? `the patch touches ${slipped.join(', ')} in a form the guard could not separate` : null;
 }
-
-/** The test log, the judge's flags, and the plugin's results record (pytest-results.ts) as read. */
-export type Tested = { log: string; flags?: GuardResult['flags']; results?: ReturnType<typeof readResults> };
-export type Ran = Tested | { error: string };
 
 /**
  * A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here

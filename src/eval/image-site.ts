@@ -2,40 +2,13 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyAndJudge } from './apply-judge.js';
 import { copyOutOfImage, ensureImage, type Runtime } from './container.js';
-import type { GradeOptions, GradeTask, Ran } from './grader.js';
+import type { GradeOptions, GradeTask, OpenSite, Ran } from './grade-types.js';
 import { fileSections } from './guards.js';
 import { headFile, resetToHead } from './patch-apply.js';
 import { prepareResults, readResults, resultsEnv } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import { evalScript } from './specs.js';
 import { changedPaths, snapshot } from './tree-judge.js';
-
-/** One grade's tests in the instance's image, `ws` (the judged workspace) as /testbed. */
-export interface SiteRun {
-  /** Where the grade keeps its files (eval.sh is in it). */
-  dir: string;
-  ws: string;
-  /** The workspace's paths that differ from the image's /testbed, and of those, the ones that still exist. */
-  changed: string[];
-  written: string[];
-  /** The shell script that runs eval.sh with alight's pytest plugin loaded from /alight/results. */
-  script: string;
-  /** The results folder: alight's pytest plugin and its key in it before, its signed record after. */
-  results: string;
-  timeoutMs: number;
-  maxOutputBytes: number;
-}
-
-/** Where an instance's image runs its grade: a container engine here, or a pod on Kubernetes (pod-site.ts). */
-export interface ImageSite {
-  /** Copies the image's /testbed to `dest`. */
-  copyTestbed(dest: string): Promise<void>;
-  /** The tests' log, as runScript writes it. */
-  runTests(run: SiteRun): Promise<string>;
-  close(): Promise<void>;
-}
-
-export type OpenSite = (task: GradeTask) => Promise<ImageSite>;
 
 /** podman or docker: /testbed copied out of a created container; the tests in a fresh one, network off. */
 export const engineSite =

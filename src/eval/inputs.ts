@@ -1,7 +1,7 @@
 import { readAllRows } from '../data/read.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { instanceImage } from './container.js';
-import type { GradeTask, Prediction } from './grader.js';
+import type { GradeTask, Prediction } from './grade-types.js';
 import { parserNamed, parsers } from './log-parsers.js';
 
 const list = (v: unknown): string[] =>

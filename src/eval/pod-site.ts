@@ -13,7 +13,7 @@ import type { GradePod, GradePods } from '../k8s/grade-pods.js';
 import type { ExecIo } from '../k8s/pod-exec.js';
 import { run } from '../process/launch.js';
 import { OutputTail } from '../process/tail.js';
-import type { ImageSite, OpenSite, SiteRun } from './image-site.js';
+import type { ImageSite, OpenSite, SiteRun } from './grade-types.js';
 import { scriptLog } from './run-script.js';
 
 // Copying /testbed either way is not the tests' time, but it has an end.

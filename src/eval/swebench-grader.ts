@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { run } from '../process/launch.js';
 import { dockerEngine } from './container.js';
-import { type GradeTask, type InstanceReport, type Prediction, slippedPastGuard, ungraded } from './grader.js';
+import type { GradeTask, InstanceReport, Prediction } from './grade-types.js';
+import { slippedPastGuard, ungraded } from './grader.js';
 import { guardPatch } from './guards.js';
 import { officialParserName, parserForRepo } from './log-parsers.js';
 import { evalScriptLines } from './specs.js';

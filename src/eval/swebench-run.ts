@@ -11,7 +11,8 @@ import type { RolloutSummary, Store } from '../store/store.js';
 import { containerWorkspace, hostWorkspace, podWorkspace } from './agent-workspace.js';
 import type { Runtime } from './container.js';
 import { checkIds, type GradeSummary, gradePredictions, summarise } from './grade-run.js';
-import { type GradeOptions, type GradeTask, type InstanceReport, type Prediction, ungraded } from './grader.js';
+import type { GradeOptions, GradeTask, InstanceReport, Prediction } from './grade-types.js';
+import { ungraded } from './grader.js';
 
 export interface EvalTask {
   grade: GradeTask;

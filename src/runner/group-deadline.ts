@@ -1,5 +1,3 @@
-import type { RolloutJob } from './run-rollouts.js';
-
 interface Group {
   total: number;
   started: number;
@@ -18,7 +16,7 @@ export class GroupDeadlines {
 
   constructor(
     private readonly ms: number,
-    jobs: readonly RolloutJob[],
+    jobs: readonly { groupId: string | null }[],
     private readonly parent: AbortSignal,
   ) {
     for (const { groupId } of jobs) {

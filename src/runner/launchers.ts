@@ -2,15 +2,7 @@ import type { Config, GatewayConfig, RunnerKind } from '../config/schema.js';
 import { type Gateway, startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
 import type { RunListener } from './events.js';
-import { type Launcher, localLauncher } from './process.js';
-
-/** A run's launcher: opened when the run starts, closed when it ends however it ends. */
-export interface RunLauncher extends Launcher {
-  /** The address the gateway must bind to for the harnesses to reach it (null: the configured one). */
-  readonly gatewayHost: string | null;
-  /** The Kubernetes one deletes what is left of the run's Jobs. */
-  close(): Promise<void>;
-}
+import { localLauncher, type RunLauncher } from './process.js';
 
 type Opener = (config: Config, notice: (message: string) => void) => Promise<RunLauncher>;
 

@@ -51,6 +51,14 @@ export interface Launcher {
   readonly infraRetries?: number;
 }
 
+/** A run's launcher: opened when the run starts, closed when it ends however it ends. */
+export interface RunLauncher extends Launcher {
+  /** The address the gateway must bind to for the harnesses to reach it (null: the configured one). */
+  readonly gatewayHost: string | null;
+  /** The Kubernetes one deletes what is left of the run's Jobs. */
+  close(): Promise<void>;
+}
+
 // The harness gets this long to exit after SIGTERM before SIGKILL.
 const killGraceMs = 3000;
 

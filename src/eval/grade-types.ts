@@ -1,0 +1,102 @@
+import type { Runtime } from './container.js';
+import type { TestsReport } from './grading.js';
+import type { GuardResult } from './guards.js';
+import type { ParserName } from './log-parsers.js';
+import type { readResults } from './pytest-results.js';
+import type { Sandbox } from './sandbox.js';
+
+// The shapes grading one instance passes around (grader.ts, image-site.ts, pod-site.ts, the SWE-bench runs), apart
+// from the code, so that no module of grading needs another's code for its types.
+
+/** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
+export interface GradeTask {
+  instance_id: string;
+  repo: string;
+  base_commit: string;
+  test_patch: string;
+  FAIL_TO_PASS: string[];
+  PASS_TO_PASS: string[];
+  version?: string;
+  test_cmd?: string;
+  log_parser?: ParserName;
+  /** The row's own test script (SWE-bench v5, SkyRL) for its image; else SWE-bench's spec or test_cmd builds one. */
+  eval_script?: string;
+  /** The instance's image, for grading in it (no --repos). */
+  image?: string;
+}
+
+/** A prediction as SWE-bench writes them. */
+export interface Prediction {
+  instance_id: string;
+  model_name_or_path: string;
+  model_patch: string | null;
+}
+
+export type InstanceStatus = 'resolved' | 'unresolved' | 'empty_patch' | 'error';
+
+export interface InstanceReport {
+  instance_id: string;
+  status: InstanceStatus;
+  patch_is_None: boolean;
+  patch_exists: boolean;
+  patch_successfully_applied: boolean;
+  resolved: boolean;
+  tests_status: TestsReport | null;
+  /** Why the instance is an error, when it is. */
+  error: string | null;
+  guard: GuardResult['flags'];
+  test_seconds: number | null;
+}
+
+/**
+ * Where the tests run. By default on this machine, in a workspace made from `--repos`. `container`: that image, with
+ * such a workspace mounted at /testbed. `site`: each task's own image (its /testbed, SWE-bench's layout) on a container
+ * engine or a Kubernetes pod (image-site.ts), where the judged tree is put and the eval script run.
+ */
+export interface GradeOptions {
+  reposDir?: string;
+  timeoutMs: number;
+  allowTestEdits: boolean;
+  logFile: string;
+  container?: { runtime: Runtime; image: string };
+  site?: OpenSite;
+  /** Run the tests here inside bubblewrap (see sandbox.ts); null: as the user, unsandboxed (an explicit opt-out). */
+  sandbox?: Omit<Sandbox, 'workspace'> | null;
+  /** SWE-bench's exact behaviour: non-test code that reaches into the test framework is graded, not refused. */
+  allowFrameworkAccess?: boolean;
+  /** Test output kept at most (its tail); more is an error. */
+  maxOutputBytes?: number;
+  /** Run the tests for an empty prediction too (the base's own results: alight data validate), not `empty_patch`. */
+  testEmpty?: boolean;
+}
+
+/** The test log, the judge's flags, and the plugin's results record (pytest-results.ts) as read. */
+export type Tested = { log: string; flags?: GuardResult['flags']; results?: ReturnType<typeof readResults> };
+export type Ran = Tested | { error: string };
+
+/** One grade's tests in the instance's image, `ws` (the judged workspace) as /testbed. */
+export interface SiteRun {
+  /** Where the grade keeps its files (eval.sh is in it). */
+  dir: string;
+  ws: string;
+  /** The workspace's paths that differ from the image's /testbed, and of those, the ones that still exist. */
+  changed: string[];
+  written: string[];
+  /** The shell script that runs eval.sh with alight's pytest plugin loaded from /alight/results. */
+  script: string;
+  /** The results folder: alight's pytest plugin and its key in it before, its signed record after. */
+  results: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+/** Where an instance's image runs its grade: a container engine here, or a pod on Kubernetes (pod-site.ts). */
+export interface ImageSite {
+  /** Copies the image's /testbed to `dest`. */
+  copyTestbed(dest: string): Promise<void>;
+  /** The tests' log, as runScript writes it. */
+  runTests(run: SiteRun): Promise<string>;
+  close(): Promise<void>;
+}
+
+export type OpenSite = (task: GradeTask) => Promise<ImageSite>;
