@@ -139,3 +139,57 @@ export function decodePathPart(part: string): string {
     return part;
   }
 }
+
+export type Params = Record<string, string>;
+
+interface Route<H> {
+  method: string;
+  pattern: RegExp;
+  names: string[];
+  handler: H;
+}
+
+/**
+ * The one router of every server here (the gateway's agent and admin routes, `alight serve`, `alight ui`), in the
+ * shape of hono's: routes are a method and a path pattern, tried in the order added. In a pattern `{name}` takes a
+ * segment's characters (as few as the rest of the segment allows, so `{model}:{method}` splits at the first colon)
+ * and `{name...}` the rest of the path; the parameters come percent-decoded. `H` is the server's own handler type.
+ */
+export class Router<H> {
+  private readonly routes: Route<H>[] = [];
+
+  on(methods: string | readonly string[], pattern: string, handler: H): this {
+    const names: string[] = [];
+    const source = pattern.replace(/\{(\w+)(\.\.\.)?\}|[.*+?^$()|[\]\\]/g, (m, name: string, rest: string) => {
+      if (!name) return `\\${m}`;
+      names.push(name);
+      return rest ? '(.*)' : '([^/]+?)';
+    });
+    const regex = new RegExp(`^${source}$`);
+    for (const method of typeof methods === 'string' ? [methods] : methods)
+      this.routes.push({ method, pattern: regex, names, handler });
+    return this;
+  }
+
+  get(pattern: string, handler: H): this {
+    return this.on('GET', pattern, handler);
+  }
+
+  post(pattern: string, handler: H): this {
+    return this.on('POST', pattern, handler);
+  }
+
+  /** The first route for the method and path (no query string), with its parameters; null when none matches. */
+  find(method: string, path: string): { handler: H; params: Params } | null {
+    for (const route of this.routes) {
+      if (route.method !== method) continue;
+      const m = route.pattern.exec(path);
+      if (m)
+        return {
+          handler: route.handler,
+          params: Object.fromEntries(route.names.map((n, i) => [n, decodePathPart(m[i + 1])])),
+        };
+    }
+    return null;
+  }
+}

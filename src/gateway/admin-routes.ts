@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { upstreamKinds } from '../config/schema.js';
-import { smallBody as adminBody, decodePathPart, HttpError, parseBody, readJson, sendJson } from '../http.js';
+import { smallBody as adminBody, HttpError, type Params, parseBody, Router, readJson, sendJson } from '../http.js';
 import { rolloutModes, rolloutStates } from '../rollouts/state.js';
 import type { RolloutRow } from '../store/store.js';
 import { rolloutTrace } from '../traces/export.js';
@@ -27,6 +27,41 @@ const endpoint = z.object({
   kind: z.enum(upstreamKinds).default('vllm'),
 });
 
+/** One admin request: the gateway, the request and its answer, the route's parameters. */
+interface AdminCall {
+  state: GatewayState;
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Params;
+}
+
+const adminRoutes = new Router<(c: AdminCall) => Promise<void> | void>()
+  .post('/api/rollouts', createRollout)
+  .get('/api/rollouts/{id}', ({ state, params, res }) => {
+    const rollout = existing(state, params.id);
+    const reward = state.store.lastReward(params.id)?.value ?? null;
+    sendJson(res, 200, { ...rollout, reward, calls: state.store.calls.count(params.id) });
+  })
+  .on('PATCH', '/api/rollouts/{id}', patchRolloutRoute)
+  .get('/api/rollouts/{id}/trace', ({ state, params, res }) => {
+    existing(state, params.id);
+    sendJson(res, 200, rolloutTrace(state.store, params.id));
+  })
+  .post('/api/endpoints', async ({ state, req, res }) => {
+    const body = parseBody(endpoint, await readJson(req, adminBody));
+    const { url, version, kind } = body;
+    sendJson(res, 200, state.endpoints.upsert({ url, model: body.model ?? null, version, kind }));
+  })
+  .post('/api/pause', ({ state, res }) => {
+    state.pause();
+    sendJson(res, 200, state.snapshot());
+  })
+  .post('/api/resume', ({ state, res }) => {
+    state.resume();
+    sendJson(res, 200, state.snapshot());
+  })
+  .get('/api/state', ({ state, res }) => sendJson(res, 200, state.snapshot()));
+
 /** Routes under `/api/`, already authorised by the admin key. */
 export async function handleAdmin(
   state: GatewayState,
@@ -35,35 +70,13 @@ export async function handleAdmin(
   res: ServerResponse,
 ): Promise<void> {
   const method = req.method ?? 'GET';
-  if (method === 'POST' && path === '/api/rollouts') return createRollout(state, req, res);
-  const rolloutMatch = /^\/api\/rollouts\/([^/]+)(\/trace)?$/.exec(path);
-  if (rolloutMatch) {
-    const id = decodePathPart(rolloutMatch[1]);
-    if (rolloutMatch[2]) return rolloutTraceRoute(state, id, method, path, res);
-    return rolloutRoute(state, id, method, path, req, res);
-  }
-  if (method === 'POST' && path === '/api/endpoints') {
-    const body = parseBody(endpoint, await readJson(req, adminBody));
-    return sendJson(
-      res,
-      200,
-      state.endpoints.upsert({ url: body.url, model: body.model ?? null, version: body.version, kind: body.kind }),
-    );
-  }
-  if (method === 'POST' && path === '/api/pause') {
-    state.pause();
-    return sendJson(res, 200, state.snapshot());
-  }
-  if (method === 'POST' && path === '/api/resume') {
-    state.resume();
-    return sendJson(res, 200, state.snapshot());
-  }
-  if (method === 'GET' && path === '/api/state') return sendJson(res, 200, state.snapshot());
-  throw noRoute(method, path);
+  const found = adminRoutes.find(method, path);
+  if (!found) throw new HttpError(404, `no route ${method} ${path}`, 'not_found_error');
+  return found.handler({ state, req, res, params: found.params });
 }
 
 /** `POST /api/rollouts`: a new rollout, its token, and the base URLs its harness calls. */
-async function createRollout(state: GatewayState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function createRollout({ state, req, res }: AdminCall): Promise<void> {
   const body = parseBody(newRollout, await readJson(req, adminBody));
   const { rollout, token } = state.rollouts.create({
     run: body.run,
@@ -77,37 +90,15 @@ async function createRollout(state: GatewayState, req: IncomingMessage, res: Ser
   return sendJson(res, 201, { rollout_id: rollout.id, token, base_url: base, openai_base_url: `${base}/v1` });
 }
 
-/** `GET /api/rollouts/{id}/trace`: the rollout's trace. */
-function rolloutTraceRoute(state: GatewayState, id: string, method: string, path: string, res: ServerResponse): void {
-  existing(state, id);
-  if (method !== 'GET') throw noRoute(method, path);
-  sendJson(res, 200, rolloutTrace(state.store, id));
-}
-
-/** `GET /api/rollouts/{id}`: the rollout with its reward and call count; `PATCH`: a move to another state. */
-async function rolloutRoute(
-  state: GatewayState,
-  id: string,
-  method: string,
-  path: string,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  const rollout = existing(state, id);
-  if (method === 'GET') {
-    return sendJson(res, 200, {
-      ...rollout,
-      reward: state.store.lastReward(id)?.value ?? null,
-      calls: state.store.calls.count(id),
-    });
-  }
-  if (method !== 'PATCH') throw noRoute(method, path);
+/** `PATCH /api/rollouts/{id}`: a move to another state (409 for one the rollout cannot make). */
+async function patchRolloutRoute({ state, params, req, res }: AdminCall): Promise<void> {
+  existing(state, params.id);
   const body = parseBody(patchRollout, await readJson(req, adminBody));
   try {
-    return sendJson(
+    sendJson(
       res,
       200,
-      state.rollouts.transition(id, body.state, { exitCode: body.exit_code, error: body.error }),
+      state.rollouts.transition(params.id, body.state, { exitCode: body.exit_code, error: body.error }),
     );
   } catch (err) {
     throw new HttpError(409, (err as Error).message);
@@ -119,6 +110,3 @@ function existing(state: GatewayState, id: string): RolloutRow {
   if (!rollout) throw new HttpError(404, `no rollout ${id}`, 'not_found_error');
   return rollout;
 }
-
-const noRoute = (method: string, path: string): HttpError =>
-  new HttpError(404, `no route ${method} ${path}`, 'not_found_error');

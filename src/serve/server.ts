@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
-import { errorBody, HttpError, hasBearer, listen, parseBody, readJson, sendError, sendJson } from '../http.js';
+import { errorBody, HttpError, hasBearer, listen, parseBody, Router, readJson, sendError, sendJson } from '../http.js';
 import { type Engine, jsonAnswerEnd, type Sampling } from './engine.js';
 import { type Completion, complete, type Piece } from './generation.js';
 import {
@@ -55,6 +55,51 @@ export async function startModelServer(options: ServeOptions): Promise<ModelServ
   };
 }
 
+/** One request to the server: its settings, the request and its answer, the generations in flight to abort at close. */
+interface ServeCall {
+  options: ServeOptions;
+  req: IncomingMessage;
+  res: ServerResponse;
+  aborts: Set<AbortController>;
+}
+
+const health = ({ options, res }: ServeCall) => sendJson(res, 200, { ok: true, ...options.weights.engine.load() });
+
+const routes = new Router<(c: ServeCall) => Promise<void> | void>()
+  .get('/health', health)
+  .get('/healthz', health)
+  .get('/v1/models', ({ options, res }) =>
+    sendJson(res, 200, {
+      object: 'list',
+      data: [
+        {
+          id: options.modelName,
+          object: 'model',
+          owned_by: 'alight',
+          max_model_len: options.weights.engine.contextSize,
+        },
+      ],
+    }),
+  )
+  .post('/v1/chat/completions', async (c) => {
+    const body = parseBody(chatRequest, await readJson(c.req, bodyLimit(c.options)));
+    return c.options.weights.use((engine, version) => {
+      const { prompt, stops } = engine.renderChat(chatTurns(body.messages));
+      return generate(c, engine, version, { body, prompt, templateStops: stops, shape: chatShape(body.logprobs) });
+    });
+  })
+  .post('/v1/completions', async (c) => {
+    const body = parseBody(completionRequest, await readJson(c.req, bodyLimit(c.options)));
+    return c.options.weights.use((engine, version) => {
+      const prompt = typeof body.prompt === 'string' ? engine.tokenize(body.prompt) : body.prompt;
+      const shape = completionShape(body.logprobs != null);
+      return generate(c, engine, version, { body, prompt, templateStops: [], shape });
+    });
+  })
+  .post('/admin/reload', reload);
+
+const bodyLimit = (options: ServeOptions): number => options.bodyLimit ?? 64 << 20;
+
 async function handle(
   options: ServeOptions,
   req: IncomingMessage,
@@ -62,46 +107,13 @@ async function handle(
   aborts: Set<AbortController>,
 ): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0];
-  const { weights } = options;
-  if (req.method === 'GET' && (path === '/health' || path === '/healthz'))
-    return sendJson(res, 200, { ok: true, ...weights.engine.load() });
-  if (req.method === 'GET' && path === '/v1/models') {
-    return sendJson(res, 200, {
-      object: 'list',
-      data: [{ id: options.modelName, object: 'model', owned_by: 'alight', max_model_len: weights.engine.contextSize }],
-    });
-  }
-  const limit = options.bodyLimit ?? 64 << 20;
-  if (req.method === 'POST' && path === '/v1/chat/completions') {
-    const body = parseBody(chatRequest, await readJson(req, limit));
-    return weights.use((engine, version) => {
-      const { prompt, stops } = engine.renderChat(chatTurns(body.messages));
-      return generate(engine, version, options.modelName, body, prompt, stops, chatShape(body.logprobs), res, aborts);
-    });
-  }
-  if (req.method === 'POST' && path === '/v1/completions') {
-    const body = parseBody(completionRequest, await readJson(req, limit));
-    return weights.use((engine, version) => {
-      const prompt = typeof body.prompt === 'string' ? engine.tokenize(body.prompt) : body.prompt;
-      return generate(
-        engine,
-        version,
-        options.modelName,
-        body,
-        prompt,
-        [],
-        completionShape(body.logprobs != null),
-        res,
-        aborts,
-      );
-    });
-  }
-  if (req.method === 'POST' && path === '/admin/reload') return reload(options, req, res);
-  throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
+  const found = routes.find(req.method ?? 'GET', path);
+  if (!found) throw new HttpError(404, `no route ${req.method} ${path}`, 'not_found_error');
+  return found.handler({ options, req, res, aborts });
 }
 
 /** `POST /admin/reload`, for the admin key's holder: loads other weights, which answer the next requests. */
-async function reload(options: ServeOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function reload({ options, req, res }: ServeCall): Promise<void> {
   if (!options.adminKey)
     throw new HttpError(403, 'reloading is off: start alight serve with ALIGHT_ADMIN_KEY set', 'permission_error');
   if (!hasBearer(req.headers.authorization, options.adminKey))
@@ -121,17 +133,21 @@ const reloadBody = z.object({ path: z.string().min(1), version: z.number().int()
 /** The header that tells the gateway which weights produced an answer. */
 export const versionHeader = 'x-alight-model-version';
 
+/** What one request asks the engine for: its body, its prompt's ids, the template's stops, the answer's shape. */
+interface Generation {
+  body: ChatRequest | CompletionRequest;
+  prompt: number[];
+  templateStops: string[];
+  shape: Shape;
+}
+
 async function generate(
+  { options, res, aborts }: ServeCall,
   engine: Engine,
   version: number,
-  modelName: string,
-  body: ChatRequest | CompletionRequest,
-  prompt: number[],
-  templateStops: string[],
-  shape: Shape,
-  res: ServerResponse,
-  aborts: Set<AbortController>,
+  { body, prompt, templateStops, shape }: Generation,
 ): Promise<void> {
+  const modelName = options.modelName;
   checkModelName(body.model, modelName);
   res.setHeader(versionHeader, String(version));
   const sampling = samplingFor(engine, body, prompt.length);

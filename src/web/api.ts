@@ -1,3 +1,4 @@
+import { type Params, Router } from '../http.js';
 import type { Detokenize } from '../samples/diagnose.js';
 import type { StoredCall } from '../store/calls.js';
 import type { RolloutSummary, Store } from '../store/store.js';
@@ -30,34 +31,45 @@ export const rolloutFilters = ['failed', 'zero-variance', 'breaks'] as const;
  * tokenizer for the run, when there is one). Everything returned is data: the page renders it as text.
  */
 export async function answer(store: Store, path: string, query: URLSearchParams, ctx: ApiContext): Promise<ApiAnswer> {
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[0] !== 'api') return null;
-  if (parts[1] === 'runs' && parts.length === 2) return ok(store.listRuns());
-  if (parts[1] === 'runs' && parts.length === 3) return run(store, parts[2], Number(query.get('after') ?? -1));
-  if (parts[1] === 'runs' && parts[3] === 'rollouts' && parts.length === 4)
-    return rollouts(store, parts[2], query, ctx.breaks);
-  if (parts[1] === 'runs' && parts[3] === 'eval' && parts.length === 4)
-    return found(evalRun(store, parts[2]), `eval files for run ${parts[2]}`);
-  if (parts[1] === 'runs' && parts[3] === 'eval' && parts.length === 6)
-    return found(testLog(store, parts[2], parts[4], Number(parts[5])), 'test log');
-  if (parts[1] === 'runs' && parts[3] === 'examples' && parts.length === 4) {
-    const { offset, limit } = pageOf(query);
-    return readable(examplesPage(store, parts[2], offset, limit), `examples of an sft run ${parts[2]}`);
-  }
-  if (parts[1] === 'runs' && parts[3] === 'examples' && parts.length === 5) {
-    const rows = exampleRows(store, parts[2], Number(parts[4]), await ctx.tokenizerFor(parts[2]));
-    return readable(rows, `examples of an sft run ${parts[2]}`);
-  }
-  if (parts[1] === 'compare' && parts.length === 4)
-    return found(comparison(store, parts[2], parts[3]), `eval summaries for ${parts[2]} and ${parts[3]}`);
-  if (parts[1] === 'rollouts' && parts.length === 3) return rollout(store, parts[2]);
-  if (parts[1] === 'rollouts' && parts[3] === 'rows' && parts.length === 4) {
-    const run = store.getRollout(parts[2])?.run;
-    const rows = run === undefined ? null : rolloutRows(store, parts[2], await ctx.tokenizerFor(run), ctx.trained);
-    return rows ? ok(rows) : missing(`rollout ${parts[2]}`);
-  }
-  return null;
+  const found = routes.find('GET', path);
+  return found ? found.handler({ store, query, ctx, params: found.params }) : null;
 }
+
+/** One API request: the store, the query, what the API keeps, the route's parameters. */
+interface ApiCall {
+  store: Store;
+  query: URLSearchParams;
+  ctx: ApiContext;
+  params: Params;
+}
+
+const routes = new Router<(c: ApiCall) => ApiAnswer | Promise<ApiAnswer>>()
+  .get('/api/runs', ({ store }) => ok(store.listRuns()))
+  .get('/api/runs/{run}', ({ store, params, query }) => run(store, params.run, Number(query.get('after') ?? -1)))
+  .get('/api/runs/{run}/rollouts', ({ store, params, query, ctx }) => rollouts(store, params.run, query, ctx.breaks))
+  .get('/api/runs/{run}/eval', ({ store, params }) =>
+    found(evalRun(store, params.run), `eval files for run ${params.run}`),
+  )
+  .get('/api/runs/{run}/eval/{instance}/{attempt}', ({ store, params }) =>
+    found(testLog(store, params.run, params.instance, Number(params.attempt)), 'test log'),
+  )
+  .get('/api/runs/{run}/examples', ({ store, params, query }) => {
+    const { offset, limit } = pageOf(query);
+    return readable(examplesPage(store, params.run, offset, limit), `examples of an sft run ${params.run}`);
+  })
+  .get('/api/runs/{run}/examples/{index}', async ({ store, params, ctx }) => {
+    const rows = exampleRows(store, params.run, Number(params.index), await ctx.tokenizerFor(params.run));
+    return readable(rows, `examples of an sft run ${params.run}`);
+  })
+  .get('/api/compare/{a}/{b}', ({ store, params: { a, b } }) =>
+    found(comparison(store, a, b), `eval summaries for ${a} and ${b}`),
+  )
+  .get('/api/rollouts/{id}', ({ store, params }) => rollout(store, params.id))
+  .get('/api/rollouts/{id}/rows', async ({ store, params, ctx }) => {
+    const run = store.getRollout(params.id)?.run;
+    const rows = run === undefined ? null : rolloutRows(store, params.id, await ctx.tokenizerFor(run), ctx.trained);
+    return rows ? ok(rows) : missing(`rollout ${params.id}`);
+  });
 
 const ok = (body: unknown): ApiAnswer => ({ status: 200, body });
 const missing = (what: string): ApiAnswer => ({ status: 404, body: { error: `no ${what}` } });

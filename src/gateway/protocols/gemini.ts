@@ -11,6 +11,7 @@ function gemini(method: 'generateContent' | 'streamGenerateContent') {
   return translatedProtocol({
     name: 'gemini',
     path: `models:${method}`,
+    routes: [`v1beta/models/{model}:${method}`, `v1/models/{model}:${method}`],
     invalid: invalidGemini,
     errorBody: (status, message) => geminiError(status, message),
     toChat: (body, memory) => geminiToChat(body, memory, method === 'streamGenerateContent'),

@@ -5,27 +5,19 @@ import { openaiCompletions } from './openai-completions.js';
 import { openaiResponses } from './openai-responses.js';
 import type { Protocol } from './types.js';
 
-export type ProtocolPath =
-  | 'chat/completions'
-  | 'completions'
-  | 'messages'
-  | 'responses'
-  | 'models:generateContent'
-  | 'models:streamGenerateContent';
+export type ProtocolKind = 'chat' | 'completions' | 'messages' | 'responses' | 'gemini' | 'gemini-stream';
 
-/** Every wire protocol the gateway serves, keyed by the path after `/v1/` (Gemini's by method). Register new protocols here. */
-const protocols: Record<ProtocolPath, Protocol> = {
-  'chat/completions': openaiChat,
+/**
+ * Every wire protocol the gateway serves; each says where harnesses POST it (`routes`), which the gateway's agent
+ * router serves (agent-routes.ts). Register new protocols here.
+ */
+export const protocols: Record<ProtocolKind, Protocol> = {
+  chat: openaiChat,
   completions: openaiCompletions,
   messages: anthropicMessages,
   responses: openaiResponses,
-  // Gemini's `v1beta/models/{model}:<method>`, by method (agent-routes.ts reads the model out of the path).
-  'models:generateContent': geminiGenerate,
-  'models:streamGenerateContent': geminiStream,
+  gemini: geminiGenerate,
+  'gemini-stream': geminiStream,
 };
-
-export function protocolFor(path: string): Protocol | undefined {
-  return Object.hasOwn(protocols, path) ? protocols[path as ProtocolPath] : undefined;
-}
 
 export type { Extracted, HarnessView, Protocol, RolloutMemory, StreamAssembler } from './types.js';

@@ -90,7 +90,7 @@ function heldLastView(last: Set<string>, broken: (message: string) => string): H
 }
 
 export function nativeProtocol(
-  of: Pick<Protocol, 'name' | 'path' | 'invalid' | 'errorBody'>,
+  of: Pick<Protocol, 'name' | 'path' | 'routes' | 'invalid' | 'errorBody'>,
   kind: 'messages' | 'responses',
   broken: (message: string) => string,
 ): Protocol {

@@ -3,7 +3,7 @@ import { relayView } from './relay-view.js';
 import type { ScannedAnswer } from './token-fields.js';
 import { extractWhole, streamChoice, TokenAccumulator } from './tokens.js';
 import { withOwnArguments } from './translate.js';
-import type { Extracted, Protocol, StreamAssembler } from './types.js';
+import { apiPaths, type Extracted, type Protocol, type StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -68,6 +68,7 @@ class ChatAssembler implements StreamAssembler {
 export const openaiChat: Protocol = {
   name: 'openai.chat',
   path: 'chat/completions',
+  routes: apiPaths('chat/completions'),
   invalid: (body) => (Array.isArray(body.messages) ? null : '`messages` must be an array of chat messages'),
   // Training needs token ids and logprobs even when the harness did not ask; its view leaves them out again.
   upstream: (body, kind, memory) => ({

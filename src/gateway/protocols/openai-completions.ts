@@ -2,7 +2,7 @@ import { errorBody, HttpError } from '../../http.js';
 import { relayView } from './relay-view.js';
 import type { ChoiceTokens, ScannedAnswer } from './token-fields.js';
 import { extractWhole, streamChoice, TokenAccumulator } from './tokens.js';
-import type { Extracted, Protocol, StreamAssembler } from './types.js';
+import { apiPaths, type Extracted, type Protocol, type StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -81,6 +81,7 @@ class CompletionsAssembler implements StreamAssembler {
 export const openaiCompletions: Protocol = {
   name: 'openai.completions',
   path: 'completions',
+  routes: apiPaths('completions'),
   invalid: (body) => (body.prompt === undefined ? '`prompt` is required' : null),
   upstream(body, kind) {
     if (kind !== 'vllm') return { path: 'completions', body: { ...body } };

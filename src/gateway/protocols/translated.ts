@@ -6,7 +6,7 @@ import type { HarnessView, Protocol, RolloutMemory } from './types.js';
 type Obj = Record<string, unknown>;
 
 /** What one protocol the gateway translates to chat/completions brings of its own. */
-export interface Translation extends Pick<Protocol, 'name' | 'path' | 'invalid' | 'errorBody'> {
+export interface Translation extends Pick<Protocol, 'name' | 'path' | 'routes' | 'invalid' | 'errorBody'> {
   /** The chat body for a harness request (before the upstream's token fields). */
   toChat(body: Obj, memory: RolloutMemory): Obj;
   view(harness: Obj): HarnessView;
@@ -20,7 +20,7 @@ export interface Translation extends Pick<Protocol, 'name' | 'path' | 'invalid' 
  * A protocol translated to chat/completions for the upstream: chat's extraction and assembly, the harness's own view.
  */
 export function translatedProtocol(t: Translation): Protocol {
-  const own = { name: t.name, path: t.path, invalid: t.invalid, errorBody: t.errorBody };
+  const own = { name: t.name, path: t.path, routes: t.routes, invalid: t.invalid, errorBody: t.errorBody };
   return {
     ...own,
     upstream: (body, kind, memory) => chatRequest(t.toChat(body, memory), kind),

@@ -59,8 +59,13 @@ export interface UpstreamRequest {
 /** One wire protocol the gateway serves to harnesses; registered in `protocols/index.ts`. */
 export interface Protocol {
   name: string;
-  /** The path after `/v1/`. */
+  /** The path after `/v1/` (the upstream's, where the protocol is relayed unchanged). */
   path: string;
+  /**
+   * Where harnesses POST it, after `/r/{token}/` (patterns of src/http.ts's Router): with `v1/` and, for clients that
+   * take the base URL as the API root (the AI SDK's Anthropic provider), without.
+   */
+  routes: readonly string[];
   /** A reason the body is not a request of this protocol, or null. */
   invalid(body: Obj): string | null;
   /**
@@ -90,3 +95,6 @@ export interface Protocol {
   /** The same protocol relayed unchanged to an upstream that serves it (`upstream.nativeProtocols`). */
   native?: Protocol;
 }
+
+/** A route with its API version and without: `v1/messages` and `messages`. */
+export const apiPaths = (path: string): string[] => [`v1/${path}`, path];
