@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { V1Job } from '@kubernetes/client-node';
 import { configSchema } from '../src/config/schema.js';
 import { connect } from '../src/k8s/cluster.js';
-import { startK8sLauncher } from '../src/k8s/launcher.js';
+import { startK8sLauncher } from '../src/k8s/job-launcher.js';
 import { perItem } from './per-item.js';
 
 const n = Number(process.env.N ?? 8);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../src/process/launch.js';
-import { localLauncher } from '../src/runner/process.js';
+import { localLauncher } from '../src/runner/launcher.js';
 import { perItem } from './per-item.js';
 
 const n = Number(process.env.N ?? 300);

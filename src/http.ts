@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { formatIssues } from './config/load.js';
 import { AlightError, ExitCode } from './errors.js';
-import { maxJsonDepth, nestedDeeperThan } from './json-depth.js';
+import { maxJsonDepth, nestedDeeperThan } from './json-text.js';
 
 /**
  * Whether an `Authorization: Bearer …` header carries `key` (compared in constant time; an empty key never matches).

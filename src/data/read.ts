@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { AlightError, ExitCode } from '../errors.js';
-import { maxJsonDepth, nestedDeeperThan } from '../json-depth.js';
+import { maxJsonDepth, nestedDeeperThan } from '../json-text.js';
 import { fileMagic } from '../magic.js';
 import { type FileRow, parquetRows } from './parquet.js';
 

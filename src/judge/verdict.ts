@@ -1,4 +1,4 @@
-import { balancedJson } from '../json-spans.js';
+import { balancedJson } from '../json-text.js';
 import type { Scale } from './prompt.js';
 
 export interface Score {

@@ -1,8 +1,8 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { Config, K8sConfig } from '../config/schema.js';
 import { AlightError, errorMessage } from '../errors.js';
-import type { RunLauncher } from '../runner/process.js';
-import { abortReason, type ProcessResult, type ProcessSpec } from '../runner/process.js';
+import type { RunLauncher } from '../runner/launcher.js';
+import { abortReason, type ProcessResult, type ProcessSpec } from '../runner/launcher.js';
 import { rewardFrom } from '../runner/reward.js';
 import { substitute } from '../runner/template.js';
 import { advertiseHost } from './advertise.js';

@@ -1,7 +1,7 @@
 import { createWriteStream, existsSync, statSync, writeFileSync } from 'node:fs';
 import { PassThrough, type Writable } from 'node:stream';
 import { Log } from '@kubernetes/client-node';
-import type { ProcessOutput } from '../runner/process.js';
+import type { ProcessOutput } from '../runner/launcher.js';
 import type { Cluster } from './cluster.js';
 
 /**

@@ -42,7 +42,7 @@ export interface ProcessResult {
 
 /**
  * Where the runner's harnesses run. The runner knows only this: the local one below starts them on this machine; the
- * Kubernetes one (src/k8s/launcher.ts) runs each as a Job.
+ * Kubernetes one (src/k8s/job-launcher.ts) runs each as a Job.
  */
 export interface Launcher {
   readonly name: string;

@@ -2,14 +2,14 @@ import type { Config, GatewayConfig, RunnerKind } from '../config/schema.js';
 import { type Gateway, startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
 import type { RunListener } from './events.js';
-import { localLauncher, type RunLauncher } from './process.js';
+import { localLauncher, type RunLauncher } from './launcher.js';
 
 type Opener = (config: Config, notice: (message: string) => void) => Promise<RunLauncher>;
 
 // The Kubernetes client takes a second to load: only a run that uses it pays for it.
 const openers: Record<RunnerKind, Opener> = {
   local: async () => ({ ...localLauncher, gatewayHost: null, close: async () => {} }),
-  k8s: async (config, notice) => (await import('../k8s/launcher.js')).startK8sLauncher(config, notice),
+  k8s: async (config, notice) => (await import('../k8s/job-launcher.js')).startK8sLauncher(config, notice),
 };
 
 export function openLauncher(config: Config, notice: (message: string) => void): Promise<RunLauncher> {

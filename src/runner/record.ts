@@ -5,7 +5,7 @@ import { judgeRollouts, judgeRun } from '../judge/rewards.js';
 import type { Store } from '../store/store.js';
 import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
-import { throughGateway } from './launchers.js';
+import { throughGateway } from './open-launcher.js';
 import { groupJobs, type RolloutJob, runRollouts } from './run-rollouts.js';
 import { type RecordSummary, summariseRun } from './summary.js';
 import type { Task } from './tasks.js';

@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
 import { GroupDeadlines } from './group-deadline.js';
-import { abortReason, type Launcher, localLauncher, type ProcessOutput } from './process.js';
+import { abortReason, type Launcher, localLauncher, type ProcessOutput } from './launcher.js';
 import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
 import { substitute } from './template.js';

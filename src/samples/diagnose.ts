@@ -10,7 +10,7 @@ export const breakKinds = [
 ] as const;
 export type BreakKind = (typeof breakKinds)[number];
 
-import { balancedJson as balanced } from '../json-spans.js';
+import { balancedJson as balanced } from '../json-text.js';
 import { commonPrefix } from '../store/codec.js';
 
 /** Where the row's first and last sampled answers begin. */

@@ -1,4 +1,4 @@
-import { arrayItemSpans } from '../json-spans.js';
+import { arrayItemSpans } from '../json-text.js';
 
 /**
  * A request body with its history (`messages` of chat and Anthropic, `input` items of Responses, or a string
@@ -18,7 +18,7 @@ export type ItemsKey = 'messages' | 'input';
 export const itemsKeyOf = (body: Record<string, unknown>): ItemsKey | null =>
   Array.isArray(body.messages) ? 'messages' : Array.isArray(body.input) ? 'input' : null;
 
-/** A parsed history array and where its items lie in the text it was parsed from (json-spans.ts). */
+/** A parsed history array and where its items lie in the text it was parsed from (json-text.ts). */
 export interface ItemsSource {
   items: unknown[];
   text: string;

@@ -7,7 +7,7 @@ import { AlightError, ExitCode } from '../errors.js';
 import type { Gateway } from '../gateway/server.js';
 import { type JudgeRun, judgeRollouts } from '../judge/rewards.js';
 import { isInfraFailure } from '../rollouts/state.js';
-import type { Launcher } from '../runner/process.js';
+import type { Launcher } from '../runner/launcher.js';
 import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
 import { Slots } from '../runner/slots.js';
 import type { Task } from '../runner/tasks.js';

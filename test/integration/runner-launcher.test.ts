@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Launcher, localLauncher, type ProcessSpec } from '../../src/runner/process.js';
+import { type Launcher, localLauncher, type ProcessSpec } from '../../src/runner/launcher.js';
 import { runRollouts } from '../../src/runner/run-rollouts.js';
 import type { Task } from '../../src/runner/tasks.js';
 import { startRig } from '../helpers/gateway.js';

@@ -4,7 +4,7 @@ import { openaiCompletions } from '../../src/gateway/protocols/openai-completion
 import { readAnswer } from '../../src/gateway/protocols/token-fields.js';
 import { SseSplitter } from '../../src/gateway/sse.js';
 import { backoffMs, isRetryable, UpstreamStatusError } from '../../src/gateway/upstream.js';
-import { nestedDeeperThan } from '../../src/json-depth.js';
+import { nestedDeeperThan } from '../../src/json-text.js';
 
 describe('SSE splitting', () => {
   it('yields whole events however the bytes are cut, multi-byte characters included', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { arrayItemSpans } from '../../src/json-spans.js';
+import { arrayItemSpans } from '../../src/json-text.js';
 import { encodeRequest, itemsSource } from '../../src/store/request-json.js';
 
 // The spans of a request's history items, read from its text, against JSON.parse: each span parses to its item, for
