@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
-import { withheldVars } from '../runner/env.js';
 import type { RunListener } from '../runner/events.js';
 import { abortReason } from '../runner/launcher.js';
 import { throughGateway } from '../runner/open-launcher.js';
@@ -157,22 +156,16 @@ async function runAgents(o: EvalOptions, files: AttemptFiles, pending: Pending[]
   mkdirSync(files.logs, { recursive: true });
   const config: Config = o.runtime === 'k8s' ? { ...o.config, runner: 'k8s' } : o.config;
   const through = { ...o, config, total: jobs.length, logDir: files.logs };
-  const ids = await throughGateway(through, (gateway, launcher) =>
+  const ids = await throughGateway(through, (session) =>
     runRollouts(
+      session,
       {
-        store: o.store,
-        gateway,
-        run: o.run,
         mode: 'val',
         // In a pod, the harness runs inside the workspace's script (podWorkspace): each job's arguments carry it.
         command: o.runtime === 'k8s' ? 'sh' : o.command,
         timeoutMs: o.timeoutMs,
         concurrency: o.workers,
         logDir: files.logs,
-        withhold: withheldVars(o.config.upstream),
-        signal: o.signal,
-        onEvent: o.onEvent,
-        launcher,
       },
       jobs,
     ),

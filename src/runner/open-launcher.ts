@@ -1,8 +1,10 @@
 import type { Config, GatewayConfig, RunnerKind } from '../config/schema.js';
-import { type Gateway, startGateway } from '../gateway/server.js';
+import { startGateway } from '../gateway/server.js';
 import type { Store } from '../store/store.js';
+import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
 import { localLauncher, type RunLauncher } from './launcher.js';
+import type { RunSession } from './run-rollouts.js';
 
 type Opener = (config: Config, notice: (message: string) => void) => Promise<RunLauncher>;
 
@@ -30,6 +32,7 @@ export interface GatewayRun {
   /** The upstream API key (from the variable the config names): sent upstream, never stored. */
   upstreamApiKey?: string;
   onEvent: RunListener;
+  signal: AbortSignal;
   /** For the `started` event: how many rollouts, and where their logs go. */
   total: number;
   logDir: string | null;
@@ -37,13 +40,10 @@ export interface GatewayRun {
 
 /**
  * A run's harnesses through a recording gateway: the run's launcher opened (the Kubernetes one first deletes what killed
- * runs left), the gateway bound where its harnesses reach it, then `work` with both; the gateway closed, then the
+ * runs left), the gateway bound where its harnesses reach it, then `work` with the run's session; the gateway closed, then the
  * launcher (which deletes what is left of the run's Jobs), however `work` ended.
  */
-export async function throughGateway<T>(
-  o: GatewayRun,
-  work: (gateway: Gateway, launcher: RunLauncher) => Promise<T>,
-): Promise<T> {
+export async function throughGateway<T>(o: GatewayRun, work: (session: RunSession) => Promise<T>): Promise<T> {
   const launcher = await openLauncher(o.config, (message) => o.onEvent({ type: 'notice', message }));
   try {
     const gateway = await startGateway({
@@ -56,7 +56,8 @@ export async function throughGateway<T>(
     });
     o.onEvent({ type: 'started', run: o.run, gatewayUrl: gateway.url, total: o.total, logDir: o.logDir });
     try {
-      return await work(gateway, launcher);
+      const { store, run, onEvent, signal } = o;
+      return await work({ store, gateway, launcher, run, signal, onEvent, withhold: withheldVars(o.config.upstream) });
     } finally {
       await gateway.close();
     }

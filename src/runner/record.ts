@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { judgeRollouts, judgeRun } from '../judge/rewards.js';
 import type { Store } from '../store/store.js';
-import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
 import { throughGateway } from './open-launcher.js';
 import { groupJobs, type RolloutJob, runRollouts } from './run-rollouts.js';
@@ -46,24 +45,18 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
     ...(config.runner === 'k8s' ? { k8s: { ...config.k8s, env: Object.keys(config.k8s.env) } } : {}),
   });
   const judge = judgeRun(config.reward);
-  await throughGateway({ ...options, total: jobs.length, logDir }, async (gateway, launcher) => {
+  await throughGateway({ ...options, total: jobs.length, logDir }, async (session) => {
     try {
       const ids = await runRollouts(
+        session,
         {
-          store,
-          gateway,
-          run,
           mode: 'record',
           command: options.command,
           timeoutMs: options.tasks ? config.record.timeoutS * 1000 : null,
           rewardCmd: config.record.rewardCmd,
           concurrency: options.tasks ? config.record.concurrency : 1,
           logDir,
-          withhold: withheldVars(config.upstream),
           harnessStdoutToStderr: options.harnessStdoutToStderr,
-          signal,
-          onEvent,
-          launcher,
           groupDeadlineMs: judge?.deadlineMs,
         },
         jobs,

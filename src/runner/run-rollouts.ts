@@ -36,10 +36,24 @@ export function groupJobs(args: string[], task: Task, n: number, groupId: string
   return Array.from({ length: n }, () => ({ task, args: filled, groupId }));
 }
 
-export interface RolloutsOptions {
+/**
+ * What every batch of rollouts of one run shares, made once per run (`throughGateway`; train's step context is one):
+ * the store, the gateway and launcher the harnesses run through, the run, the stop signal, where events go, and the
+ * variables harnesses must not see (the admin and upstream keys).
+ */
+export interface RunSession {
   store: Store;
   gateway: Gateway;
   run: string;
+  signal: AbortSignal;
+  onEvent: RunListener;
+  /** Where harnesses and reward commands run (default: this machine). */
+  launcher?: Launcher;
+  withhold: string[];
+}
+
+/** One batch of rollouts: how its harnesses run. */
+export interface RolloutBatch {
   mode: RolloutMode;
   command: string;
   /** Per harness; null: none (a lone interactive harness). */
@@ -50,24 +64,21 @@ export interface RolloutsOptions {
   slots?: Slots;
   /** Per-rollout stdout/stderr files go here; null: the terminal. */
   logDir: string | null;
-  /** Env vars the harness must not see (the admin and upstream keys). */
-  withhold: string[];
   /** Send a lone harness's stdout to stderr, so that ours carries only JSON. */
   harnessStdoutToStderr?: boolean;
-  signal: AbortSignal;
-  onEvent: RunListener;
-  /** Where harnesses and reward commands run (default: this machine). */
-  launcher?: Launcher;
   /** reward.judge.deadlineS in ms: a group's stragglers are stopped this long after the rest ended (group-deadline.ts). */
   groupDeadlineMs?: number;
 }
+
+type RolloutsOptions = RunSession & RolloutBatch;
 
 /**
  * Runs the jobs' harnesses through the gateway, `concurrency` at a time, each as a rollout that ends succeeded or
  * failed with a reason. Ctrl-C (the signal) and an error that is not a rollout's (say the store fails) stop them all.
  * Returns the rollout ids in job order.
  */
-export async function runRollouts(options: RolloutsOptions, jobs: RolloutJob[]): Promise<string[]> {
+export async function runRollouts(session: RunSession, batch: RolloutBatch, jobs: RolloutJob[]): Promise<string[]> {
+  const options: RolloutsOptions = { ...session, ...batch };
   const stop = new AbortController();
   // Every running rollout listens on it (its harness, its reward command), each removing its listener when done:
   // more than Node's default of 10 is the design at --concurrency > 10, not a leak to warn about.

@@ -1,4 +1,4 @@
-import { type RolloutJob, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
+import { type RolloutBatch, type RolloutJob, type RunSession, runRollouts } from '../runner/run-rollouts.js';
 import type { Task } from '../runner/tasks.js';
 import { tasksForStep } from './schedule.js';
 
@@ -27,7 +27,8 @@ export class GroupPool {
       seed: number;
       inFlight: number;
       start: number;
-      options: RolloutsOptions;
+      session: RunSession;
+      batch: RolloutBatch;
       jobs: (task: Task, groupId: string) => RolloutJob[];
       groupId: (position: number, task: Task) => string;
     },
@@ -44,7 +45,7 @@ export class GroupPool {
     while (this.running.size + this.done.length < this.o.inFlight) {
       const position = this.next++;
       const task = tasksForStep(this.o.tasks, 1, position, this.o.seed)[0];
-      const group = runRollouts(this.o.options, this.o.jobs(task, this.o.groupId(position, task)))
+      const group = runRollouts(this.o.session, this.o.batch, this.o.jobs(task, this.o.groupId(position, task)))
         .then(
           (ids) => {
             this.done.push({ position, task, ids });

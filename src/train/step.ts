@@ -4,11 +4,10 @@ import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { type DistillMetrics, distilBatch, type ScoringEngine } from '../distill/score.js';
 import { AlightError, ExitCode } from '../errors.js';
-import type { Gateway } from '../gateway/server.js';
 import { type JudgeRun, judgeRollouts } from '../judge/rewards.js';
 import { isInfraFailure } from '../rollouts/state.js';
 import type { Launcher } from '../runner/launcher.js';
-import { groupJobs, type RolloutsOptions, runRollouts } from '../runner/run-rollouts.js';
+import { groupJobs, type RolloutBatch, type RunSession, runRollouts } from '../runner/run-rollouts.js';
 import { Slots } from '../runner/slots.js';
 import type { Task } from '../runner/tasks.js';
 import type { BatchTensors } from '../samples/batch.js';
@@ -21,9 +20,8 @@ import { tasksForStep } from './schedule.js';
 import type { ServedCheck } from './served-check.js';
 import type { Serving } from './serving.js';
 
-export interface StepContext {
-  store: Store;
-  gateway: Gateway;
+/** A training run's session (the store, the gateway, where harnesses run, the run, its signal and keys), and the rest. */
+export interface StepContext extends RunSession {
   /** Where the harnesses run. */
   launcher: Launcher;
   /** Who serves the policy; publishes each update's weights. */
@@ -46,8 +44,6 @@ export interface StepContext {
   teacher: ScoringEngine | null;
   /** Async rollouts (asyncGroups > 0): the groups in flight across steps. */
   pool?: GroupPool;
-  withhold: string[];
-  signal: AbortSignal;
   onEvent: TrainListener;
 }
 
@@ -127,7 +123,8 @@ function due(every: number, step: number): boolean {
 function stepRollouts(ctx: StepContext, step: number): Promise<string[]> {
   const c = ctx.config;
   return runRollouts(
-    rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', `step-${step}`)),
+    ctx,
+    rolloutBatch(ctx, join(ctx.runDir, 'rollouts', `step-${step}`)),
     tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) =>
       groupJobs(ctx.args, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`),
     ),
@@ -138,7 +135,8 @@ function stepRollouts(ctx: StepContext, step: number): Promise<string[]> {
 async function validate(ctx: StepContext, valTasks: Task[], step: number, timer: PhaseTimer): Promise<number | null> {
   timer.start('validation');
   const valIds = await runRollouts(
-    rolloutsOptions(ctx, 'val', join(ctx.runDir, 'rollouts', `val-${step}`)),
+    ctx,
+    { ...rolloutBatch(ctx, join(ctx.runDir, 'rollouts', `val-${step}`)), mode: 'val' },
     valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)),
   );
   if (ctx.judge) await judgeRollouts(ctx.store, ctx.judge, ctx.run, valIds);
@@ -247,11 +245,11 @@ export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSigna
     inFlight: c.asyncGroups,
     start: fromStep * c.batchSize,
     // Groups run side by side: one limit of train.concurrency harnesses across them.
-    options: {
-      ...rolloutsOptions(ctx, 'train', join(ctx.runDir, 'rollouts', 'async')),
+    session: { ...ctx, signal },
+    batch: {
+      ...rolloutBatch(ctx, join(ctx.runDir, 'rollouts', 'async')),
       concurrency: c.n,
       slots: new Slots(c.concurrency),
-      signal,
     },
     jobs: (task, groupId) => groupJobs(ctx.args, task, c.n, groupId),
     groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
@@ -293,22 +291,15 @@ async function freshGroups(ctx: StepContext, pool: GroupPool, step: number) {
   };
 }
 
-function rolloutsOptions(ctx: StepContext, mode: 'train' | 'val', logDir: string): RolloutsOptions {
+function rolloutBatch(ctx: StepContext, logDir: string): RolloutBatch {
   mkdirSync(logDir, { recursive: true });
   return {
-    store: ctx.store,
-    gateway: ctx.gateway,
-    run: ctx.run,
-    mode,
+    mode: 'train',
     command: ctx.command,
     timeoutMs: ctx.config.timeoutS * 1000,
     rewardCmd: ctx.config.rewardCmd,
     concurrency: ctx.config.concurrency,
     logDir,
-    withhold: ctx.withhold,
-    signal: ctx.signal,
-    onEvent: (e) => ctx.onEvent(e),
-    launcher: ctx.launcher,
     groupDeadlineMs: ctx.judge?.deadlineMs,
   };
 }
