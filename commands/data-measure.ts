@@ -5,9 +5,8 @@ import { validateTasks } from '../src/data/validate.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { gradeInstance } from '../src/eval/grader.js';
 import { gradeTask } from '../src/eval/inputs.js';
+import { type ProbeSummary, renderProbe, renderSelect, renderValidate } from '../src/ui/data-measure-report.js';
 import { progressBars } from '../src/ui/progress-bar.js';
-import { table } from '../src/ui/summary.js';
-import { clearedNote } from './data.js';
 import { type SwebenchFlags, swebenchCommand } from './eval.js';
 import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
 import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
@@ -63,15 +62,7 @@ export async function validateCommand(o: ValidateFlags) {
           progress,
         ).finally(() => progress.stop());
         if (o.json) printJson(s);
-        else
-          process.stdout.write(
-            `${s.checked} tasks checked: ${s.validated} validated now (${s.seconds.toFixed(1)} s), ` +
-              `${s.reused} validated before (--force to redo); ${s.dropped} dropped as invalid-env` +
-              (signal.aborted ? '\ninterrupted: the tasks not validated yet stay kept; run it again to go on' : '') +
-              clearedNote(s.cleared) +
-              `\n${table(['verdict', 'tasks'], Object.entries(s.byVerdict))}\n` +
-              'logs of each grade in .alight/validate/; why a task was dropped: alight data explain <id>\n',
-          );
+        else process.stdout.write(renderValidate(s, signal.aborted));
         return s;
       }),
     ),
@@ -101,17 +92,14 @@ export async function probeCommand(cmd: string, args: string[], flags: SwebenchF
     store.measures.setProbes(probes);
     const bands = new Map<string, number>();
     for (const p of probes) bands.set(`${p.passes}/${p.k}`, (bands.get(`${p.passes}/${p.k}`) ?? 0) + 1);
-    const summary = { run: result.run, k: flags.n, tasks: probes.length, passCounts: Object.fromEntries(bands) };
+    const summary: ProbeSummary = {
+      run: result.run,
+      k: flags.n,
+      tasks: probes.length,
+      passCounts: Object.fromEntries(bands),
+    };
     if (flags.json) printJson(summary);
-    else
-      process.stdout.write(
-        `probe ${result.run}: ${probes.length} tasks × ${flags.n} attempts\n` +
-          `${table(
-            ['solved', 'tasks'],
-            [...bands].sort((a, b) => a[0].localeCompare(b[0], undefined, { numeric: true })),
-          )}\n` +
-          `next: alight data select --probe ${result.run}\n`,
-      );
+    else process.stdout.write(renderProbe(summary));
   });
 }
 
@@ -137,18 +125,7 @@ export async function selectCommand(o: SelectFlags) {
   return withStore(o, (store) => {
     const s = applySelection(store, o.probe, { rate, addUnsolved: o.addUnsolved, val: o.val, seed: o.seed });
     if (o.json) printJson(s);
-    else
-      process.stdout.write(
-        `from probe ${s.run}: ${s.checked} tasks, ${s.kept} kept for training, ${s.heldOut} held out\n` +
-          `${table(
-            ['band', 'tasks', 'kept'],
-            Object.entries(s.bands).map(([b, n]) => [b, n.tasks, n.kept]),
-          )}\n${table(
-            ['kept: repo', 'tasks'],
-            s.repos.map((r) => [r.repo, r.kept]),
-          )}\n` +
-          'then: alight data export --out train.jsonl (and --held-out --out val.jsonl), or alight train --from-db\n',
-      );
+    else process.stdout.write(renderSelect(s));
     return s;
   });
 }

@@ -7,14 +7,14 @@ import { keptAsTasks } from '../src/data/pipeline.js';
 import { readAllRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { compareRuns } from '../src/eval/compare.js';
-import { gradePredictions, wilson } from '../src/eval/grade-run.js';
+import { gradePredictions } from '../src/eval/grade-run.js';
 import { gradeInstance } from '../src/eval/grader.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
-import { type EvalResult, evalSwebench, passAtK } from '../src/eval/swebench-run.js';
+import { type EvalResult, evalSwebench } from '../src/eval/swebench-run.js';
 import { workspaceDiff } from '../src/eval/workspace.js';
 import type { Store } from '../src/store/store.js';
+import { renderCompare, renderEval, renderGrade } from '../src/ui/eval-report.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
-import { table } from '../src/ui/summary.js';
 import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
 import {
   defaultRunName,
@@ -81,32 +81,7 @@ export async function gradeCommand(flags: GradeFlags) {
     }),
   );
   if (flags.json) printJson(summary);
-  else {
-    const [lo, hi] = wilson(summary.resolved_instances, summary.submitted_instances);
-    process.stdout.write(
-      `${table(
-        ['instance', 'status', 'flags', 'detail'],
-        reports.map((r) => [
-          r.instance_id,
-          r.status,
-          r.guard.map((g) => `${g.file}${g.removed ? ' (removed)' : ''}`).join(', ') || '–',
-          r.error ??
-            (r.tests_status
-              ? `F2P ${r.tests_status.FAIL_TO_PASS.success.length}/` +
-                `${r.tests_status.FAIL_TO_PASS.success.length + r.tests_status.FAIL_TO_PASS.failure.length}, ` +
-                `P2P ${r.tests_status.PASS_TO_PASS.success.length}/` +
-                `${r.tests_status.PASS_TO_PASS.success.length + r.tests_status.PASS_TO_PASS.failure.length}`
-              : '–'),
-        ]),
-      )}\n` +
-        '\n' +
-        `resolved ${summary.resolved_instances}/${summary.submitted_instances} ` +
-        `(${((summary.resolved_instances / summary.submitted_instances) * 100).toFixed(1)}%, ` +
-        `95% CI ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%); unresolved ` +
-        `${summary.unresolved_instances}, empty ${summary.empty_patch_instances}, ` +
-        `error ${summary.error_instances}, incomplete ${summary.incomplete_ids.length}\nreports in ${out}\n`,
-    );
-  }
+  else process.stdout.write(renderGrade(reports, summary, out));
   return summary;
 }
 
@@ -219,55 +194,6 @@ function refuseSwebenchFlags(flags: SwebenchFlags): void {
   }
 }
 
-function renderEval(r: EvalResult, k: number): string {
-  const first = r.attempts.filter((a) => a.attempt === 0);
-  const n = first.length;
-  const resolved = first.filter((a) => a.report.status === 'resolved').length;
-  const [lo, hi] = wilson(resolved, n);
-  const byRepo = new Map<string, { n: number; resolved: number }>();
-  for (const a of first) {
-    const repo = a.instance_id.replace(/-\d+$/, '');
-    const e = byRepo.get(repo) ?? { n: 0, resolved: 0 };
-    e.n++;
-    if (a.report.status === 'resolved') e.resolved++;
-    byRepo.set(repo, e);
-  }
-  const correct = [...new Set(r.attempts.map((a) => a.instance_id))].map(
-    (id) => r.attempts.filter((a) => a.instance_id === id && a.report.status === 'resolved').length,
-  );
-  return [
-    table(
-      ['instance', 'attempt', 'status', 'calls', 'tokens', 'seconds', 'flags / reason'],
-      r.attempts.map((a) => [
-        a.instance_id,
-        a.attempt,
-        a.report.status,
-        a.rollout.calls,
-        a.rollout.prompt_tokens + a.rollout.completion_tokens,
-        a.seconds?.toFixed(1) ?? '–',
-        [a.report.guard.map((g) => g.file).join(', '), a.report.error ?? ''].filter(Boolean).join('; ') || '–',
-      ]),
-    ),
-    '',
-    table(
-      ['repo', 'instances', 'resolved'],
-      [...byRepo].map(([repo, e]) => [repo, e.n, e.resolved]),
-    ),
-    '',
-    `resolved ${resolved}/${n} = ${((resolved / Math.max(n, 1)) * 100).toFixed(1)}% ` +
-      `(95% Wilson interval ${(lo * 100).toFixed(1)}–${(hi * 100).toFixed(1)}%)` +
-      (k > 1
-        ? `; pass@${k} ${(passAtK(correct, k, k) * 100).toFixed(1)}%, ` +
-          `pass@1 ${(passAtK(correct, k, 1) * 100).toFixed(1)}%`
-        : ''),
-    'statuses: ' +
-      ['resolved', 'unresolved', 'empty_patch', 'error']
-        .map((s) => `${s} ${first.filter((a) => a.report.status === s).length}`)
-        .join(', '),
-    `files in ${r.out} (predictions.jsonl, summary.json, reports/); traces: alight traces list --run ${r.run}`,
-  ].join('\n');
-}
-
 /**
  * `alight eval compare A B`: two runs (names in the store's run folder, or summary.json paths), paired per instance.
  */
@@ -280,17 +206,7 @@ export async function compareCommand(a: string, b: string, flags: { db?: string;
     };
     const c = compareRuns(load(a), load(b));
     if (flags.json) printJson(c);
-    else {
-      process.stdout.write(
-        `${c.common} instances in both: both resolved ${c.bothResolved}, ` +
-          `only ${a} ${c.onlyA.length}, only ${b} ${c.onlyB.length}, ` +
-          `neither ${c.neither}\nexact McNemar p = ${c.pValue.toPrecision(3)}` +
-          (c.pValue < 0.05 ? ' (a difference at the 5% level)' : ' (no significant difference)') +
-          '\n' +
-          (c.onlyA.length ? `only ${a}: ${c.onlyA.join(', ')}\n` : '') +
-          (c.onlyB.length ? `only ${b}: ${c.onlyB.join(', ')}\n` : ''),
-      );
-    }
+    else process.stdout.write(renderCompare(c, a, b));
     return c;
   });
 }

@@ -1,8 +1,8 @@
 import { type Conversion, convertModel } from '../src/models/convert.js';
 import { type Merged, mergeAdapter } from '../src/models/merge.js';
 import { knownModels, packagesOf } from '../src/serve/models.js';
+import { type ModelListing, renderConversion, renderModelList } from '../src/ui/models-report.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
-import { table } from '../src/ui/summary.js';
 import { printJson, withInterrupt } from './shared.js';
 
 export interface ConvertFlags {
@@ -19,27 +19,9 @@ export async function modelsConvert(model: string, flags: ConvertFlags): Promise
     convertModel({ model, out: flags.out, log, setup: setupProgress(), signal }),
   );
   if (flags.json) printJson({ out: flags.out, ...record });
-  else process.stdout.write(summary(flags.out, record));
+  else process.stdout.write(renderConversion(flags.out, record));
   return record;
 }
-
-function summary(out: string, r: Conversion): string {
-  const a = r.agreement;
-  const matched = a.prompts.reduce((n, p) => n + p.matches, 0);
-  const positions = a.prompts.reduce((n, p) => n + p.positions, 0);
-  const template = r.chat_template
-    ? 'its own chat template'
-    : 'no chat template (a base model: use /v1/completions, or give vLLM --chat-template)';
-  return (
-    `${out}: ${r.architecture}, ${(r.parameters / 1e6).toFixed(0)}M parameters in float32, ${r.kind}, ${template}\n` +
-    `  stop tokens ${r.eos_tokens.join(' ')} (ids ${r.eos_token_ids.join(', ')}); licence: ${r.licence ?? 'not stated'}\n` +
-    `  agreement with llama.cpp: ${percent(a.agreement)} of ${positions} greedy tokens (${matched} matched, ` +
-    `${a.prompts.length} prompts); prompt tokens ${a.same_prompt_ids ? 'identical' : 'DIFFERENT'}\n` +
-    `  ${Math.round(r.seconds.convert + r.seconds.reference + r.seconds.agree)} s; train it with alight train --model ${out}\n`
-  );
-}
-
-const percent = (x: number | null): string => (x === null ? '–' : `${(100 * x).toFixed(1)}%`);
 
 export interface MergeFlags {
   adapter: string;
@@ -64,7 +46,7 @@ export async function modelsMerge(flags: MergeFlags): Promise<Merged> {
 
 /** `alight models list`: the models alight fetches by name. */
 export function modelsList(flags: { json?: boolean }): void {
-  const rows = Object.entries(knownModels).map(([name, m]) => ({
+  const rows: ModelListing[] = Object.entries(knownModels).map(([name, m]) => ({
     name,
     kind: m.kind,
     licence: m.licence,
@@ -72,11 +54,5 @@ export function modelsList(flags: { json?: boolean }): void {
     source: m.source,
   }));
   if (flags.json) printJson(rows);
-  else
-    process.stdout.write(
-      `${table(
-        ['name', 'kind', 'licence', 'PyPI'],
-        rows.map((r) => [r.name, r.kind, r.licence, r.packages.join(' ')]),
-      )}\n\n${rows.map((r) => `${r.name}: ${r.source}`).join('\n')}\n`,
-    );
+  else process.stdout.write(renderModelList(rows));
 }

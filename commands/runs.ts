@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { AlightError, ExitCode } from '../src/errors.js';
 import type { RunListing, TrainStepRow } from '../src/store/store.js';
-import { plotSvg } from '../src/ui/plot.js';
-import { table } from '../src/ui/summary.js';
+import { renderRunList, renderRunPlot, renderRunSteps } from '../src/ui/runs-report.js';
 import { printJson, withStore } from './shared.js';
 
 export async function listRuns(opts: { db?: string; json?: boolean }): Promise<RunListing[]> {
@@ -10,43 +9,10 @@ export async function listRuns(opts: { db?: string; json?: boolean }): Promise<R
     const runs = store.listRuns();
     if (opts.json) printJson(runs);
     else if (runs.length === 0) process.stdout.write(`no runs in ${store.path}\n`);
-    else {
-      process.stdout.write(
-        `${table(
-          ['run', 'mode', 'created', 'rollouts', 'ok', 'failed', 'calls', 'mean reward'],
-          runs.map((r) => [
-            r.name,
-            r.mode,
-            new Date(r.created_at).toISOString().slice(0, 19),
-            r.rollouts,
-            r.succeeded,
-            r.failed,
-            r.calls,
-            r.mean_reward === null ? '–' : r.mean_reward.toFixed(3),
-          ]),
-        )}\n`,
-      );
-    }
+    else process.stdout.write(renderRunList(runs));
     return runs;
   });
 }
-
-const shown = [
-  'reward_mean',
-  'reward_std',
-  'pass_rate',
-  'val_reward',
-  'loss',
-  'grad_norm',
-  'kl_rollout',
-  'entropy',
-  'clip_fraction',
-  'rows',
-  'loss_tokens',
-  'merge_breaks',
-  'rollouts_failed',
-  'step_s',
-] as const;
 
 /** A training run's metrics per step, and a reward / loss plot when asked. */
 export async function showRun(
@@ -63,29 +29,10 @@ export async function showRun(
         `run ${run} has no training steps (a record run? alight traces list --run ${run})`,
         ExitCode.input,
       );
-    const value = (s: TrainStepRow, key: string): number | null =>
-      typeof s.metrics[key] === 'number' ? (s.metrics[key] as number) : null;
-    if (opts.plot) {
-      writeFileSync(
-        opts.plot,
-        plotSvg(
-          `alight run ${run}`,
-          steps.map((s) => s.step),
-          ['reward_mean', 'loss', 'entropy'].map((name) => ({ name, values: steps.map((s) => value(s, name)) })),
-        ),
-      );
-    }
+    if (opts.plot) writeFileSync(opts.plot, renderRunPlot(run, steps));
     const result = { run, steps, plot: opts.plot ?? null };
     if (opts.json) printJson(result);
-    else {
-      const f = (v: number | null): string => (v === null ? '–' : Number.isInteger(v) ? String(v) : v.toPrecision(4));
-      process.stdout.write(
-        `${table(
-          ['step', ...shown],
-          steps.map((s) => [s.step, ...shown.map((k) => f(value(s, k)))]),
-        )}\n${opts.plot ? `plot: ${opts.plot}\n` : ''}`,
-      );
-    }
+    else process.stdout.write(renderRunSteps(steps, result.plot));
     return result;
   });
 }

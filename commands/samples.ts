@@ -6,14 +6,14 @@ import type { LossNorm } from '../src/algo/loss-weights.js';
 import { loadConfig } from '../src/config/load.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import type { Selection } from '../src/samples/curate.js';
-import { type CurateResult, curateRuns, droppedText } from '../src/samples/curate-run.js';
+import { type CurateResult, curateRuns } from '../src/samples/curate-run.js';
 import { type Detokenize, diagnose } from '../src/samples/diagnose.js';
 import type { MergeLevel } from '../src/samples/merge.js';
 import { type BuildResult, buildRunBatch, type DiagnoseResult, diagnoseRun } from '../src/samples/run-samples.js';
 import { readSafetensors } from '../src/samples/safetensors.js';
 import { parseTaskFilter } from '../src/samples/task-filter.js';
 import { loadDetokenizer } from '../src/samples/tokenizer.js';
-import { table } from '../src/ui/summary.js';
+import { type BatchRow, renderBatch, renderBuild, renderCuration, renderDiagnosis } from '../src/ui/samples-report.js';
 import { printJson, withStore } from './shared.js';
 
 export interface BuildFlags {
@@ -36,22 +36,7 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
   return withStore(flags, (store) => {
     const result = buildRunBatch(store, { ...flags });
     if (flags.json) printJson(result);
-    else {
-      const m = result.metrics;
-      process.stdout.write(
-        `wrote ${result.out}: ${m.rollouts} rollouts, ${m.rows} rows, ` +
-          `${m.tokens} tokens (${m.loss_tokens} in the loss), ` +
-          `mean reward ${m.reward_mean?.toFixed(3) ?? '–'}\n` +
-          `merge: ${result.merge.breaks} breaks, ${result.merge.skipped_error_calls} failed calls and ` +
-          `${result.merge.skipped_calls_without_tokens} calls without token ids skipped\n` +
-          `drops: ${m.dropped_missing_reward} rollouts without reward, ` +
-          `${m.dropped_zero_variance} in zero-variance groups, ` +
-          `${m.dropped_overlong} cut at max_tokens, ` +
-          `${m.dropped_long_prompt_rows} rows over --max-prompt-tokens, ` +
-          `${m.dropped_alignment_rows} rows for --row-multiple, ` +
-          `${m.truncated_rows} rows cut at --max-response-tokens\n`,
-      );
-    }
+    else process.stdout.write(renderBuild(result));
     return result;
   });
 }
@@ -99,7 +84,7 @@ export async function curateSamples(flags: CurateFlags): Promise<CurateResult> {
       log: (line) => process.stderr.write(`alight: ${line}\n`),
     });
     if (flags.json) printJson(result);
-    else process.stdout.write(curateSummary(result));
+    else process.stdout.write(renderCuration(result));
     return result;
   });
 }
@@ -120,21 +105,6 @@ function renderOptions(flags: CurateFlags) {
     throw new AlightError(`--strip: ${(err as Error).message}`, ExitCode.usage);
   }
   return { model: resolve(flags.render), keepThinking: Boolean(flags.keepThinking), strip };
-}
-
-function curateSummary(r: CurateResult): string {
-  const split = (name: string, t: CurateResult['train']) =>
-    `${name}: ${t.examples} examples, ${t.rows} rows, ${t.lossTokens} tokens in the loss, ` +
-    `mean reward ${t.rewardMean?.toFixed(3) ?? '–'}\n`;
-  return (
-    `${r.rollouts} rollouts of ${r.tasks.seen} tasks (${r.runs.join(', ')}); ` +
-    `${r.tasks.kept} tasks give examples (${r.tasks.train} train, ${r.tasks.val} val)\n` +
-    split('train', r.train) +
-    (r.tasks.val ? split('val', r.val) : '') +
-    `left out: ${droppedText(r.dropped)}\n` +
-    (r.redacted ? `not in training text: ${droppedText(r.redacted)}\n` : '') +
-    (r.files.length ? `wrote ${r.files.join(', ')}\n` : 'dry run: nothing written\n')
-  );
 }
 
 const metaSchema = z.object({
@@ -158,30 +128,7 @@ export async function showSamples(
   const { meta, tensors } = readBatch(path);
   const rows = batchRows(meta, tensors, detokenize);
   if (opts.json) return printJson({ meta, rows });
-  const texts = rows
-    .filter((r) => r.text !== undefined)
-    .map(
-      (r) =>
-        `\nrow ${r.row}:\n  text:    ${JSON.stringify(clip(r.text!))}\n` +
-        `  sampled: ${JSON.stringify(clip(r.sampled_text!))}`,
-    )
-    .join('');
-  process.stdout.write(
-    `${path}: advantage ${meta.advantage}, loss norm ${meta.loss_norm}\n` +
-      `${JSON.stringify(meta.metrics)}\n\n${table(
-        ['row', 'rollout', 'reward', 'tokens', 'prompt', 'loss tokens', 'advantage', 'weight'],
-        rows.map((r) => [
-          r.row,
-          r.rollout,
-          r.reward,
-          r.tokens,
-          r.prompt,
-          r.loss_tokens,
-          r.advantage.toFixed(4),
-          r.weight.toExponential(3),
-        ]),
-      )}\n${texts}${texts && '\n'}`,
-  );
+  process.stdout.write(renderBatch(path, meta, rows));
 }
 
 type BatchMeta = z.infer<typeof metaSchema>;
@@ -202,7 +149,7 @@ function readBatch(path: string): { meta: BatchMeta; tensors: BatchTensors } {
 }
 
 /** One summary per row: its rollout, lengths, loss tokens, advantage and weight (at its first loss token), text. */
-function batchRows(meta: BatchMeta, t: BatchTensors, detokenize: Detokenize | undefined) {
+function batchRows(meta: BatchMeta, t: BatchTensors, detokenize: Detokenize | undefined): BatchRow[] {
   return Array.from({ length: t.prompt_lengths.length }, (_, b) => {
     const from = Number(t.row_offsets[b]);
     const to = Number(t.row_offsets[b + 1]);
@@ -228,11 +175,6 @@ function batchRows(meta: BatchMeta, t: BatchTensors, detokenize: Detokenize | un
   });
 }
 
-/** The end of a long text, where a row's latest turns are. */
-function clip(text: string, max = 400): string {
-  return text.length > max ? `…${text.slice(-max)}` : text;
-}
-
 export async function diagnoseSamples(flags: {
   run: string;
   tokenizer?: string;
@@ -245,26 +187,7 @@ export async function diagnoseSamples(flags: {
   return withStore(flags, (store) => {
     const result = diagnoseRun(store, flags.run, (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));
     if (flags.json) printJson(result);
-    else {
-      const kinds =
-        Object.entries(result.kinds)
-          .filter(([, n]) => n > 0)
-          .map(([k, n]) => `${k} ${n}`)
-          .join(', ') || 'none';
-      process.stdout.write(
-        `run ${result.run}: ${result.rollouts} rollouts, ${result.merge.breaks} merge breaks (${kinds})\n`,
-      );
-      for (const b of result.breaks.filter((x) => x.diagnosis!.kind !== 'new-context').slice(0, flags.worst)) {
-        const d = b.diagnosis!;
-        process.stdout.write(
-          `\n${b.rollout_id} call ${b.seq}: ${d.kind} at token ${b.position}: ${d.reason}\n` +
-            `  history ids: …${b.context.join(' ')}\n  prompt ids:  …${b.prompt.join(' ')}\n` +
-            (d.contextText !== undefined
-              ? `  history: ${JSON.stringify(d.contextText)}\n  prompt:  ${JSON.stringify(d.promptText)}\n`
-              : ''),
-        );
-      }
-    }
+    else process.stdout.write(renderDiagnosis(result, flags.worst));
     return result;
   });
 }

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { loadConfig, resolveDb } from '../src/config/load.js';
 import { startVllm } from '../src/serve/vllm.js';
 import type { VllmDevice } from '../src/setup/vllm-env.js';
+import { renderVllmServing } from '../src/ui/next-steps.js';
 import { printJson, withInterrupt } from './shared.js';
 
 export interface ServeVllmFlags {
@@ -43,12 +44,7 @@ export async function serveVllmCommand(model: string, flags: ServeVllmFlags) {
     chmodSync(keyFile, 0o600);
     const info = { url: served.url, model: served.model, keyFile };
     if (flags.json) printJson(info);
-    else
-      process.stdout.write(
-        `vLLM serves ${served.model} at ${served.url}; its API key is in ${keyFile}\n` +
-          `record against it: export VLLM_KEY=$(cat ${keyFile}) and set ` +
-          `upstream.apiKeyEnv: VLLM_KEY, upstream.url: ${served.url}\nCtrl-C stops it\n`,
-      );
+    else process.stdout.write(renderVllmServing(info));
     await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
     await served.stop();
     return info;

@@ -7,6 +7,7 @@ import { readExamples, type SftResult, sft } from '../src/train/sft.js';
 import { composedVerlConfig } from '../src/train/verl-config.js';
 import { sftOnVerl, verlSftOverrides } from '../src/train/verl-sft.js';
 import { plainSftProgress } from '../src/ui/train-progress.js';
+import { renderSftResult, renderVerlOverrides } from '../src/ui/train-report.js';
 import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
 import { refuseLoraUnsupported, resolvedConfig, type TrainFlags } from './train.js';
 
@@ -61,11 +62,7 @@ export async function sftCommand(flags: SftFlags): Promise<SftResult | VerlSftDr
       }),
     );
     if (flags.json) printJson(result);
-    else
-      process.stdout.write(
-        `run ${result.run}: ${result.steps.length} steps; checkpoint ${result.checkpoint}\n` +
-          `RL from it: alight train --init-from ${result.run} … -- <harness>\n`,
-      );
+    else process.stdout.write(renderSftResult(result));
     return result;
   });
 }
@@ -99,10 +96,6 @@ function verlSftDryRun(
   const overrides = verlSftOverrides(c, { ...o, runDir, maxLength, cpu: cudaGpus() === 0, flashAttention });
   const composed = python ? composedVerlConfig(python, 'sft_trainer_engine', overrides) : null;
   if (json) printJson({ overrides, composed });
-  else
-    process.stdout.write(
-      `# verl overrides:\n${overrides.map((x) => `#   ${x}`).join('\n')}\n` +
-        (composed ?? '# (the composed config needs the verl virtualenv: alight doctor --setup --backend verl)\n'),
-    );
+  else process.stdout.write(renderVerlOverrides(overrides, composed));
   return { overrides, composed };
 }

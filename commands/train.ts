@@ -12,6 +12,7 @@ import type { TrainListener } from '../src/train/events.js';
 import { type TrainResult, train } from '../src/train/loop.js';
 import { composedVerlConfig, verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
+import { renderVerlPlan } from '../src/ui/train-report.js';
 import {
   defaultRunName,
   definedOnly,
@@ -324,13 +325,6 @@ function dryRunOf(train: TrainConfig, json: boolean): DryRun {
   const result: DryRun = { train, verl: plan && { ...plan, composed } };
   if (json) printJson(result);
   else if (!plan) process.stdout.write(`${JSON.stringify(train, null, 2)}\n`);
-  else {
-    process.stdout.write(
-      `# preset ${plan.preset}: ${plan.worldSize} GPU(s), vLLM ` +
-        `tensor parallel ${plan.tensorParallel}\n# verl overrides:\n` +
-        `${plan.overrides.map((o) => `#   ${o}`).join('\n')}\n` +
-        (composed ?? '# (the composed config needs the verl virtualenv: alight doctor --setup --backend verl)\n'),
-    );
-  }
+  else process.stdout.write(renderVerlPlan(plan, composed));
   return result;
 }
