@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configSchema } from '../../src/config/schema.js';
 import { type Gateway, startGateway } from '../../src/gateway/server.js';
+import type { RolloutMode } from '../../src/rollouts/state.js';
+import { harnessEnv } from '../../src/runner/env.js';
 import { Store } from '../../src/store/store.js';
 import { type ScriptedOptions, type ScriptedUpstream, startScriptedUpstream } from './scripted-upstream.js';
 
@@ -73,4 +75,19 @@ export async function startGatewayAt(url: string, overrides: RigOverrides = {}):
       store.close();
     },
   };
+}
+
+/** A new rollout of `run`, and the environment the harness contract gives its harness. */
+export function rolloutEnv(rig: Pick<Rig, 'gateway'>, run = 'r', mode: RolloutMode = 'train') {
+  const { rollout, token } = rig.gateway.rollouts.create({ run });
+  const env = harnessEnv({
+    gatewayUrl: rig.gateway.url,
+    token,
+    rolloutId: rollout.id,
+    run,
+    taskId: null,
+    mode,
+    task: null,
+  });
+  return { rollout, token, env };
 }

@@ -1,9 +1,9 @@
 import { type Content, GoogleGenAI, Type } from '@google/genai';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { harnessEnv } from '../../src/runner/env.js';
 import { rolloutTrace } from '../../src/traces/export.js';
-import { type Rig, startRig } from '../helpers/gateway.js';
+import { expectExactAndLinear } from '../helpers/exact.js';
+import { type Rig, rolloutEnv, startRig } from '../helpers/gateway.js';
 import type { Reply } from '../helpers/scripted-upstream.js';
 
 // The Gemini API through the gateway, driven by Google's own client (@google/genai), translated to chat/completions for
@@ -28,34 +28,10 @@ const readFile = {
 };
 
 function client(): { ai: GoogleGenAI; rolloutId: string; token: string } {
-  const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
-  const env = harnessEnv({
-    gatewayUrl: rig.gateway.url,
-    token,
-    rolloutId: rollout.id,
-    run: 'r',
-    taskId: null,
-    mode: 'train',
-    task: null,
-  });
+  const { rollout, token, env } = rolloutEnv(rig);
   // Google's client on the contract's variables alone.
   const ai = new GoogleGenAI({ apiKey: env.GEMINI_API_KEY, httpOptions: { baseUrl: env.GOOGLE_GEMINI_BASE_URL } });
   return { ai, rolloutId: rollout.id, token };
-}
-
-/** Every recorded call has the upstream's exact tokens, and each prompt extends the previous prompt + completion. */
-function expectExactAndLinear(rolloutId: string) {
-  const trace = rolloutTrace(rig.store, rolloutId);
-  trace.calls.forEach((call, i) => {
-    const produced = rig.upstream.log[i];
-    expect(call.prompt_token_ids).toEqual(produced.promptIds);
-    expect(call.completion_token_ids).toEqual(produced.completionIds);
-    if (i > 0) {
-      const before = [...rig.upstream.log[i - 1].promptIds, ...rig.upstream.log[i - 1].completionIds];
-      expect(produced.promptIds.slice(0, before.length)).toEqual(before);
-    }
-  });
-  return trace;
 }
 
 describe('the Gemini API through the gateway (@google/genai)', () => {
@@ -94,7 +70,7 @@ describe('the Gemini API through the gateway (@google/genai)', () => {
     const last = await ai.models.generateContent({ model, contents, config });
     expect(last.text).toBe('files say alpha and beta');
     // Google's client sends the arguments back as an object; the gateway restores the model's own text by call id.
-    const trace = expectExactAndLinear(rolloutId);
+    const trace = expectExactAndLinear(rig, rolloutId);
     expect(trace.calls.map((c) => c.protocol)).toEqual(['gemini', 'gemini', 'gemini']);
     expect(trace.calls[1].stream).toBe(true);
   });

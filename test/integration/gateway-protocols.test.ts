@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { harnessEnv } from '../../src/runner/env.js';
 import { rolloutTrace } from '../../src/traces/export.js';
 import { alight } from '../helpers/cli.js';
-import { type Rig, startRig } from '../helpers/gateway.js';
+import { expectExactAndLinear } from '../helpers/exact.js';
+import { type Rig, rolloutEnv, startRig } from '../helpers/gateway.js';
 import type { Reply } from '../helpers/scripted-upstream.js';
 
 let rig: Rig;
@@ -29,22 +29,6 @@ const readFile = {
   description: 'Read a file',
   input_schema: { type: 'object' as const, properties: { path: { type: 'string' } }, required: ['path'] },
 };
-
-/** Every recorded call has the upstream's exact tokens, and each prompt extends the previous prompt + completion. */
-function expectExactAndLinear(rolloutId: string): ReturnType<typeof rolloutTrace> {
-  const trace = rolloutTrace(rig.store, rolloutId);
-  trace.calls.forEach((call, i) => {
-    const produced = rig.upstream.log[i];
-    expect(call.prompt_token_ids).toEqual(produced.promptIds);
-    expect(call.completion_token_ids).toEqual(produced.completionIds);
-    expect(call.completion_logprobs).toEqual(produced.logprobs);
-    if (i > 0) {
-      const before = [...rig.upstream.log[i - 1].promptIds, ...rig.upstream.log[i - 1].completionIds];
-      expect(produced.promptIds.slice(0, before.length)).toEqual(before);
-    }
-  });
-  return trace;
-}
 
 describe('Anthropic Messages through the gateway (the anthropic SDK)', () => {
   it('runs two tool turns and an answer, whole and streamed, recorded token-exact with both sides', async () => {
@@ -112,7 +96,7 @@ describe('Anthropic Messages through the gateway (the anthropic SDK)', () => {
     });
     expect(third.usage.output_tokens).toBe(rig.upstream.log[2].completionIds.length);
 
-    const trace = expectExactAndLinear(rollout.id);
+    const trace = expectExactAndLinear(rig, rollout.id);
     expect(trace.calls.map((c) => [c.protocol, c.stream, c.status])).toEqual([
       ['anthropic.messages', false, 'ok'],
       ['anthropic.messages', true, 'ok'],
@@ -266,7 +250,7 @@ describe('OpenAI Responses through the gateway (the openai SDK)', () => {
     expect(third.output_text).toBe('files say alpha and beta');
     expect(third.usage?.output_tokens).toBe(rig.upstream.log[2].completionIds.length);
 
-    const trace = expectExactAndLinear(rollout.id);
+    const trace = expectExactAndLinear(rig, rollout.id);
     expect(trace.calls.map((c) => c.protocol)).toEqual(['openai.responses', 'openai.responses', 'openai.responses']);
     expect(trace.calls[2].harness?.request).toMatchObject({ previous_response_id: second.id });
     // web_search cannot run upstream: left out, and said so once on the rollout.
@@ -329,7 +313,7 @@ describe('agent frameworks on their default (Responses) models', () => {
       },
     });
     expect(result.text).toBe('files say alpha and beta');
-    const trace = expectExactAndLinear(rollout.id);
+    const trace = expectExactAndLinear(rig, rollout.id);
     // The AI SDK re-serialises tool arguments and refers to earlier output items by id (item_reference): the chat side
     // still repeats the model's own text, so the prompts extend each other.
     expect(JSON.stringify(trace.calls[2].harness?.request.input)).toMatch(
@@ -342,16 +326,7 @@ describe('agent frameworks on their default (Responses) models', () => {
     const { createAnthropic } = await import('@ai-sdk/anthropic');
     const { z } = await import('zod');
     rig = await startRig({ reply: toolReply });
-    const { rollout, token } = rig.gateway.rollouts.create({ run: 'r' });
-    const env = harnessEnv({
-      gatewayUrl: rig.gateway.url,
-      token,
-      rolloutId: rollout.id,
-      run: 'r',
-      taskId: null,
-      mode: 'train',
-      task: null,
-    });
+    const { rollout, token, env } = rolloutEnv(rig);
     // The provider reads ANTHROPIC_BASE_URL as the API root (where Anthropic's SDKs add /v1) and appends /messages.
     const saved = { ...process.env };
     Object.assign(process.env, {
@@ -375,7 +350,7 @@ describe('agent frameworks on their default (Responses) models', () => {
     } finally {
       process.env = saved;
     }
-    const trace = expectExactAndLinear(rollout.id);
+    const trace = expectExactAndLinear(rig, rollout.id);
     expect(trace.calls).toHaveLength(3);
     expect(new Set(trace.calls.map((c) => c.protocol))).toEqual(new Set(['anthropic.messages']));
     // Its token counting joins the same way.
@@ -419,7 +394,7 @@ describe('agent frameworks on their default (Responses) models', () => {
     const returned = (sent[1].messages as Obj[]).find((m) => m.role === 'assistant') as Obj;
     expect((returned.tool_calls as Obj[])[0]).toMatchObject({ function: { arguments: '{"path":"a.txt"}' } });
     // The gateway put the model's own text back: each prompt extends the one before, one row for the rollout.
-    expectExactAndLinear(rollout.id);
+    expectExactAndLinear(rig, rollout.id);
     const upstream = (rig.upstream.log[1].request.messages as Obj[]).find((m) => m.role === 'assistant') as Obj;
     expect((upstream.tool_calls as Obj[])[0]).toMatchObject({ function: { arguments: '{"path": "a.txt"}' } });
   });
@@ -447,7 +422,7 @@ describe('agent frameworks on their default (Responses) models', () => {
     });
     const result = await agents.run(agent, 'read the files');
     expect(result.finalOutput).toBe('files say alpha and beta');
-    expect(expectExactAndLinear(rollout.id).calls.map((c) => c.protocol)).toEqual([
+    expect(expectExactAndLinear(rig, rollout.id).calls.map((c) => c.protocol)).toEqual([
       'openai.responses',
       'openai.responses',
       'openai.responses',
