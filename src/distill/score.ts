@@ -1,13 +1,10 @@
 import { distillRow } from '../algo/distill.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { BatchTensors } from '../samples/batch.js';
+import { type EngineAddress, postCompletions } from '../serve/completions-client.js';
 
 /** An OpenAI-compatible engine that answers vLLM's `prompt_logprobs` (vLLM, the torch worker's server). */
-export interface ScoringEngine {
-  url: string;
-  model: string | null;
-  apiKey?: string;
-}
+export type ScoringEngine = EngineAddress;
 
 export interface Scored {
   /** The prompt's token ids, as the engine read them. */
@@ -26,24 +23,8 @@ export async function promptLogprobs(
   prompt: string | readonly number[],
   timeoutMs: number,
 ): Promise<Scored> {
-  const send = () =>
-    fetch(`${engine.url.replace(/\/$/, '')}/completions`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(engine.apiKey ? { authorization: `Bearer ${engine.apiKey}` } : {}),
-      },
-      body: JSON.stringify({
-        model: engine.model,
-        prompt,
-        max_tokens: 1,
-        temperature: 0,
-        prompt_logprobs: 0,
-        return_token_ids: true,
-      }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  const res = await send().catch((err: Error) => {
+  const body = { prompt, max_tokens: 1, temperature: 0, prompt_logprobs: 0, return_token_ids: true };
+  const res = await postCompletions(engine, body, timeoutMs).catch((err: Error) => {
     throw new AlightError(`cannot reach ${engine.url} to score tokens: ${err.message}`, ExitCode.failure);
   });
   const text = await res.text();

@@ -1,4 +1,5 @@
 import { AlightError, ExitCode } from '../errors.js';
+import { type EngineAddress, postCompletions } from '../serve/completions-client.js';
 import type { Worker } from '../worker/client.js';
 
 /**
@@ -76,28 +77,9 @@ const probeAnswer = (body: unknown) => {
 };
 
 /** The probe at `version`: the engine's greedy answer and log-probs, then the worker's recomputation of them. */
-export async function probe(
-  engine: { url: string; model: string | null; apiKey?: string },
-  worker: Worker,
-  version: number,
-  timeoutMs: number,
-): Promise<Probe> {
-  const res = await fetch(`${engine.url.replace(/\/$/, '')}/completions`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(engine.apiKey ? { authorization: `Bearer ${engine.apiKey}` } : {}),
-    },
-    body: JSON.stringify({
-      model: engine.model,
-      prompt: PROBE_PROMPT,
-      max_tokens: PROBE_TOKENS,
-      temperature: 0,
-      logprobs: 1,
-      return_token_ids: true,
-    }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
+export async function probe(engine: EngineAddress, worker: Worker, version: number, timeoutMs: number): Promise<Probe> {
+  const ask = { prompt: PROBE_PROMPT, max_tokens: PROBE_TOKENS, temperature: 0, logprobs: 1, return_token_ids: true };
+  const res = await postCompletions(engine, ask, timeoutMs);
   if (!res.ok)
     throw new AlightError(`the served-policy probe got HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
   const { prompt, tokens, served } = probeAnswer(await res.json());
@@ -113,11 +95,7 @@ export interface ServedCheck {
   forget(): void;
 }
 
-export function servedPolicyCheck(
-  engine: () => { url: string; model: string | null; apiKey?: string },
-  tolerance: number,
-  timeoutMs: number,
-): ServedCheck {
+export function servedPolicyCheck(engine: () => EngineAddress, tolerance: number, timeoutMs: number): ServedCheck {
   let before: Probe | null = null;
   return {
     async check(worker, version) {
