@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
+import { bare, defaultOf, described, type Schema } from '../src/config/reference.js';
 import { configSchema } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { runtimeNames, swebenchImageTemplate } from '../src/eval/container.js';
@@ -46,8 +47,6 @@ export function alias(flags: string, of: Option): Option {
   return old;
 }
 
-type Schema = z.ZodType & { description?: string };
-
 /** The schema of a config key (`record.n`), with its optional and default wrappers. */
 function schemaAt(path: string): Schema {
   let s: Schema = configSchema;
@@ -58,19 +57,13 @@ function schemaAt(path: string): Schema {
   }
   return s;
 }
-function bare(s: Schema): Schema {
-  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as Schema;
-  return s;
-}
 
 /** What the config schema says of a key: its description and its default. */
 export function fromSchema(path: string): { description: string; default: unknown } {
   const s = schemaAt(path);
-  const description = s.description ?? bare(s).description;
+  const description = described(s);
   if (!description) throw new Error(`config key ${path} has no .describe() text for --help`);
-  let d: Schema = s;
-  while (d instanceof z.ZodOptional) d = d.unwrap() as Schema;
-  return { description, default: d instanceof z.ZodDefault ? d.def.defaultValue : undefined };
+  return { description, default: defaultOf(s) };
 }
 
 /** The choices or the parser a config key's type implies. */

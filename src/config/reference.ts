@@ -9,15 +9,16 @@ export interface ConfigKey {
   description: string;
 }
 
-type Schema = z.ZodType & { description?: string };
+export type Schema = z.ZodType & { description?: string };
 
-function bare(s: Schema): Schema {
+/** The type inside a key's optional and default wrappers. */
+export function bare(s: Schema): Schema {
   while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as Schema;
   return s;
 }
 
 /** The nearest description on the way in: on the wrapper (`.describe()` last) or on the type itself. */
-function described(s: Schema): string | undefined {
+export function described(s: Schema): string | undefined {
   let at: Schema = s;
   for (;;) {
     if (at.description) return at.description;
@@ -26,7 +27,8 @@ function described(s: Schema): string | undefined {
   }
 }
 
-function defaultOf(s: Schema): unknown {
+/** A key's default, or undefined for none. */
+export function defaultOf(s: Schema): unknown {
   let at: Schema = s;
   while (at instanceof z.ZodOptional) at = at.unwrap() as Schema;
   return at instanceof z.ZodDefault ? at.def.defaultValue : undefined;

@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http.js';
 import { type CallPurpose, callPurposes } from '../store/calls.js';
+import { isObj, textOf } from './protocols/translate.js';
 
-export const purposeHeader = 'x-alight-purpose';
+const purposeHeader = 'x-alight-purpose';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The properties of the JSON the request constrains its answer to (chat's `response_format`), or none. */
 function answerFields(chat: Obj): string[] {
@@ -17,15 +17,14 @@ function answerFields(chat: Obj): string[] {
 function lastUserText(chat: Obj): string {
   const messages = Array.isArray(chat.messages) ? chat.messages : [];
   const last = messages[messages.length - 1];
-  if (!isObj(last) || last.role !== 'user') return '';
-  if (typeof last.content === 'string') return last.content;
-  return Array.isArray(last.content) ? last.content.map((p) => (isObj(p) ? String(p.text ?? '') : '')).join('') : '';
+  return isObj(last) && last.role === 'user' ? textOf(last.content) : '';
 }
 
 /**
  * Side calls known by what they ask for, read from Gemini CLI 0.61.0's source (packages/core): the answer schema of
- * its model router (`model_choice`, or `complexity_score` for Gemini 3), next-speaker check (`next_speaker`) and loop check (`unproductive_state_confidence`),
- * and its compression's closing instruction (`<state_snapshot>`). Each is a request no agent turn makes.
+ * its model router (`model_choice`, or `complexity_score` for Gemini 3), next-speaker check (`next_speaker`) and loop
+ * check (`unproductive_state_confidence`), and its compression's closing instruction (`<state_snapshot>`). Each is a
+ * request no agent turn makes.
  */
 const recognised: Record<Exclude<CallPurpose, 'main' | 'side'>, (chat: Obj) => boolean> = {
   router: (chat) => answerFields(chat).some((f) => f === 'model_choice' || f === 'complexity_score'),
