@@ -1,24 +1,6 @@
 import { defineConfig } from 'vitest/config';
-
-// The files that load models (vLLM, torch, verl, llama.cpp) and keep both cores busy.
-const modelFiles = [
-  'test/e2e/vllm.test.ts',
-  'test/e2e/train.test.ts',
-  'test/e2e/train-lora.test.ts',
-  'test/e2e/train-judge.test.ts',
-  'test/e2e/distill.test.ts',
-  'test/e2e/judge-real.test.ts',
-  'test/e2e/sft.test.ts',
-  'test/e2e/verl.test.ts',
-  'test/e2e/record-serve.test.ts',
-  'test/e2e/models-convert.test.ts',
-  'test/e2e/train-real-model.test.ts',
-  'test/e2e/eval-swebench.test.ts',
-  'test/integration/serve.test.ts',
-  'test/integration/serve-reload.test.ts',
-  // Not a model, but a whole Kubernetes cluster (~720 MiB, its own iptables rules): alone too.
-  'test/e2e/k8s-runner.test.ts',
-];
+import { modelFiles } from './test/setup/model-files.js';
+import ModelsBesideTheRest from './test/setup/sequencer.js';
 
 const common = {
   exclude: ['dist/**', 'node_modules/**'],
@@ -35,9 +17,12 @@ export default defineConfig({
     globalSetup: ['./test/setup/prepare.ts'],
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     maxWorkers: 2,
-    // Two groups, one after the other. The rest (sockets, subprocesses, containers: mostly waiting) two files at a
-    // time: each makes its own temp folders, stores and ports, and the installs are done before. Then the model files
-    // one at a time: two of them side by side would fight over the two cores and the memory vLLM reserves.
+    // Two files at a time, from one queue. The rest (sockets, subprocesses, containers: mostly waiting) need little
+    // CPU; each makes its own temp folders, stores and ports, and the installs are done before. The model files take
+    // turns (test/setup/one-model-file.ts): two side by side would fight over the two cores and the memory vLLM
+    // reserves. The first model file starts with the rest and the others after them (test/setup/sequencer.ts), so the
+    // suite takes about the model files' time, not that plus the rest's.
+    sequence: { sequencer: ModelsBesideTheRest },
     projects: [
       {
         test: {
@@ -47,7 +32,7 @@ export default defineConfig({
           exclude: [...common.exclude, ...modelFiles],
         },
       },
-      { test: { ...common, name: 'models', include: modelFiles, maxWorkers: 1 } },
+      { test: { ...common, name: 'models', include: modelFiles, setupFiles: ['./test/setup/one-model-file.ts'] } },
     ],
   },
 });

@@ -8,9 +8,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { gradePredictions } from '../src/eval/grade-run.js';
-import { gradeTask } from '../src/eval/inputs.js';
-import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
+import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/grade/sandbox.js';
+import { gradePredictions } from '../src/eval/run/grade-run.js';
+import { gradeTask } from '../src/eval/run/inputs.js';
 import { tempDir } from '../test/helpers/gateway.js';
 import { makeSweRepo } from '../test/helpers/swe-repo.js';
 import { rawTestSeconds } from './raw-tests.js';
@@ -34,12 +34,16 @@ for (const sandboxed of [true, false]) {
     const out = join(root, `out-${sandboxed}-${workers}`);
     const started = performance.now();
     const { summary } = await gradePredictions(tasks, predictions, {
-      reposDir: fx.repos,
+      grader: {
+        kind: 'host',
+        reposDir: fx.repos,
+        sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb, processes: defaultProcesses } : null,
+      },
+      runId: `bench-${sandboxed}-${workers}`,
       timeoutMs: 600_000,
       allowTestEdits: false,
       out,
       workers,
-      sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb, processes: defaultProcesses } : null,
     });
     results.push({
       sandboxed,

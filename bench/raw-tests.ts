@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshWorkspace, git, repoSource } from '../src/eval/workspace.js';
+import { freshWorkspace, git, repoSource } from '../src/eval/grade/workspace.js';
 import type { makeSweRepo } from '../test/helpers/swe-repo.js';
 
 /**

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { importFiles } from '../src/data/pipeline.js';
 import { toSweBenchRow } from '../src/data/task.js';
 import { validateTasks } from '../src/data/validate.js';
-import { gradeInstance } from '../src/eval/grader.js';
-import { gradeTask } from '../src/eval/inputs.js';
-import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
+import { gradeInstance } from '../src/eval/grade/grader.js';
+import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/grade/sandbox.js';
+import { gradeTask } from '../src/eval/run/inputs.js';
 import { Store } from '../src/store/store.js';
 import { tempDir } from '../test/helpers/gateway.js';
 import { makeSweRepo } from '../test/helpers/swe-repo.js';
@@ -50,11 +50,14 @@ for (const workers of [1, 2]) {
   const s = await validateTasks(store, {
     grade: (task, prediction, logFile) =>
       gradeInstance(task, prediction, {
-        reposDir: fx.repos,
+        site: {
+          kind: 'host',
+          reposDir: fx.repos,
+          sandbox: { hide: [root], memoryMb: defaultMemoryMb, processes: defaultProcesses },
+        },
         timeoutMs: 600_000,
         allowTestEdits: false,
         logFile,
-        sandbox: { hide: [root], memoryMb: defaultMemoryMb, processes: defaultProcesses },
         testEmpty: true,
       }),
     toGradeTask: (t) => gradeTask(toSweBenchRow(t)),

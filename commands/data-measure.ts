@@ -3,12 +3,12 @@ import { applySelection, parseRateRange } from '../src/data/select.js';
 import { toSweBenchRow } from '../src/data/task.js';
 import { validateTasks } from '../src/data/validate.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { gradeInstance } from '../src/eval/grader.js';
-import { gradeTask } from '../src/eval/inputs.js';
+import { gradeInstance } from '../src/eval/grade/grader.js';
+import { gradeTask } from '../src/eval/run/inputs.js';
 import { type ProbeSummary, renderProbe, renderSelect, renderValidate } from '../src/ui/data-measure-report.js';
 import { progressBars } from '../src/ui/progress-bar.js';
 import { type SwebenchFlags, swebenchCommand } from './eval.js';
-import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
+import { type GraderFlags, graderFor, withSite } from './grading.js';
 import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
 
 export type ValidateFlags = GraderFlags & {
@@ -25,31 +25,29 @@ export type ValidateFlags = GraderFlags & {
  * patch must resolve; at the base F2P fails and P2P passes); verdicts stored, `invalid-env` drops derived.
  */
 export async function validateCommand(o: ValidateFlags) {
-  if (o.grader === 'swebench')
+  const chosen = graderFor(o);
+  if (chosen.kind === 'official')
     throw new AlightError(
       'data validate grades with alight: --grader local|podman|docker|k8s (the official package grades ' +
         'predictions, and an empty one it does not test)',
       ExitCode.usage,
     );
-  const chosen = graderFor(o);
   return withStore(o, (store, config) =>
     withInterrupt((signal) =>
-      withGrader(chosen, config.k8s, o.timeout, async ({ official: _official, ...grader }) => {
-        const sandbox = await sandboxFor(o, grader.container ?? grader.site, [dirname(store.path)]);
+      withSite(chosen, { k8s: config.k8s, timeoutS: o.timeout, hide: [dirname(store.path)] }, async (site) => {
         const progress = progressBars(!o.json && Boolean(process.stderr.isTTY));
         const s = await validateTasks(
           store,
           {
             grade: (task, prediction, logFile) =>
               gradeInstance(task, prediction, {
-                ...grader,
+                site,
                 timeoutMs: o.timeout * 1000,
                 allowTestEdits: false,
                 // The gold patch is the dataset's, not a policy's: code that uses pytest (pytest's own repository)
                 // is graded as SWE-bench grades it.
                 allowFrameworkAccess: true,
                 logFile,
-                sandbox,
                 testEmpty: true,
               }),
             toGradeTask: (t) => gradeTask(toSweBenchRow(t), o.imageTemplate),

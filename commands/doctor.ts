@@ -25,8 +25,6 @@ export interface DoctorFlags extends Omit<RunnerFlags, 'runner'> {
  * too). `--upstream URL` checks a vLLM the user runs: what training needs of it.
  */
 export async function doctor(flags: DoctorFlags): Promise<object> {
-  if (flags.vllm && !flags.setup)
-    throw new AlightError('--vllm goes with --setup (alight doctor lists vLLM without it)', ExitCode.usage);
   if (flags.upstream) return doctorUpstream(flags.upstream, flags);
   if (flags.runner === 'k8s') return doctorK8s(flags);
   const listener = setupProgress();

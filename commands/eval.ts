@@ -6,12 +6,12 @@ import { configSchema, type K8sConfig } from '../src/config/schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { readAllRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { compareRuns } from '../src/eval/compare.js';
-import { gradePredictions } from '../src/eval/grade-run.js';
-import { gradeInstance } from '../src/eval/grader.js';
-import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/inputs.js';
-import { type EvalResult, evalSwebench } from '../src/eval/swebench-run.js';
-import { workspaceDiff } from '../src/eval/workspace.js';
+import { gradeInstance } from '../src/eval/grade/grader.js';
+import { workspaceDiff } from '../src/eval/grade/workspace.js';
+import { compareRuns } from '../src/eval/run/compare.js';
+import { gradePredictions } from '../src/eval/run/grade-run.js';
+import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/run/inputs.js';
+import { type EvalResult, evalSwebench } from '../src/eval/run/swebench-run.js';
 import type { Store } from '../src/store/store.js';
 import { renderCompare, renderEval, renderGrade } from '../src/ui/eval-report.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
@@ -68,16 +68,16 @@ export async function gradeCommand(flags: GradeFlags) {
   if (predictions.length === 0) throw new AlightError(`${flags.predictions} has no predictions`, ExitCode.input);
   const out = resolve(flags.out ?? join('.alight', 'eval', `grade-${Date.now()}`));
   const chosen = graderFor(flags);
-  const { summary, reports } = await withGrader(chosen, k8s, flags.timeout, async ({ official, ...grader }) =>
+  const at = { k8s, timeoutS: flags.timeout, hide: [out] };
+  const { summary, reports } = await withGrader(chosen, at, (grader) =>
     gradePredictions(tasks, predictions, {
-      ...grader,
+      grader,
+      runId: basename(out),
       timeoutMs: flags.timeout * 1000,
       allowTestEdits: Boolean(flags.allowTestEdits),
       out,
       workers: flags.concurrency,
-      sandbox: official ? undefined : await sandboxFor(flags, grader.container ?? grader.site, [out]),
       allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
-      official: official ? { runId: basename(out) } : undefined,
     }),
   );
   if (flags.json) printJson(summary);
@@ -120,6 +120,7 @@ export async function swebenchCommand(
   const chosen = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
     const tasks = await instancesFor(store, flags, Boolean(probe));
+    const hide = [dirname(store.path)];
     const config = withRunner(
       withOverrides(fileConfig, { upstream: { url: flags.upstream } }),
       { ...flags, image: undefined, runner: flags.runtime === 'k8s' ? 'k8s' : 'local' },
@@ -128,7 +129,7 @@ export async function swebenchCommand(
     );
     return withUpstream(config, flags, (c, upstreamApiKey) =>
       withInterrupt((signal) =>
-        withGrader(chosen, c.k8s, flags.gradeTimeout, async ({ official, ...grader }) => {
+        withGrader(chosen, { k8s: c.k8s, timeoutS: flags.gradeTimeout, hide }, async (grader) => {
           const run = flags.run ?? defaultRunName('eval');
           const result = await evalSwebench({
             store,
@@ -139,15 +140,12 @@ export async function swebenchCommand(
             tasks,
             k: flags.n,
             workers: flags.concurrency,
-            ...grader,
-            official,
+            grader,
+            reposDir: flags.repos ? resolve(flags.repos) : undefined,
             runtime: flags.runtime,
             timeoutMs: flags.timeout * 1000,
             gradeTimeoutMs: flags.gradeTimeout * 1000,
             allowTestEdits: Boolean(flags.allowTestEdits),
-            sandbox: official
-              ? undefined
-              : await sandboxFor(flags, grader.container ?? grader.site, [dirname(store.path)]),
             allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
             out: resolve(flags.out ?? join(dirname(store.path), 'runs', run, 'eval')),
             adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
@@ -182,8 +180,6 @@ async function instancesFor(store: Store, flags: SwebenchFlags, probe: boolean) 
 function refuseSwebenchFlags(flags: SwebenchFlags): void {
   if (Boolean(flags.tasks) === Boolean(flags.fromDb))
     throw new AlightError('pass --tasks <file> or --from-db', ExitCode.usage);
-  if ((flags.serve || flags.serveVllm) && flags.upstream)
-    throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   // On Kubernetes the agents work in the instance images; --repos may still be where the local grader works.
   if (flags.runtime !== 'k8s' && Boolean(flags.repos) === Boolean(flags.runtime)) {
     throw new AlightError(
@@ -228,11 +224,10 @@ export async function rewardCommand(
   const dir = mkdtempSync(join(tmpdir(), 'alight-reward-'));
   try {
     const report = await gradeInstance(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
-      reposDir: resolve(flags.repos),
+      site: { kind: 'host', reposDir: resolve(flags.repos), sandbox: await sandboxFor(flags.sandbox !== false, [dir]) },
       timeoutMs: flags.timeout * 1000,
       allowTestEdits: Boolean(flags.allowTestEdits),
       logFile: join(dir, 'test_output.txt'),
-      sandbox: await sandboxFor(flags, undefined, [dir]),
       allowFrameworkAccess: Boolean(flags.allowTestFrameworkAccess),
     });
     process.stderr.write(

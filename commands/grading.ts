@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import type { K8sConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/container.js';
-import type { GradeRunOptions, GraderName } from '../src/eval/grade-run.js';
-import type { GradeOptions } from '../src/eval/grade-types.js';
-import { engineSite } from '../src/eval/image-site.js';
-import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/sandbox.js';
+import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/grade/container.js';
+import type { Grader, HostSandbox, ReadyGrader, TestSite } from '../src/eval/grade/grade-types.js';
+import { engineSite } from '../src/eval/grade/image-site.js';
+import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/grade/sandbox.js';
+import type { GraderName } from '../src/eval/run/grade-run.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 
 /** Which grader and where: the flags of every command that grades (eval swebench, eval grade, data validate). */
@@ -20,16 +20,11 @@ export interface GraderFlags {
 }
 
 /**
- * The local grader's sandbox: bubblewrap (installed if missing), hiding `hide` from the code under test; none in
- * containers, which isolate already; none, said loudly, when the user opts out with --no-sandbox.
+ * The local grader's sandbox: bubblewrap (installed if missing), hiding `hide` from the code under test; none, said
+ * loudly, when the user opts out with --no-sandbox. (Containers and pods isolate already: they need none.)
  */
-export async function sandboxFor(
-  flags: GraderFlags,
-  container: unknown,
-  hide: string[],
-): Promise<GradeOptions['sandbox']> {
-  if (container) return undefined;
-  if (flags.sandbox === false) {
+export async function sandboxFor(sandboxed: boolean, hide: string[]): Promise<HostSandbox | null> {
+  if (!sandboxed) {
     process.stderr.write(
       'alight: grading without a sandbox (--no-sandbox): the ' +
         'code under test runs as you, with your files and network\n',
@@ -54,7 +49,7 @@ export function graderFor(flags: GraderFlags): Grader {
       "pass --repos <dir> (workspaces made here) or --grader podman|docker|k8s|swebench (each instance's image)",
       ExitCode.usage,
     );
-  if (grader === 'swebench') return { reposDir, official: true };
+  if (grader === 'swebench') return { kind: 'official' };
   if (grader === 'local') {
     if (!reposDir)
       throw new AlightError(
@@ -62,7 +57,7 @@ export function graderFor(flags: GraderFlags): Grader {
           'it, or grade in the instance images with --grader podman|docker|k8s',
         ExitCode.usage,
       );
-    return { reposDir, official: false };
+    return { kind: 'host', reposDir, sandboxed: flags.sandbox !== false };
   }
   if (grader === 'k8s' || !reposDir) {
     if (flags.image)
@@ -71,37 +66,49 @@ export function graderFor(flags: GraderFlags): Grader {
           '--image-template for per-instance images',
         ExitCode.usage,
       );
-    return grader === 'k8s' ? { reposDir, official: false, pods: true } : { site: engineSite(grader), official: false };
+    return grader === 'k8s' ? { kind: 'pods' } : { kind: 'image', runtime: grader };
   }
   const image = flags.image ?? defaultImage;
   if (!imageExists(image, grader)) {
     if (flags.image) throw new AlightError(`${grader} has no image ${image}`, ExitCode.input);
     buildImage(grader, image, undefined, (line) => process.stderr.write(`alight: ${line}\n`));
   }
-  return { reposDir, container: { runtime: grader, image }, official: false };
+  return { kind: 'mounted', reposDir, runtime: grader, image };
 }
 
-export type Grader = Pick<GradeRunOptions, 'container' | 'reposDir' | 'site'> & { official: boolean; pods?: boolean };
+/** Where a command grades: the cluster for `pods`, their tests' timeout (seconds), the folders the sandbox hides. */
+export interface GradingAt {
+  k8s: K8sConfig;
+  timeoutS: number;
+  hide: string[];
+}
+
+/** The grader made ready for `work` (see withSite); the official package needs nothing made. */
+export function withGrader<T>(grader: Grader, at: GradingAt, work: (g: ReadyGrader) => Promise<T>): Promise<T> {
+  return grader.kind === 'official' ? work(grader) : withSite(grader, at, work);
+}
 
 /**
- * The grader's options for `work`: with `--grader k8s`, its session of grading pods opened first (a cluster that is
- * not there fails the command before any agent runs) and closed after; the Kubernetes client is loaded only then.
+ * Where alight's grader tests, made ready for `work`: the host's sandbox set up, an instance image's site; for `pods`,
+ * the session of grading pods opened first (a cluster that is not there fails the command before any agent runs) and
+ * closed after; the Kubernetes client is loaded only then.
  */
-export async function withGrader<T>(
-  grader: Grader,
-  k8s: K8sConfig,
-  timeoutS: number,
-  work: (g: Omit<Grader, 'pods'>) => Promise<T>,
+export async function withSite<T>(
+  grader: Exclude<Grader, { kind: 'official' }>,
+  at: GradingAt,
+  work: (site: TestSite) => Promise<T>,
 ): Promise<T> {
-  const { pods: onPods, ...rest } = grader;
-  if (!onPods) return work(rest);
+  if (grader.kind === 'host')
+    return work({ kind: 'host', reposDir: grader.reposDir, sandbox: await sandboxFor(grader.sandboxed, at.hide) });
+  if (grader.kind === 'image') return work({ kind: 'image', open: engineSite(grader.runtime) });
+  if (grader.kind === 'mounted') return work(grader);
   const [{ openGradePods }, { podSite, podDeadlineS }] = await Promise.all([
     import('../src/k8s/grade-pods.js'),
-    import('../src/eval/pod-site.js'),
+    import('../src/eval/grade/pod-site.js'),
   ]);
-  const pods = await openGradePods(k8s, (line) => process.stderr.write(`alight: ${line}\n`));
+  const pods = await openGradePods(at.k8s, (line) => process.stderr.write(`alight: ${line}\n`));
   try {
-    return await work({ ...rest, site: podSite(pods, podDeadlineS(timeoutS, k8s.pendingS)) });
+    return await work({ kind: 'image', open: podSite(pods, podDeadlineS(at.timeoutS, at.k8s.pendingS)) });
   } finally {
     await pods.close();
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { AlightError, ExitCode, errorMessage } from '../src/errors.js';
 import { packageRoot } from '../src/package-root.js';
-import { refuseInapplicable } from './options.js';
+import { refuseInapplicable } from './flags.js';
 import { registerData } from './table/data.js';
 import { registerEval } from './table/eval.js';
 import { registerModels } from './table/models.js';

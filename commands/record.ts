@@ -1,5 +1,5 @@
 import { withOverrides } from '../src/config/load.js';
-import type { Config, UpstreamKind } from '../src/config/schema.js';
+import type { Config } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { record } from '../src/runner/record.js';
 import type { RecordSummary } from '../src/runner/summary.js';
@@ -9,38 +9,17 @@ import { plainProgress } from '../src/ui/plain-progress.js';
 import { renderRecordSummary } from '../src/ui/summary.js';
 import {
   defaultRunName,
-  type JudgeFlags,
   newSecret,
   printJson,
-  type RunnerFlags,
   rewardWithFlags,
   withInterrupt,
   withRunner,
   withStore,
   withUpstream,
 } from './shared.js';
-
-export interface RecordFlags extends RunnerFlags, JudgeFlags {
-  upstream?: string;
-  upstreamKind?: UpstreamKind;
-  model?: string;
-  run?: string;
-  tasks?: string;
-  n?: number;
-  concurrency?: number;
-  timeout?: number;
-  rewardCmd?: string;
-  port?: number;
-  db?: string;
-  config?: string;
-  json?: boolean;
-  serve?: string;
-  serveVllm?: string;
-}
+import type { RecordFlags } from './table/declared.js';
 
 export async function recordCommand(cmd: string, args: string[], flags: RecordFlags): Promise<RecordSummary> {
-  if ((flags.serve || flags.serveVllm) && flags.upstream)
-    throw new AlightError('pass --serve, --serve-vllm or --upstream, not more than one', ExitCode.usage);
   return withStore(flags, async (store, fileConfig) => {
     const config = withRunner(
       withOverrides(fileConfig, {

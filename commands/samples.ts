@@ -89,13 +89,9 @@ export async function curateSamples(flags: CurateFlags): Promise<CurateResult> {
   });
 }
 
-/** `--render <student>` and what goes with it; `--keep-thinking` and `--strip` mean nothing without it. */
+/** `--render <student>` and what goes with it (`--keep-thinking` and `--strip` are refused without it). */
 function renderOptions(flags: CurateFlags) {
-  if (!flags.render) {
-    if (flags.keepThinking || flags.strip)
-      throw new AlightError('--keep-thinking and --strip apply to --render <student model>', ExitCode.usage);
-    return undefined;
-  }
+  if (!flags.render) return undefined;
   if (!existsSync(join(flags.render, 'tokenizer_config.json')))
     throw new AlightError(`--render ${flags.render}: no Hugging Face tokenizer there`, ExitCode.input);
   let strip: RegExp | undefined;

@@ -9,42 +9,20 @@ import { sftOnVerl, verlSftOverrides } from '../src/train/verl-sft.js';
 import { plainSftProgress } from '../src/ui/train-progress.js';
 import { renderSftResult, renderVerlOverrides } from '../src/ui/train-report.js';
 import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
-import { refuseLoraUnsupported, resolvedConfig, type TrainFlags } from './train.js';
-
-export type SftFlags = Pick<
-  TrainFlags,
-  | 'backend'
-  | 'gpus'
-  | 'verl'
-  | 'dryRun'
-  | 'model'
-  | 'batchSize'
-  | 'lr'
-  | 'seed'
-  | 'saveEvery'
-  | 'reportTo'
-  | 'loraRank'
-  | 'loraAlpha'
-  | 'loraDropout'
-  | 'loraTargets'
-  | 'loraFrom'
-  | 'run'
-  | 'db'
-  | 'config'
-  | 'json'
-> & { data: string; epochs: number };
+import type { SftFlags } from './table/declared.js';
+import { refuseLoraUnsupported, resolvedConfig } from './train.js';
 
 /** `alight sft --data <curated>`: supervised fine-tuning on the examples `samples curate` wrote. */
 export async function sftCommand(flags: SftFlags): Promise<SftResult | VerlSftDryRun> {
   const { data, val } = curatedFiles(flags.data);
-  const { epochs, data: _data, ...trainFlags } = flags;
+  const { epochs } = flags;
   return withStore(flags, async (store, fileConfig) => {
     // A checkpoint after the last step only, unless asked: a supervised epoch is many short steps.
-    const { dryRun, ...rest } = trainFlags;
-    const config = resolvedConfig(store, fileConfig, { ...rest, saveEvery: flags.saveEvery ?? 0 });
+    const config = resolvedConfig(store, fileConfig, { ...flags, saveEvery: flags.saveEvery ?? 0 });
     refuseLoraUnsupported(config.train);
     const run = flags.run ?? defaultRunName('sft');
-    if (dryRun) return verlSftDryRun(config.train, { data, val, epochs, run, db: store.path }, Boolean(flags.json));
+    if (flags.dryRun)
+      return verlSftDryRun(config.train, { data, val, epochs, run, db: store.path }, Boolean(flags.json));
     const write = (line: string): void => {
       process.stderr.write(`alight: ${line}\n`);
     };

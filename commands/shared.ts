@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
-import type { JudgeConfig, JudgeMode } from '../src/config/reward.js';
-import type { Config, RunnerKind } from '../src/config/schema.js';
+import type { JudgeConfig } from '../src/config/reward.js';
+import type { Config } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
-import type { VllmDevice } from '../src/setup/vllm-env.js';
 import { Store } from '../src/store/store.js';
+import type { FlagsOf } from './flags.js';
+import type { engineFlags, judgeFlags, runnerFlags } from './options.js';
 
 /** Opens the store the flags, ALIGHT_DB or the config file point to, runs `work`, and closes it. */
 export async function withStore<T>(
@@ -66,11 +67,7 @@ export async function withInterrupt<T>(work: (signal: AbortSignal) => Promise<T>
 }
 
 /** Where a run's engine comes from: a URL (config, --upstream), or one alight starts for the run. */
-export interface ServeFlags {
-  serve?: string;
-  serveVllm?: string;
-  device?: VllmDevice;
-}
+export type ServeFlags = FlagsOf<ReturnType<typeof engineFlags>>;
 
 /**
  * The upstream a run records against: with `serve`, `alight serve` started on that GGUF model for the duration of
@@ -83,9 +80,6 @@ export async function withUpstream<T>(
   flags: ServeFlags,
   work: (config: Config, upstreamApiKey: string | undefined) => Promise<T>,
 ): Promise<T> {
-  if (flags.serve && flags.serveVllm) throw new AlightError('pass --serve or --serve-vllm, not both', ExitCode.usage);
-  if (flags.device && !flags.serveVllm)
-    throw new AlightError('--device chooses the vLLM of --serve-vllm: pass both, or neither', ExitCode.usage);
   const served: (ManagedServe & { apiKey?: string }) | null = flags.serve
     ? await startManagedServe(flags.serve)
     : // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
@@ -121,16 +115,8 @@ export async function withUpstream<T>(
   }
 }
 
-/** The `--runner` flags (runnerOptions). */
-export interface RunnerFlags {
-  runner?: RunnerKind;
-  image?: string;
-  jobTemplate?: string;
-  namespace?: string;
-  kubeContext?: string;
-  gatewayHost?: string;
-  retryInfra?: number;
-}
+/** The `--runner` flags. */
+export type RunnerFlags = FlagsOf<ReturnType<typeof runnerFlags>>;
 
 /**
  * The config with the runner flags applied (`gateway` adds the command's own gateway flags). A Kubernetes flag with the
@@ -173,13 +159,8 @@ export function withRunner(
 export const definedOnly = (o: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
-/** The judge flags (judgeOptions). */
-export interface JudgeFlags {
-  judge?: string;
-  judgeModel?: string;
-  rubric?: string;
-  judgeMode?: JudgeMode;
-}
+/** The judge flags. */
+export type JudgeFlags = FlagsOf<ReturnType<typeof judgeFlags>>;
 
 /** reward with the judge flags over the config file's reward.judge (a flag given wins, the file's other keys stay). */
 export function rewardWithFlags(config: Config, f: JudgeFlags): Config['reward'] {

@@ -13,75 +13,17 @@ import { type TrainResult, train } from '../src/train/loop.js';
 import { composedVerlConfig, verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import { renderVerlPlan } from '../src/ui/train-report.js';
+import { configValues } from './flags.js';
 import {
   defaultRunName,
-  definedOnly,
-  type JudgeFlags,
   newSecret,
   printJson,
-  type RunnerFlags,
   rewardWithFlags,
   withInterrupt,
   withRunner,
   withStore,
 } from './shared.js';
-
-export type TrainFlags = Partial<
-  Pick<
-    TrainConfig,
-    | 'backend'
-    | 'model'
-    | 'tasks'
-    | 'fromDb'
-    | 'n'
-    | 'batchSize'
-    | 'steps'
-    | 'concurrency'
-    | 'lr'
-    | 'advantage'
-    | 'lossNorm'
-    | 'valTasks'
-    | 'valEvery'
-    | 'saveEvery'
-    | 'seed'
-    | 'klCoef'
-    | 'maxResponseTokens'
-    | 'rewardCmd'
-    | 'asyncGroups'
-    | 'maxStaleness'
-    | 'isCorrection'
-    | 'isCap'
-    | 'gpus'
-    | 'nodes'
-    | 'rayAddress'
-    | 'tensorParallel'
-    | 'gpuMemoryUtilization'
-    | 'oldLogprobs'
-    | 'verl'
-    | 'serveVllm'
-    | 'reportTo'
-  >
-> & {
-  device?: TrainConfig['vllmDevice'];
-  loraRank?: number;
-  loraAlpha?: number;
-  loraDropout?: number;
-  loraTargets?: string;
-  loraFrom?: string;
-  teacher?: string;
-  distillCoef?: number;
-  taskReward?: boolean;
-  initFrom?: string;
-  run?: string;
-  resume?: string;
-  timeout?: number;
-  port?: number;
-  db?: string;
-  config?: string;
-  json?: boolean;
-  dryRun?: boolean;
-} & RunnerFlags &
-  JudgeFlags;
+import { type TrainFlags, trainFlags } from './table/declared.js';
 
 export async function trainCommand(cmd: string, args: string[], flags: TrainFlags): Promise<TrainResult | DryRun> {
   if (flags.resume && flags.run && flags.resume !== flags.run)
@@ -122,56 +64,25 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
  * --resume is run from.
  */
 export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
-  const {
-    run: _run,
-    resume,
-    timeout,
-    port,
-    db: _db,
-    config: _config,
-    json: _json,
-    dryRun: _dry,
-    device,
-    runner,
-    image,
-    jobTemplate,
-    namespace,
-    kubeContext,
-    gatewayHost,
-    retryInfra,
-    loraRank: rank,
-    loraAlpha: alpha,
-    loraDropout: dropout,
-    loraTargets: targets,
-    loraFrom,
-    teacher,
-    distillCoef,
-    taskReward,
-    initFrom: _initFrom,
-    judge,
-    judgeModel,
-    rubric,
-    judgeMode,
-    ...trainFlags
-  } = flags;
-  const stored = resume
-    ? (JSON.parse(store.getRun(resume)?.config ?? '{}') as { train?: TrainConfig }).train
+  const stored = flags.resume
+    ? (JSON.parse(store.getRun(flags.resume)?.config ?? '{}') as { train?: TrainConfig }).train
     : undefined;
   const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
+  // Each flag lands on the key its option declares (--device on train.vllmDevice); the runner's, the judge's and the
+  // gateway's through the helpers record shares, which refuse what does not apply.
+  const { lora, distill, ...train } = configValues(trainFlags(), flags, 'train') as Partial<TrainConfig>;
   const given: Config = withRunner(
     withOverrides(base, {
-      reward: rewardWithFlags(base, { judge, judgeModel, rubric, judgeMode }),
+      reward: rewardWithFlags(base, flags),
       train: {
-        ...trainFlags,
-        backend: backendFor(trainFlags),
-        vllmDevice: device,
-        timeoutS: timeout,
-        lora: { ...base.train.lora, ...definedOnly({ rank, alpha, dropout, targets, from: loraFrom }) },
-        distill: { ...base.train.distill, ...definedOnly({ teacher, coef: distillCoef, taskReward }) },
+        ...train,
+        backend: backendFor(flags),
+        lora: { ...base.train.lora, ...lora },
+        distill: { ...base.train.distill, ...distill },
       },
     }),
-    { runner, image, jobTemplate, namespace, kubeContext, gatewayHost, retryInfra },
-    { port },
+    flags,
+    { port: flags.port },
   );
   const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
   // A hub id (owner/name, not here as a folder) stays as it is: verl loads it.
@@ -202,7 +113,6 @@ const teacherPath = (spec: string | undefined): string | undefined =>
  */
 function initialPolicy(store: Store, config: Config, flags: TrainFlags): Config {
   if (!flags.initFrom) return config;
-  if (flags.resume) throw new AlightError('--init-from starts a new run; a resumed run keeps its own', ExitCode.usage);
   if (!store.getRun(flags.initFrom))
     throw new AlightError(`--init-from: no run ${flags.initFrom} in ${store.path} (alight runs list)`, ExitCode.input);
   const checkpoint = store

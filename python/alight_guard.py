@@ -1,4 +1,4 @@
-"""alight's pytest plugin for grading (src/eval/pytest-results.ts).
+"""alight's pytest plugin for grading (src/eval/grade/pytest-results.ts).
 
 Loaded with `-p alight_guard` before any code under test is imported, it takes the grade's key (a file it reads and
 removes, so that code that runs later cannot read it), watches the run for tampering and, when pytest is done, writes

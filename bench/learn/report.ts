@@ -2,7 +2,7 @@
 // held-out curve as an SVG, and the table for bench/BENCHMARKS.md. Pure over the evaluations; the one write is the plot.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compareRuns, signFlipExact } from '../../src/eval/compare.js';
+import { compareRuns, signFlipExact } from '../../src/eval/run/compare.js';
 import { plotSvg } from '../../src/ui/plot.js';
 
 /** bench/learn/evaluate.py's summary of one model on the held-out split; the sampled fields with --samples k. */

@@ -11,7 +11,8 @@ import type {
 } from '../data.js';
 import type { SelectFlags, ValidateFlags } from '../data-measure.js';
 import type { SwebenchFlags } from '../eval.js';
-import { alias, graderOptions, gradingOptions, int, jsonOption, num, onlyWith, storeOptions } from '../options.js';
+import { onlyWith } from '../flags.js';
+import { alias, graderOptions, gradingOptions, int, jsonOption, num, storeOptions } from '../options.js';
 import { define, group } from './define.js';
 import { attemptOptions, harnessArgs } from './eval.js';
 

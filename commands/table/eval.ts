@@ -6,13 +6,13 @@ import {
   concurrencyOption,
   configFileOption,
   dbOption,
-  engineOptions,
+  engineFlags,
   evalK8sOptions,
   gradeK8sOptions,
   graderOptions,
   gradingOptions,
   jsonOption,
-  judgeOptions,
+  judgeFlags,
   num,
   rolloutsOption,
   runOption,
@@ -63,7 +63,7 @@ export function registerEval(program: Command): void {
       "score a recorded run's rollouts with a judge after the fact (rewards of their own, beside any check, with " +
       'their agreement)',
     args: [['<run>', 'the run (alight runs list)']],
-    options: [...judgeOptions(), ...storeOptions(), jsonOption('print the summary as JSON')],
+    options: [...Object.values(judgeFlags()), ...storeOptions(), jsonOption('print the summary as JSON')],
     examples: [
       'alight eval judge probe-1 --judge http://127.0.0.1:8000/v1 --rubric rubric.md',
       'alight eval judge probe-1 --judge-mode single --json',
@@ -84,7 +84,7 @@ export function attemptOptions(k: number, runName: string): Option[] {
   return [
     new Option('--instances <ids>', 'comma-separated instance ids to run (default: all)'),
     ...[rollouts, alias('-k <k>', rollouts), concurrency, alias('--workers <n>', concurrency)],
-    ...engineOptions(),
+    ...Object.values(engineFlags()),
     new Option(
       '--repos <dir>',
       'agents work in fresh workspaces made from local clones (owner__name/) or bundles (owner__name.bundle)',

@@ -1,30 +1,10 @@
 import { type Command, Option } from 'commander';
 import type { GatewayFlags } from '../gateway.js';
-import {
-  concurrencyOption,
-  configOption,
-  engineOptions,
-  int,
-  jsonOption,
-  judgeOptions,
-  num,
-  onlyWith,
-  rolloutsOption,
-  runnerOptions,
-  runOption,
-  storeOptions,
-  vllmDeviceOption,
-} from '../options.js';
-import type { RecordFlags } from '../record.js';
+import { configOption, int, jsonOption, num, storeOptions, vllmDeviceOption } from '../options.js';
 import type { ServeFlags } from '../serve.js';
 import type { ServeVllmFlags } from '../serve-vllm.js';
+import { type RecordFlags, recordFlags } from './declared.js';
 import { define } from './define.js';
-
-/** The upstream's kind and model name: set for a URL, refused with an engine alight starts (which sets both). */
-const upstreamDetails = (): Option[] => [
-  configOption('--upstream-kind <kind>', 'upstream.kind').conflicts(['serve', 'serveVllm']),
-  configOption('--model <name>', 'upstream.model').conflicts(['serve', 'serveVllm']),
-];
 
 export function registerRecord(program: Command): void {
   define(program, {
@@ -35,21 +15,7 @@ export function registerRecord(program: Command): void {
       ['[args...]', 'its arguments; {{field}} is replaced by the task field'],
     ],
     passThrough: true,
-    options: [
-      ...engineOptions(),
-      ...upstreamDetails(),
-      runOption(),
-      new Option('--tasks <file.jsonl>', 'one task per line; id or instance_id names it'),
-      onlyWith(rolloutsOption('record.n'), 'tasks'),
-      onlyWith(concurrencyOption('record.concurrency'), 'tasks'),
-      onlyWith(configOption('--timeout <seconds>', 'record.timeoutS'), 'tasks'),
-      configOption('--reward-cmd <cmd>', 'record.rewardCmd'),
-      ...judgeOptions(),
-      configOption('--port <port>', 'gateway.port', 'gateway port; 0 picks a free one'),
-      ...runnerOptions(),
-      ...storeOptions(),
-      jsonOption('print the summary as JSON'),
-    ],
+    options: recordFlags(),
     examples: [
       'alight record --upstream http://127.0.0.1:8000/v1 -- python agent.py',
       'alight record --serve gemma3-270m --tasks tasks.jsonl -n 4 -- node harness.mjs',

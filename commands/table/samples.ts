@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { selections } from '../../src/samples/curate.js';
+import { onlyWith } from '../flags.js';
 import {
   configFileOption,
   configOption,
@@ -77,6 +78,10 @@ function defineBuild(samples: Command): void {
   });
 }
 
+/** `--keep-thinking` and `--strip` shape what `--render` writes: without it they are refused, not ignored. */
+const renderOnly = (option: Option): Option =>
+  onlyWith(option, 'render', '--keep-thinking and --strip apply to --render <student model>');
+
 /** `samples curate`: recorded rollouts → supervised examples for `alight sft` (docs/training.md#sft). */
 function defineCurate(samples: Command): void {
   define(samples, {
@@ -108,10 +113,17 @@ function defineCurate(samples: Command): void {
         '--render <student>',
         "foreign traces (another model's, a hosted API's): render them with this model folder's chat template, the loss on the assistant's turns",
       ),
-      new Option('--keep-thinking', 'with --render: keep reasoning text (summaries, thinking) in the assistant turns'),
-      new Option(
-        '--strip <regex>',
-        "with --render: text removed from system and user messages (a teacher's privileged hints)",
+      renderOnly(
+        new Option(
+          '--keep-thinking',
+          'with --render: keep reasoning text (summaries, thinking) in the assistant turns',
+        ),
+      ),
+      renderOnly(
+        new Option(
+          '--strip <regex>',
+          "with --render: text removed from system and user messages (a teacher's privileged hints)",
+        ),
       ),
       new Option('--parquet', 'also write train.parquet (token ids, loss mask) for other trainers'),
       new Option('--jsonl', 'also write train.jsonl: each example as chat messages and tools, for other trainers'),

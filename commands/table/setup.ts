@@ -1,7 +1,8 @@
 import { type Command, Option } from 'commander';
 import type { DoctorFlags } from '../doctor.js';
+import { onlyWith } from '../flags.js';
 import type { init } from '../init.js';
-import { configFileOption, jsonOption, k8sTargetOptions, onlyWith } from '../options.js';
+import { configFileOption, jsonOption, k8sTargetFlags } from '../options.js';
 import { define } from './define.js';
 
 export function registerInit(program: Command): void {
@@ -36,7 +37,11 @@ export function registerDoctor(program: Command): void {
         .default('torch')
         .conflicts('upstream'),
       new Option('--setup', "make the backend's virtualenv and install its requirements into it").conflicts('upstream'),
-      new Option('--vllm', "with --setup: vLLM's CPU build too (into the same environment)"),
+      onlyWith(
+        new Option('--vllm', "with --setup: vLLM's CPU build too (into the same environment)"),
+        'setup',
+        '--vllm goes with --setup (alight doctor lists vLLM without it)',
+      ),
       new Option('--upstream <url>', 'check a vLLM you run: token ids, the logprobs mode training needs'),
       onlyWith(new Option('--upstream-key-env <var>', 'the variable holding its API key'), 'upstream'),
       new Option(
@@ -45,7 +50,7 @@ export function registerDoctor(program: Command): void {
       )
         .choices(['k8s'])
         .conflicts(['upstream', 'setup']),
-      ...k8sTargetOptions().map((o) => onlyWith(o, 'runner')),
+      ...Object.values(k8sTargetFlags()).map((o) => onlyWith(o, 'runner')),
       onlyWith(configFileOption(), 'runner'),
       jsonOption(),
     ],

@@ -59,8 +59,8 @@ def ours(requests, tmp_path):
     path.write_text(json.dumps(requests))
     script = f"""
       import {{ readFileSync }} from 'node:fs';
-      import {{ parsers }} from '{REPO}/dist/src/eval/log-parsers.js';
-      import {{ statusesFromLog, testsReport, resolution }} from '{REPO}/dist/src/eval/grading.js';
+      import {{ parsers }} from '{REPO}/dist/src/eval/grade/log-parsers.js';
+      import {{ statusesFromLog, testsReport, resolution }} from '{REPO}/dist/src/eval/grade/grading.js';
       const names = {{ parse_log_pytest: 'pytest', parse_log_pytest_options: 'pytest-options',
         parse_log_pytest_v2: 'pytest-v2', parse_log_django: 'django', parse_log_sympy: 'sympy',
         parse_log_matplotlib: 'matplotlib', parse_log_seaborn: 'seaborn' }};

@@ -1,7 +1,7 @@
-"""SWE-bench's per-repo test specs in alight (src/eval/specs.ts) against the official table they come from: swebench
-4.1.0's `MAP_REPO_VERSION_TO_SPECS_PY` (v5 moved the specs into each row's eval_script, so 4.1.0 is the last release
-that ships them) and its `get_test_directives`. The wheel is downloaded once (no dependencies) and read, not imported:
-its package __init__ pulls in the whole harness."""
+"""SWE-bench's per-repo test specs in alight (src/eval/grade/specs.ts) against the official table they come from:
+swebench 4.1.0's `MAP_REPO_VERSION_TO_SPECS_PY` (v5 moved the specs into each row's eval_script, so 4.1.0 is the last
+release that ships them) and its `get_test_directives`. The wheel is downloaded once (no dependencies) and read, not
+imported: its package __init__ pulls in the whole harness."""
 
 import ast
 import json
@@ -64,7 +64,7 @@ def official():
 
 def ours(queries):
     script = f"""
-      import {{ repoSpec, testDirectives }} from '{REPO}/dist/src/eval/specs.js';
+      import {{ repoSpec, testDirectives }} from '{REPO}/dist/src/eval/grade/specs.js';
       const qs = JSON.parse(process.argv[1]);
       console.log(JSON.stringify(qs.map((q) =>
         q.test_patch === undefined ? repoSpec(q.repo, q.version) ?? null : testDirectives(q.repo, q.test_patch))));

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GradeTask, InstanceReport } from '../eval/grade-types.js';
-import { statusesFromLog } from '../eval/grading.js';
-import { parserForRepo, parsers } from '../eval/log-parsers.js';
+import type { GradeTask, InstanceReport } from '../eval/grade/grade-types.js';
+import { statusesFromLog } from '../eval/grade/grading.js';
+import { parserForRepo, parsers } from '../eval/grade/log-parsers.js';
 import type { Store } from '../store/store.js';
 import { reverseDiff } from './patch.js';
 import type { DataProgress } from './pipeline.js';

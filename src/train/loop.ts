@@ -444,6 +444,9 @@ export async function startWorker(o: WorkerStart, started: Worker[]): Promise<St
           ppo_epochs: c.ppoEpochs,
           micro_batch_rows: c.microBatchRows,
           threads: c.threads ?? null,
+          // No more calls than harnesses can wait at once: a batch that has them all runs without waiting out the
+          // worker's gather window for one that cannot come (0.5 s a batch: most of a small step's time).
+          max_batch: Math.min(c.concurrency, c.n * c.batchSize),
           ...loraParams(c),
         },
     c.workerTimeoutS * 1000,

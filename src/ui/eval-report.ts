@@ -1,7 +1,7 @@
-import type { Comparison } from '../eval/compare.js';
-import { type GradeSummary, wilson } from '../eval/grade-run.js';
-import type { InstanceReport } from '../eval/grade-types.js';
-import { type AttemptResult, type EvalResult, passAtK } from '../eval/swebench-run.js';
+import type { InstanceReport } from '../eval/grade/grade-types.js';
+import type { Comparison } from '../eval/run/compare.js';
+import { type GradeSummary, wilson } from '../eval/run/grade-run.js';
+import { type AttemptResult, type EvalResult, passAtK } from '../eval/run/swebench-run.js';
 import type { RejudgeSummary } from '../judge/rejudge.js';
 import { table } from './summary.js';
 

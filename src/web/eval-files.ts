@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { compareRuns } from '../eval/compare.js';
+import { compareRuns } from '../eval/run/compare.js';
 import type { Store } from '../store/store.js';
 
 const logMax = 256 << 10;

@@ -193,14 +193,14 @@ describe('alight train --teacher', () => {
     const model = tinyModel(0);
     // The teacher: the demo itself (RL on the task reward), from the same seed-made model.
     const rl = await alight(
-      ['train', '--model', model, ...DEMO, '--steps', '30', '--seed', '0', '--run', 'rl', ...HARNESS],
+      ['train', '--model', model, ...DEMO, '--steps', '20', '--seed', '0', '--run', 'rl', ...HARNESS],
       {
         cwd: dir,
         timeoutMs: 1_200_000,
       },
     );
     expect(rl.code, rl.stderr).toBe(0);
-    const checkpoint = join(dir, '.alight', 'runs', 'rl', 'checkpoints', 'step-29');
+    const checkpoint = join(dir, '.alight', 'runs', 'rl', 'checkpoints', 'step-19');
     const distilled = await alight(
       [
         ...['train', '--model', model, ...DEMO, '--steps', '15', '--seed', '0', '--run', 'student'],

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Prediction } from '../../src/eval/grade-types.js';
+import type { Prediction } from '../../src/eval/grade/grade-types.js';
 import { Store } from '../../src/store/store.js';
 import { alight, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { dockerCli } from '../helpers/docker-cli.js';

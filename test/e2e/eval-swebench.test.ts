@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Prediction } from '../../src/eval/grade-types.js';
+import type { Prediction } from '../../src/eval/grade/grade-types.js';
 import { Store } from '../../src/store/store.js';
 import { alight, BIN, FIXTURES, readJsonl } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { NetworkingV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { Prediction } from '../../src/eval/grade-types.js';
+import type { Prediction } from '../../src/eval/grade/grade-types.js';
 import { type Cluster, connect } from '../../src/k8s/cluster.js';
 import { packageRoot } from '../../src/package-root.js';
 import { type RolloutSummary, Store } from '../../src/store/store.js';

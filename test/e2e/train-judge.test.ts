@@ -33,7 +33,7 @@ describe('alight train --judge', () => {
       '--batch-size',
       '4',
       '--steps',
-      '30',
+      '16',
       '--lr',
       '0.01',
       '--seed',

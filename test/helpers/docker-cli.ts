@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { podmanDockerService } from '../../src/eval/container.js';
+import { podmanDockerService } from '../../src/eval/grade/container.js';
 
 /**
  * The real docker CLI against podman's Docker-compatible service, always (not a Docker engine the machine may have):

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { buildImage, defaultImage, imageExists, runtimes } from '../../src/eval/container.js';
+import { buildImage, defaultImage, imageExists, runtimes } from '../../src/eval/grade/container.js';
 
 /**
  * An image in SWE-bench's layout for the fixture repository: alight's Debian + pytest image with the repository

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parsers } from '../../src/eval/log-parsers.js';
+import { parsers } from '../../src/eval/grade/log-parsers.js';
 import {
   prepareResults,
   type Results,
@@ -10,7 +10,7 @@ import {
   resultsEnv,
   tamperedRun,
   unbackedPasses,
-} from '../../src/eval/pytest-results.js';
+} from '../../src/eval/grade/pytest-results.js';
 import { tempDir } from '../helpers/gateway.js';
 
 // alight's pytest plugin (python/alight_guard.py) in a real pytest run, as the grader loads it: its signed record

@@ -1,8 +1,10 @@
-import type { Command } from 'commander';
-import { describe, expect, it } from 'vitest';
+import { type Command, CommanderError, Option } from 'commander';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { alwaysSet, configValues, declaredOptions } from '../../commands/flags.js';
 import { buildProgram } from '../../commands/index.js';
 import { alias, configOption, fromSchema, rolloutsOption, schemaOption } from '../../commands/options.js';
-import { AlightError } from '../../src/errors.js';
+import { type SftFlags, type TrainFlags, trainFlags } from '../../commands/table/declared.js';
+import { AlightError, ExitCode } from '../../src/errors.js';
 
 function allCommands(command: Command): Command[] {
   return [command, ...command.commands.flatMap(allCommands)];
@@ -39,5 +41,78 @@ describe('the command table', () => {
       expect(new Set(flags).size, command.name()).toBe(flags.length);
       for (const o of command.options) expect(o.description, `${command.name()} ${o.flags}`).not.toBe('');
     }
+  });
+});
+
+describe('a command declared once', () => {
+  it('types its flags from the declaration and puts each config-backed one on the key it names', () => {
+    expectTypeOf<TrainFlags['device']>().toEqualTypeOf<'cpu' | 'cuda' | undefined>();
+    expectTypeOf<TrainFlags['loraRank']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<SftFlags['epochs']>().toEqualTypeOf<number>();
+    const flags: TrainFlags = { loraRank: 8, device: 'cpu', lr: 1e-4, timeout: 30, run: 'r', port: 0, dryRun: true };
+    expect(configValues(trainFlags(), { ...flags, judge: 'http://127.0.0.1:9/v1' }, 'train')).toEqual({
+      lora: { rank: 8 },
+      vllmDevice: 'cpu',
+      lr: 1e-4,
+      timeoutS: 30,
+    });
+  });
+
+  it("refuses a declaration whose key is not commander's name for the flag, or an always-set flag that is not", () => {
+    expect(() => declaredOptions({ lr: configOption('--rate <r>', 'train.lr') })).toThrow(/stored as rate, not lr/);
+    expect(() => alwaysSet(new Option('--epochs <n>'))).toThrow(/neither mandatory nor defaulted/);
+  });
+});
+
+/** What parsing `argv` ends with: the refusal, or `ran` when it reached the action (which does nothing here). */
+async function parsed(argv: string[]): Promise<CommanderError | 'ran'> {
+  const program = buildProgram();
+  const quiet = (command: Command): void => {
+    command.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    command.action(() => {});
+    command.commands.forEach(quiet);
+  };
+  quiet(program);
+  return program.parseAsync(argv, { from: 'user' }).then(
+    () => 'ran' as const,
+    (err: unknown) => {
+      if (err instanceof CommanderError) return err;
+      throw err;
+    },
+  );
+}
+
+describe('the rules between flags', () => {
+  it('refuses, before anything runs, a flag that contradicts another or needs one not given', async () => {
+    for (const [argv, message] of [
+      [
+        ['record', '--serve', 'a', '--serve-vllm', 'b', '--', 'x'],
+        "'--serve <file|name>' cannot be used with option '--serve-vllm",
+      ],
+      [
+        ['record', '--upstream', 'http://h/v1', '--serve-vllm', 'b', '--', 'x'],
+        "'--upstream <url>' cannot be used with",
+      ],
+      [
+        ['eval', 'swebench', '--tasks', 't', '--device', 'cpu', '--', 'x'],
+        "'--device <device>' applies only with --serve-vllm",
+      ],
+      [
+        ['train', '--init-from', 'a', '--resume', 'b', '--', 'x'],
+        "'--init-from <run>' cannot be used with option '--resume",
+      ],
+      [
+        ['samples', 'curate', '--run', 'a', '--strip', 'x', '--dry-run'],
+        '--keep-thinking and --strip apply to --render',
+      ],
+      [['doctor', '--vllm'], '--vllm goes with --setup'],
+    ] as const) {
+      const refused = await parsed([...argv]);
+      expect(refused, argv.join(' ')).toBeInstanceOf(CommanderError);
+      expect((refused as CommanderError).message).toContain(message);
+    }
+    expect(((await parsed(['doctor', '--vllm'])) as CommanderError).exitCode).toBe(ExitCode.usage);
+    expect(await parsed(['samples', 'curate', '--run', 'a', '--render', 'm', '--strip', 'x', '--dry-run'])).toBe('ran');
+    expect(await parsed(['record', '--serve-vllm', 'b', '--device', 'cpu', '--', 'x'])).toBe('ran');
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { reverseDiff } from '../../src/data/patch.js';
 import { bandOf, parseRateRange, selectTasks } from '../../src/data/select.js';
 import { type Graded, verdictOf } from '../../src/data/validate.js';
-import { ungraded } from '../../src/eval/grader.js';
+import { ungraded } from '../../src/eval/grade/grader.js';
 
 const graded = (o: {
   error?: string;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mcnemarExact, signFlipExact } from '../../src/eval/compare.js';
-import { instanceImage } from '../../src/eval/container.js';
-import { markers, resolution, statusesFromLog, testsReport } from '../../src/eval/grading.js';
-import { fileSections, gitMetadata, guardPatch, unquoteName } from '../../src/eval/guards.js';
-import { parserForRepo, parserNamed, parsers } from '../../src/eval/log-parsers.js';
-import { evalScript } from '../../src/eval/specs.js';
+import { instanceImage } from '../../src/eval/grade/container.js';
+import { markers, resolution, statusesFromLog, testsReport } from '../../src/eval/grade/grading.js';
+import { fileSections, gitMetadata, guardPatch, unquoteName } from '../../src/eval/grade/guards.js';
+import { parserForRepo, parserNamed, parsers } from '../../src/eval/grade/log-parsers.js';
+import { evalScript } from '../../src/eval/grade/specs.js';
+import { mcnemarExact, signFlipExact } from '../../src/eval/run/compare.js';
 
 // The official harness's parsing and grading rules (SWE-bench v5 grading.py, log_parsers/python.py), case by case.
 const entries = (m: Map<string, string>) => Object.fromEntries(m);

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addedLineIndexes, fileClasses, tamperFlags } from '../../src/eval/tamper-flags.js';
-import type { JudgeContext } from '../../src/eval/tree-judge.js';
+import { addedLineIndexes, fileClasses, tamperFlags } from '../../src/eval/grade/tamper-flags.js';
+import type { JudgeContext } from '../../src/eval/grade/tree-judge.js';
 import { tempDir } from '../helpers/gateway.js';
 
 // The static flags by class: each class in several spellings (those the held-out set used among them), and

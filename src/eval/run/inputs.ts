@@ -1,8 +1,8 @@
-import { readAllRows } from '../data/read.js';
-import { AlightError, ExitCode } from '../errors.js';
-import { instanceImage } from './container.js';
-import type { GradeTask, Prediction } from './grade-types.js';
-import { parserNamed, parsers } from './log-parsers.js';
+import { readAllRows } from '../../data/read.js';
+import { AlightError, ExitCode } from '../../errors.js';
+import { instanceImage } from '../grade/container.js';
+import type { GradeTask, Prediction } from '../grade/grade-types.js';
+import { parserNamed, parsers } from '../grade/log-parsers.js';
 
 const list = (v: unknown): string[] =>
   Array.isArray(v) ? v.map(String) : typeof v === 'string' ? (JSON.parse(v) as string[]) : [];

@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from '../process/launch.js';
-import { dockerEngine } from './container.js';
-import type { GradeTask, InstanceReport, Prediction } from './grade-types.js';
-import { slippedPastGuard, ungraded } from './grader.js';
-import { guardPatch } from './guards.js';
-import { officialParserName, parserForRepo } from './log-parsers.js';
-import { evalScriptLines } from './specs.js';
+import { run } from '../../process/launch.js';
+import { dockerEngine } from '../grade/container.js';
+import type { GradeTask, InstanceReport, Prediction } from '../grade/grade-types.js';
+import { slippedPastGuard, ungraded } from '../grade/grader.js';
+import { guardPatch } from '../grade/guards.js';
+import { officialParserName, parserForRepo } from '../grade/log-parsers.js';
+import { evalScriptLines } from '../grade/specs.js';
 
 export interface SwebenchGraderOptions {
   out: string;

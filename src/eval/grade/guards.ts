@@ -1,4 +1,4 @@
-import { conftestFile, testFile } from '../data/patch.js';
+import { conftestFile, testFile } from '../../data/patch.js';
 
 /**
  * Reward-hacking guards (research notes §3.6): a prediction's edits to tests, test configuration or interpreter

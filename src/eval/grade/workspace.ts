@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { probeOrThrow } from '../process/launch.js';
+import { probeOrThrow } from '../../process/launch.js';
 
 const gitEnv = {
   ...process.env,

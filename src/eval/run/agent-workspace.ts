@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { engine, ensureImage, type Runtime, runtimes } from './container.js';
-import { freshWorkspace, repoSource, workspaceDiff } from './workspace.js';
+import { engine, ensureImage, type Runtime, runtimes } from '../grade/container.js';
+import { freshWorkspace, repoSource, workspaceDiff } from '../grade/workspace.js';
 
 /**
  * Where an agent works on one attempt: made before its harness starts, read for the prediction when it ends, then

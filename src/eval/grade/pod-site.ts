@@ -9,10 +9,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import type { GradePod, GradePods } from '../k8s/grade-pods.js';
-import type { ExecIo } from '../k8s/pod-exec.js';
-import { run } from '../process/launch.js';
-import { OutputTail } from '../process/tail.js';
+import type { GradePod, GradePods } from '../../k8s/grade-pods.js';
+import type { ExecIo } from '../../k8s/pod-exec.js';
+import { run } from '../../process/launch.js';
+import { OutputTail } from '../../process/tail.js';
 import type { ImageSite, OpenSite, SiteRun } from './grade-types.js';
 import { scriptLog } from './run-script.js';
 

@@ -1,17 +1,17 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config/schema.js';
-import { AlightError, ExitCode } from '../errors.js';
-import type { RunListener } from '../runner/events.js';
-import { abortReason } from '../runner/launcher.js';
-import { throughGateway } from '../runner/open-launcher.js';
-import { runRollouts } from '../runner/run-rollouts.js';
-import type { RolloutSummary, Store } from '../store/store.js';
+import type { Config } from '../../config/schema.js';
+import { AlightError, ExitCode } from '../../errors.js';
+import type { RunListener } from '../../runner/events.js';
+import { abortReason } from '../../runner/launcher.js';
+import { throughGateway } from '../../runner/open-launcher.js';
+import { runRollouts } from '../../runner/run-rollouts.js';
+import type { RolloutSummary, Store } from '../../store/store.js';
+import type { Runtime } from '../grade/container.js';
+import type { GradeTask, InstanceReport, Prediction, ReadyGrader } from '../grade/grade-types.js';
+import { ungraded } from '../grade/grader.js';
 import { containerWorkspace, hostWorkspace, podWorkspace } from './agent-workspace.js';
-import type { Runtime } from './container.js';
 import { checkIds, type GradeSummary, gradePredictions, summarise } from './grade-run.js';
-import type { GradeOptions, GradeTask, InstanceReport, Prediction } from './grade-types.js';
-import { ungraded } from './grader.js';
 
 export interface EvalTask {
   grade: GradeTask;
@@ -38,14 +38,11 @@ export interface EvalOptions {
   allowTestEdits: boolean;
   out: string;
   adminKey: string;
-  sandbox?: GradeOptions['sandbox'];
   allowFrameworkAccess?: boolean;
   /** The upstream API key (from the variable the config names): sent upstream, never stored or shown to harnesses. */
   upstreamApiKey?: string;
-  /** How predictions are graded (see GradeOptions): here, in containers, or by the official package. */
-  container?: GradeOptions['container'];
-  site?: GradeOptions['site'];
-  official?: boolean;
+  /** How predictions are graded: here, in containers or pods, or by the official package. */
+  grader: ReadyGrader;
   signal: AbortSignal;
   onEvent: RunListener;
 }
@@ -264,16 +261,13 @@ async function gradeAttempts(o: EvalOptions, files: AttemptFiles, attempt: numbe
     o.tasks.filter((t) => batch.has(t.grade.instance_id)).map((t) => t.grade),
     ran.map((a) => a.prediction),
     {
-      reposDir: o.reposDir,
+      grader: o.grader,
+      runId: `${o.run}-${attempt}`,
       timeoutMs: o.gradeTimeoutMs,
       allowTestEdits: o.allowTestEdits,
       out: files.grading(attempt),
       workers: o.workers,
-      sandbox: o.sandbox,
       allowFrameworkAccess: o.allowFrameworkAccess,
-      container: o.container,
-      site: o.site,
-      official: o.official ? { runId: `${o.run}-${attempt}` } : undefined,
     },
   );
   return graded.reports;

@@ -1,8 +1,8 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AlightError, ExitCode } from '../errors.js';
-import type { GradeOptions, GradeTask, InstanceReport, Prediction } from './grade-types.js';
-import { gradeInstance, ungraded } from './grader.js';
+import { AlightError, ExitCode } from '../../errors.js';
+import type { GradeOptions, GradeTask, InstanceReport, Prediction, ReadyGrader } from '../grade/grade-types.js';
+import { gradeInstance, ungraded } from '../grade/grader.js';
 import { gradeWithSwebench } from './swebench-grader.js';
 
 /** The run summary in the official harness's shape (schema_version 2): counts and the ids behind each. */
@@ -29,11 +29,12 @@ export interface GradeSummary {
 export const graderNames = ['local', 'podman', 'docker', 'k8s', 'swebench'] as const;
 export type GraderName = (typeof graderNames)[number];
 
-export type GradeRunOptions = Omit<GradeOptions, 'logFile'> & {
+export type GradeRunOptions = Omit<GradeOptions, 'logFile' | 'site'> & {
   out: string;
   workers: number;
-  /** Grade with the official package (the `swebench` grader) under this run id, instead of alight's own grader. */
-  official?: { runId: string };
+  grader: ReadyGrader;
+  /** The run's id: the official package (the `official` grader) files its reports under it. */
+  runId: string;
 };
 
 /**
@@ -65,23 +66,27 @@ export async function gradePredictions(
       .filter((p) => !byId.has(p.instance_id))
       .map((p) => save(ungraded(p.instance_id, p.model_patch, 'unknown instance id (not in the tasks)'))),
   );
-  if (o.official) reports.push(...(await gradeWithSwebench(tasks, known, { ...o, runId: o.official.runId })).map(save));
-  let next = o.official ? known.length : 0;
-  const work = async (): Promise<void> => {
-    while (next < known.length) {
-      const p = known[next++];
-      mkdirSync(join(o.out, p.instance_id), { recursive: true });
-      reports.push(
-        save(
-          await gradeInstance(byId.get(p.instance_id)!, p.model_patch, {
-            ...o,
-            logFile: join(o.out, p.instance_id, 'test_output.txt'),
-          }),
-        ),
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));
+  const { grader } = o;
+  if (grader.kind === 'official') reports.push(...(await gradeWithSwebench(tasks, known, o)).map(save));
+  else {
+    let next = 0;
+    const work = async (): Promise<void> => {
+      while (next < known.length) {
+        const p = known[next++];
+        mkdirSync(join(o.out, p.instance_id), { recursive: true });
+        reports.push(
+          save(
+            await gradeInstance(byId.get(p.instance_id)!, p.model_patch, {
+              ...o,
+              site: grader,
+              logFile: join(o.out, p.instance_id, 'test_output.txt'),
+            }),
+          ),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, o.workers) }, work));
+  }
   reports.sort((a, b) => a.instance_id.localeCompare(b.instance_id));
   const summary = summarise(
     tasks.map((t) => t.instance_id),

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { copyFileSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../package-root.js';
+import { packageRoot } from '../../package-root.js';
 import { type StatusMap, shortenPathOption } from './log-parsers.js';
 
 /**

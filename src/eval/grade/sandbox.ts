@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { AlightError, ExitCode } from '../errors.js';
-import { probe } from '../process/launch.js';
-import type { SetupListener } from '../setup/events.js';
-import { commandNeed, ensureSystemPackages } from '../setup/system.js';
+import { AlightError, ExitCode } from '../../errors.js';
+import { probe } from '../../process/launch.js';
+import type { SetupListener } from '../../setup/events.js';
+import { commandNeed, ensureSystemPackages } from '../../setup/system.js';
 
 /**
  * The local grader's sandbox (bubblewrap): the code under test sees the machine read-only, writes only its workspace,

@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { errorMessage } from '../errors.js';
-import { probe } from '../process/launch.js';
+import { errorMessage } from '../../errors.js';
+import { probe } from '../../process/launch.js';
 import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
-import type { GradeOptions, GradeTask, InstanceReport, Ran, Tested } from './grade-types.js';
+import type { GradeOptions, GradeTask, InstanceReport, Ran, Tested, TestSite } from './grade-types.js';
 import { markers, resolution, statusesFromLog, testsReport } from './grading.js';
 import { fileSections, guardPatch, protectedReason } from './guards.js';
 import { testInImage } from './image-site.js';
@@ -42,15 +42,16 @@ export async function gradeInstance(
     const slipped = o.allowTestEdits ? null : slippedPastGuard(dir, join(dir, 'pred.diff'));
     if (slipped) return { ...report, error: slipped };
     const started = performance.now();
-    const ran = o.site
-      ? await testInImage(
-          task,
-          dir,
-          guarded.patch.trim() !== '',
-          { ...o, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput },
-          o.site,
-        )
-      : await testOnHost(task, dir, guarded.patch.trim() !== '', o);
+    const ran =
+      o.site.kind === 'image'
+        ? await testInImage(
+            task,
+            dir,
+            guarded.patch.trim() !== '',
+            { ...o, maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput },
+            o.site.open,
+          )
+        : await testOnHost(task, dir, guarded.patch.trim() !== '', o.site, o);
     if ('error' in ran) return { ...report, error: ran.error };
     // The tree judge's flags, but one per file: a path the diff guard already flagged keeps that flag.
     report.guard = [...report.guard, ...(ran.flags ?? []).filter((f) => !report.guard.some((g) => g.file === f.file))];
@@ -119,12 +120,14 @@ export function slippedPastGuard(dir: string, diff: string): string | null {
  * A workspace from --repos, the prediction applied and judged (apply-judge.ts); the test patch; the tests here
  * (sandboxed unless opted out) or in the image named.
  */
-async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: GradeOptions): Promise<Ran> {
-  if (!o.reposDir)
-    return {
-      error: 'no --repos to make the workspace from (or grade in the instance images with --grader podman|docker)',
-    };
-  const source = repoSource(o.reposDir, task.repo);
+async function testOnHost(
+  task: GradeTask,
+  dir: string,
+  hasPatch: boolean,
+  site: Exclude<TestSite, { kind: 'image' }>,
+  o: GradeOptions,
+): Promise<Ran> {
+  const source = repoSource(site.reposDir, task.repo);
   const ws = join(dir, 'ws');
   freshWorkspace(source, task.base_commit, ws, false);
   const sections = fileSections(task.test_patch);
@@ -158,20 +161,17 @@ async function testOnHost(task: GradeTask, dir: string, hasPatch: boolean, o: Gr
   const results = join(dir, 'results');
   mkdirSync(results);
   const key = prepareResults(results);
-  const container = o.container?.image
-    ? {
-        runtime: o.container.runtime,
-        image: o.container.image,
-        mounts: [`${ws}:/testbed`, `${results}:/alight/results`],
-      }
-    : undefined;
+  const container =
+    site.kind === 'mounted'
+      ? { runtime: site.runtime, image: site.image, mounts: [`${ws}:/testbed`, `${results}:/alight/results`] }
+      : undefined;
   const python = container ? null : testInterpreterDir();
   const script =
     'export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n' +
     (python ? `export PATH=${shellQuote(python)}:"$PATH"\n` : '') +
     `${resultsEnv(container ? '/alight/results' : results)}set -x\n: '${markers.start}'\n` +
     `${task.test_cmd ?? defaultTestCmd} ${directives}\ncode=$?\n: '${markers.end}'\nexit $code\n`;
-  const sandbox = !container && o.sandbox ? { ...o.sandbox, workspace: ws, results } : undefined;
+  const sandbox = site.kind === 'host' && site.sandbox ? { ...site.sandbox, workspace: ws, results } : undefined;
   const log = await runScript(ws, script, {
     timeoutMs: o.timeoutMs,
     container,

@@ -1,4 +1,4 @@
-import { probe } from '../process/launch.js';
+import { probe } from '../../process/launch.js';
 
 // What pytest itself and its usual plugins import, besides the standard library.
 const framework = [

@@ -5,8 +5,8 @@ import type { ParserName } from './log-parsers.js';
 import type { readResults } from './pytest-results.js';
 import type { Sandbox } from './sandbox.js';
 
-// The shapes grading one instance passes around (grader.ts, image-site.ts, pod-site.ts, the SWE-bench runs), apart
-// from the code, so that no module of grading needs another's code for its types.
+// The shapes grading one instance passes around (grader.ts, image-site.ts, pod-site.ts, the SWE-bench runs) and the
+// ways of grading (Grader), apart from the code, so that no module of grading needs another's code for its types.
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
 export interface GradeTask {
@@ -49,19 +49,44 @@ export interface InstanceReport {
 }
 
 /**
- * Where the tests run. By default on this machine, in a workspace made from `--repos`. `container`: that image, with
- * such a workspace mounted at /testbed. `site`: each task's own image (its /testbed, SWE-bench's layout) on a container
- * engine or a Kubernetes pod (image-site.ts), where the judged tree is put and the eval script run.
+ * A way of grading, one variant each, as a command chose it from its flags (commands/grading.ts):
+ * - `host`: here, in a workspace made from --repos; the tests in bubblewrap unless `sandboxed` is false (--no-sandbox);
+ * - `mounted`: such a workspace mounted at /testbed in a fresh container of `image` (alight's, or --image);
+ * - `image`: each instance's own image in a fresh container of `runtime` (image-site.ts's engine site);
+ * - `pods`: each instance's image in a fresh Kubernetes pod (pod-site.ts), the pods opened for the command;
+ * - `official`: the official swebench package (run/swebench-grader.ts).
+ * Made ready to grade (a ReadyGrader: the sandbox set up, the site opened) by withGrader there.
  */
+export type Grader =
+  | { kind: 'host'; reposDir: string; sandboxed: boolean }
+  | MountedGrader
+  | { kind: 'image'; runtime: Runtime }
+  | { kind: 'pods' }
+  | { kind: 'official' };
+
+export type MountedGrader = { kind: 'mounted'; reposDir: string; runtime: Runtime; image: string };
+
+/**
+ * Where one instance's tests run, ready: `host` with its bubblewrap settings (null: as the user, unsandboxed, an
+ * explicit opt-out); `mounted` as chosen; `image` (an engine's or the pods'): how to open a task's image, where the
+ * judged tree is put as /testbed (SWE-bench's layout) and the eval script run (image-site.ts).
+ */
+export type TestSite =
+  | { kind: 'host'; reposDir: string; sandbox: HostSandbox | null }
+  | MountedGrader
+  | { kind: 'image'; open: OpenSite };
+
+/** The local grader's bubblewrap settings (sandbox.ts), less the workspace each grade makes. */
+export type HostSandbox = Omit<Sandbox, 'workspace'>;
+
+/** A grader ready for a run's predictions: alight's own, testing them at a TestSite, or the official package. */
+export type ReadyGrader = TestSite | { kind: 'official' };
+
 export interface GradeOptions {
-  reposDir?: string;
+  site: TestSite;
   timeoutMs: number;
   allowTestEdits: boolean;
   logFile: string;
-  container?: { runtime: Runtime; image: string };
-  site?: OpenSite;
-  /** Run the tests here inside bubblewrap (see sandbox.ts); null: as the user, unsandboxed (an explicit opt-out). */
-  sandbox?: Omit<Sandbox, 'workspace'> | null;
   /** SWE-bench's exact behaviour: non-test code that reaches into the test framework is graded, not refused. */
   allowFrameworkAccess?: boolean;
   /** Test output kept at most (its tail); more is an error. */

@@ -1,4 +1,4 @@
-import { probe, run } from '../process/launch.js';
+import { probe, run } from '../../process/launch.js';
 import { type Runtime, runtimes } from './container.js';
 import { markers } from './grading.js';
 import { type ProcessLimit, processLimit } from './process-limit.js';

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlightError, ExitCode } from '../errors.js';
-import { probe, probeOrThrow, run, start } from '../process/launch.js';
+import { AlightError, ExitCode } from '../../errors.js';
+import { probe, probeOrThrow, run, start } from '../../process/launch.js';
 
 /**
  * The grading image alight builds itself: Debian bookworm (debootstrap, minbase) with python3, pytest, git and patch.

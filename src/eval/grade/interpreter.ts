@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { probe } from '../process/launch.js';
+import { probe } from '../../process/launch.js';
 
 let resolved: string | null | undefined;
 

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { probe, probeOrThrow, run } from '../process/launch.js';
+import { probe, probeOrThrow, run } from '../../process/launch.js';
 import { sandboxWorks } from './sandbox.js';
 
 /**
