@@ -72,7 +72,8 @@ class Batcher:
         """The first waiting request, then every request that follows within `gather_s` of the one before, up to
         `max_batch` or `max_wait_s` after the first. A step's harness processes reach the worker over several seconds
         on 2 busy cores (64 node starts); a shorter window split them into two or three batches run one after the
-        other, which made the rollouts ~2× slower (bench/BENCHMARKS.md)."""
+        other, which made the rollouts ~2× slower (bench/BENCHMARKS.md). A full batch does not wait: `alight train` sets
+        `max_batch` to the harnesses that can ask at once, so a batch that has them all has all there can be."""
         first = self.pending.get()
         if first is STOP:
             return []

@@ -33,7 +33,9 @@ describe('a real model as the judge', () => {
         '    rubric: Score 10 for answers written only in lowercase vowels, 0 for none.',
         '    min: 0',
         '    max: 10',
-        '    maxTokens: 600',
+        // Room for the schema's longest answer: four explanations of up to 200 characters, a token a character where
+        // the model writes digits (its prompt is new each run, nonces and order, and so are its answers).
+        '    maxTokens: 1000',
         '    timeoutS: 600',
         '',
       ].join('\n'),

@@ -39,7 +39,16 @@ async function acquire(): Promise<void> {
   }
 }
 
-const release = () => rmSync(lock, { recursive: true, force: true });
+/** Lets go if this process holds the lock: a worker process runs file after file, and may exit while another holds it. */
+function release(): void {
+  try {
+    if (Number(readFileSync(owner, 'utf8')) !== process.pid) return;
+  } catch {
+    return;
+  }
+  rmSync(lock, { recursive: true, force: true });
+}
+
 await acquire();
 afterAll(release);
 process.once('exit', release);
