@@ -43,19 +43,20 @@ export function setsConfig<O extends Option>(option: O, path: string): O {
 }
 
 /**
- * The values the given flags set under a config section, nested as the config nests them: with `train`, `--lora-rank 8
- * --device cpu` gives `{ lora: { rank: 8 }, vllmDevice: 'cpu' }`. Flags that set no key of the section are left out.
+ * The config the given flags set, nested as the config nests it: `--lora-rank 8 --device cpu --judge U` gives
+ * `{ train: { lora: { rank: 8 }, vllmDevice: 'cpu' }, reward: { judge: { url: U } } }`. Flags that set no key (absent,
+ * or declared without one) are left out.
  */
-export function configValues(declared: Flags, flags: object, section: string): Record<string, unknown> {
+export function configValues(declared: Flags, flags: object): Record<string, Record<string, unknown> | undefined> {
   const values: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(flags)) {
     const path = declared[key] && configPaths.get(declared[key])?.split('.');
-    if (value === undefined || path?.[0] !== section) continue;
+    if (value === undefined || !path) continue;
     let at = values;
-    for (const part of path.slice(1, -1)) at = (at[part] ??= {}) as Record<string, unknown>;
+    for (const part of path.slice(0, -1)) at = (at[part] ??= {}) as Record<string, unknown>;
     at[path.at(-1)!] = value;
   }
-  return values;
+  return values as Record<string, Record<string, unknown> | undefined>;
 }
 
 /** The declared options in order, each checked to be stored under its key. */

@@ -7,8 +7,8 @@ import { AlightError, ExitCode } from '../src/errors.js';
 import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
 import { Store } from '../src/store/store.js';
-import type { FlagsOf } from './flags.js';
-import type { engineFlags, judgeFlags, runnerFlags } from './options.js';
+import { configValues, type FlagsOf } from './flags.js';
+import { type engineFlags, judgeFlags, runnerFlags } from './options.js';
 
 /** Opens the store the flags, ALIGHT_DB or the config file point to, runs `work`, and closes it. */
 export async function withStore<T>(
@@ -129,19 +129,11 @@ export function withRunner(
   gateway: Partial<Config['gateway']> = {},
   imagePerTask = false,
 ): Config {
-  const merged = withOverrides(config, {
-    runner: flags.runner,
-    k8s: {
-      image: flags.image,
-      template: flags.jobTemplate,
-      namespace: flags.namespace,
-      context: flags.kubeContext,
-      retryInfra: flags.retryInfra,
-    },
-    gateway: { ...gateway, advertise: flags.gatewayHost },
-  });
-  const k8sOnly = (['image', 'jobTemplate', 'namespace', 'kubeContext', 'gatewayHost', 'retryInfra'] as const).filter(
-    (f) => flags[f] !== undefined,
+  const given = configValues(runnerFlags(), flags) as Partial<Config>;
+  const merged = withOverrides(config, { ...given, gateway: { ...gateway, ...given.gateway } });
+  // Every runner flag but --runner itself says what a Job is made of.
+  const k8sOnly = Object.keys(runnerFlags()).filter(
+    (f) => f !== 'runner' && (flags as Record<string, unknown>)[f] !== undefined,
   );
   if (merged.runner !== 'k8s' && k8sOnly.length > 0) {
     const flag = flagOf(k8sOnly[0]);
@@ -155,17 +147,13 @@ export function withRunner(
   return merged;
 }
 
-/** The keys whose values were given: a flag left out leaves the config's value. */
-export const definedOnly = (o: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-
 /** The judge flags. */
 export type JudgeFlags = FlagsOf<ReturnType<typeof judgeFlags>>;
 
 /** reward with the judge flags over the config file's reward.judge (a flag given wins, the file's other keys stay). */
 export function rewardWithFlags(config: Config, f: JudgeFlags): Config['reward'] {
-  const given = definedOnly({ url: f.judge, model: f.judgeModel, rubric: f.rubric, mode: f.judgeMode });
-  if (Object.keys(given).length === 0) return config.reward;
+  const given = configValues(judgeFlags(), f).reward?.judge as Partial<JudgeConfig> | undefined;
+  if (!given) return config.reward;
   // Validated with the rest of the config by withOverrides (a --judge-model without a URL is refused there).
   return { ...config.reward, judge: { ...config.reward.judge, ...given } as JudgeConfig };
 }

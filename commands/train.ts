@@ -70,7 +70,7 @@ export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFla
   const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
   // Each flag lands on the key its option declares (--device on train.vllmDevice); the runner's, the judge's and the
   // gateway's through the helpers record shares, which refuse what does not apply.
-  const { lora, distill, ...train } = configValues(trainFlags(), flags, 'train') as Partial<TrainConfig>;
+  const { lora, distill, ...train } = (configValues(trainFlags(), flags).train ?? {}) as Partial<TrainConfig>;
   const given: Config = withRunner(
     withOverrides(base, {
       reward: rewardWithFlags(base, flags),

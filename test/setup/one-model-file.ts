@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll } from 'vitest';
+import { alive } from './temp-root.js';
 
 // A setup file of the `models` project: its files run one at a time, each beside the other files of the suite. Two
 // of them side by side would fight over the two cores and the memory vLLM reserves; one of them beside a file that
@@ -10,15 +11,7 @@ import { afterAll } from 'vitest';
 const lock = join(process.env.TMPDIR ?? '/tmp', 'model-file.lock');
 const owner = join(lock, 'pid');
 
-function holderAlive(): boolean {
-  const pid = Number(readFileSync(owner, 'utf8'));
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+const holderAlive = (): boolean => alive(Number(readFileSync(owner, 'utf8')));
 
 async function acquire(): Promise<void> {
   for (;;) {

@@ -44,7 +44,7 @@ function remove(dir: string): void {
 }
 
 /** Whether a process runs (one of another user's, which may not be signalled, does). */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

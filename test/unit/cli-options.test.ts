@@ -50,11 +50,10 @@ describe('a command declared once', () => {
     expectTypeOf<TrainFlags['loraRank']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<SftFlags['epochs']>().toEqualTypeOf<number>();
     const flags: TrainFlags = { loraRank: 8, device: 'cpu', lr: 1e-4, timeout: 30, run: 'r', port: 0, dryRun: true };
-    expect(configValues(trainFlags(), { ...flags, judge: 'http://127.0.0.1:9/v1' }, 'train')).toEqual({
-      lora: { rank: 8 },
-      vllmDevice: 'cpu',
-      lr: 1e-4,
-      timeoutS: 30,
+    expect(configValues(trainFlags(), { ...flags, judge: 'http://127.0.0.1:9/v1' })).toEqual({
+      train: { lora: { rank: 8 }, vllmDevice: 'cpu', lr: 1e-4, timeoutS: 30 },
+      reward: { judge: { url: 'http://127.0.0.1:9/v1' } },
+      gateway: { port: 0 },
     });
   });
 
