@@ -7,18 +7,10 @@ import { gradeInstance } from '../src/eval/grade/grader.js';
 import { gradeTask } from '../src/eval/run/inputs.js';
 import { type ProbeSummary, renderProbe, renderSelect, renderValidate } from '../src/ui/data-measure-report.js';
 import { progressBars } from '../src/ui/progress-bar.js';
-import { type SwebenchFlags, swebenchCommand } from './eval.js';
-import { type GraderFlags, graderFor, withSite } from './grading.js';
+import { swebenchCommand } from './eval.js';
+import { graderFor, withSite } from './grading.js';
 import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
-
-export type ValidateFlags = GraderFlags & {
-  db?: string;
-  config?: string;
-  json?: boolean;
-  workers: number;
-  timeout: number;
-  force?: boolean;
-};
+import type { ProbeFlags, SelectFlags, ValidateFlags } from './table/declared-data.js';
 
 /**
  * `alight data validate`: the kept tasks' environments checked with the grader chosen as for `eval grade` (the gold
@@ -71,7 +63,7 @@ export async function validateCommand(o: ValidateFlags) {
  * `alight data probe`: the harness k times on each task kept before selection, through eval swebench's machinery
  * (recorded, mode val, graded); each task's pass count stored with the run that measured it. Resumable by --run.
  */
-export async function probeCommand(cmd: string, args: string[], flags: SwebenchFlags) {
+export async function probeCommand(cmd: string, args: string[], flags: ProbeFlags) {
   const run = flags.run ?? defaultRunName('probe');
   return swebenchCommand(cmd, args, { ...flags, run, fromDb: true }, (result, store) => {
     const uidOf = new Map([...store.data.eachKeptTask('select')].map((t) => [t.instance_id, t.uid]));
@@ -99,17 +91,6 @@ export async function probeCommand(cmd: string, args: string[], flags: SwebenchF
     if (flags.json) printJson(summary);
     else process.stdout.write(renderProbe(summary));
   });
-}
-
-export interface SelectFlags {
-  db?: string;
-  config?: string;
-  json?: boolean;
-  probe?: string;
-  solveRate: string;
-  addUnsolved: number;
-  val: number;
-  seed: number;
 }
 
 /** `alight data select`: the training set from a probe (see src/data/select.ts); a table per band and repo. */

@@ -2,9 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { exportTasks } from '../src/data/export.js';
 import { cleanTasks, decontaminateTasks, dedupeTasks, importFiles } from '../src/data/pipeline.js';
-import type { Preset, RuleOptions } from '../src/data/rules.js';
 import { dataStats } from '../src/data/stats.js';
-import type { ExportFormat, Format } from '../src/data/task.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import {
   renderClean,
@@ -17,6 +15,14 @@ import {
 } from '../src/ui/data-report.js';
 import { progressBars } from '../src/ui/progress-bar.js';
 import { printJson, withStore } from './shared.js';
+import type {
+  CleanFlags,
+  DecontaminateFlags,
+  DedupeFlags,
+  ExportFlags,
+  ImportFlags,
+  ReportFlags,
+} from './table/declared-data.js';
 
 const maxPerms = 2048;
 
@@ -33,15 +39,12 @@ function writableFile(file: string, flag: string): void {
     throw new AlightError(`${flag} ${file} is a folder, not a file`, ExitCode.input);
 }
 
-interface Common {
-  db?: string;
-  json?: boolean;
-}
-const say = (o: Common, value: unknown, text: () => string): void =>
+// Every data command prints its summary as JSON with --json, as text otherwise; progress bars only for the text.
+const say = (o: Pick<ReportFlags, 'json'>, value: unknown, text: () => string): void =>
   o.json ? printJson(value) : void process.stdout.write(`${text()}\n`);
-const bars = (o: Common) => progressBars(!o.json && Boolean(process.stderr.isTTY));
+const bars = (o: Pick<ReportFlags, 'json'>) => progressBars(!o.json && Boolean(process.stderr.isTTY));
 
-export async function importCommand(files: string[], o: Common & { source?: string; format: Format | 'auto' }) {
+export async function importCommand(files: string[], o: ImportFlags) {
   return withStore(o, async (store) => {
     const progress = bars(o);
     const s = await importFiles(store, files, o, progress).finally(() => progress.stop());
@@ -50,7 +53,7 @@ export async function importCommand(files: string[], o: Common & { source?: stri
   });
 }
 
-export async function cleanCommand(o: Common & { preset: Preset } & Partial<RuleOptions>) {
+export async function cleanCommand(o: CleanFlags) {
   return withStore(o, (store) => {
     const { preset, db: _db, json: _json, ...overrides } = o;
     const s = cleanTasks(store, preset, overrides);
@@ -59,7 +62,7 @@ export async function cleanCommand(o: Common & { preset: Preset } & Partial<Rule
   });
 }
 
-export async function dedupeCommand(o: Common & { threshold: number; perms: number; shingle: number; near: boolean }) {
+export async function dedupeCommand(o: DedupeFlags) {
   if (!(o.threshold > 0 && o.threshold <= 1))
     throw new AlightError(`--threshold must be in (0, 1], got ${o.threshold}`, ExitCode.usage);
   if (o.perms < 1 || o.shingle < 1) throw new AlightError('--perms and --shingle must be at least 1', ExitCode.usage);
@@ -83,9 +86,7 @@ export async function dedupeCommand(o: Common & { threshold: number; perms: numb
   });
 }
 
-export async function decontaminateCommand(
-  o: Common & { against?: string[]; keepRepos?: boolean; ngram: number; builtin: boolean },
-) {
+export async function decontaminateCommand(o: DecontaminateFlags) {
   if (o.ngram < 1) throw new AlightError(`--ngram must be at least 1, got ${o.ngram}`, ExitCode.usage);
   for (const f of o.against ?? []) readableFile(f, '--against');
   return withStore(o, async (store) => {
@@ -99,7 +100,7 @@ export async function decontaminateCommand(
   });
 }
 
-export async function statsCommand(o: Common) {
+export async function statsCommand(o: ReportFlags) {
   return withStore(o, (store) => {
     const invalidRows = store.data.invalidRows();
     // The list is the first rows only: say so, rather than let 20 rows pass for all of them.
@@ -109,7 +110,7 @@ export async function statsCommand(o: Common) {
   });
 }
 
-export async function explainCommand(instanceId: string, o: Common) {
+export async function explainCommand(instanceId: string, o: ReportFlags) {
   return withStore(o, (store) => {
     const rows = store.data.explain(instanceId).map((r) => ({
       ...r,
@@ -123,9 +124,7 @@ export async function explainCommand(instanceId: string, o: Common) {
   });
 }
 
-export async function exportCommand(
-  o: Common & { out: string; format: ExportFormat; split?: string; seed: number; heldOut?: boolean },
-) {
+export async function exportCommand(o: ExportFlags) {
   writableFile(o.out, '--out');
   return withStore(o, async (store) => {
     // --held-out: the validation tasks `data select --val` set aside, instead of the kept (training) ones.

@@ -7,18 +7,8 @@ import { ensureVerlEnv, inspectVerlEnv } from '../src/setup/verl-env.js';
 import { ensureVllm } from '../src/setup/vllm-env.js';
 import { renderCluster, renderTorchEnv, renderUpstream, renderVerlEnv } from '../src/ui/doctor-report.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
-import { printJson, type RunnerFlags, withRunner } from './shared.js';
-
-export interface DoctorFlags extends Omit<RunnerFlags, 'runner'> {
-  runner?: 'k8s';
-  config?: string;
-  setup?: boolean;
-  vllm?: boolean;
-  json?: boolean;
-  backend?: 'torch' | 'verl';
-  upstream?: string;
-  upstreamKeyEnv?: string;
-}
+import { printJson, withRunner } from './shared.js';
+import type { DoctorFlags } from './table/declared-setup.js';
 
 /**
  * What a backend needs, what is there, and the fix for each gap; `--setup` installs it (`--vllm`: vLLM's CPU build

@@ -3,13 +3,8 @@ import { AlightError, ExitCode } from '../src/errors.js';
 import { type RejudgeSummary, rejudgeRun } from '../src/judge/rejudge.js';
 import { judgeRun } from '../src/judge/rewards.js';
 import { renderRejudge } from '../src/ui/eval-report.js';
-import { type JudgeFlags, printJson, rewardWithFlags, withStore } from './shared.js';
-
-export interface EvalJudgeFlags extends JudgeFlags {
-  db?: string;
-  config?: string;
-  json?: boolean;
-}
+import { printJson, rewardWithFlags, withStore } from './shared.js';
+import type { EvalJudgeFlags } from './table/declared-eval.js';
 
 /** `alight eval judge <run>`: a recorded run's rollouts scored by a judge; the scores, and beside a check, agreement. */
 export async function evalJudgeCommand(run: string, flags: EvalJudgeFlags): Promise<RejudgeSummary> {

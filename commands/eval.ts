@@ -15,32 +15,18 @@ import { type EvalResult, evalSwebench } from '../src/eval/run/swebench-run.js';
 import type { Store } from '../src/store/store.js';
 import { renderCompare, renderEval, renderGrade } from '../src/ui/eval-report.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
-import { type GraderFlags, graderFor, sandboxFor, withGrader } from './grading.js';
+import { graderFor, sandboxFor, withGrader } from './grading.js';
 import {
   defaultRunName,
   flagOf,
   newSecret,
   printJson,
-  type RunnerFlags,
   withInterrupt,
   withRunner,
   withStore,
   withUpstream,
 } from './shared.js';
-
-export type GradeFlags = GraderFlags & {
-  /** With --grader k8s only: where the cluster's settings are. */
-  config?: string;
-  namespace?: string;
-  kubeContext?: string;
-  predictions: string;
-  tasks: string;
-  out?: string;
-  concurrency: number;
-  timeout: number;
-  allowTestEdits?: boolean;
-  json?: boolean;
-};
+import type { CompareFlags, GradeFlags, RewardFlags, SwebenchFlags } from './table/declared-eval.js';
 
 /** `eval grade` reads the config only for `--grader k8s`: the cluster, the namespace, the pods' resources. */
 function gradeK8s(flags: GradeFlags, pods: boolean): K8sConfig {
@@ -84,27 +70,6 @@ export async function gradeCommand(flags: GradeFlags) {
   else process.stdout.write(renderGrade(reports, summary, out));
   return summary;
 }
-
-export type SwebenchFlags = GraderFlags &
-  Omit<RunnerFlags, 'image' | 'runner'> & {
-    tasks?: string;
-    fromDb?: boolean;
-    instances?: string;
-    /** Attempts per instance (pass@k's k): `-n, --rollouts`, as record and train spell it. */
-    n: number;
-    concurrency: number;
-    upstream?: string;
-    serve?: string;
-    serveVllm?: string;
-    timeout: number;
-    gradeTimeout: number;
-    run?: string;
-    out?: string;
-    allowTestEdits?: boolean;
-    db?: string;
-    config?: string;
-    json?: boolean;
-  };
 
 /**
  * `alight eval swebench`: the harness over the instances through the gateway, each prediction graded; a table or
@@ -193,7 +158,7 @@ function refuseSwebenchFlags(flags: SwebenchFlags): void {
 /**
  * `alight eval compare A B`: two runs (names in the store's run folder, or summary.json paths), paired per instance.
  */
-export async function compareCommand(a: string, b: string, flags: { db?: string; json?: boolean }) {
+export async function compareCommand(a: string, b: string, flags: CompareFlags) {
   return withStore(flags, (store) => {
     const load = (name: string) => {
       const path = existsSync(name) ? name : join(dirname(store.path), 'runs', name, 'eval', 'summary.json');
@@ -211,9 +176,7 @@ export async function compareCommand(a: string, b: string, flags: { db?: string;
  * `alight eval reward`: grades the workspace's current diff against the task (ALIGHT_TASK_JSON); prints 1 or 0, the
  * reason on stderr.
  */
-export async function rewardCommand(
-  flags: GraderFlags & { repos: string; workspace?: string; timeout: number; allowTestEdits?: boolean },
-) {
+export async function rewardCommand(flags: RewardFlags) {
   const raw = process.env.ALIGHT_TASK_JSON;
   if (!raw || raw === 'null')
     throw new AlightError(

@@ -20,18 +20,42 @@ export type FlagsOf<T extends Flags> = { [K in MaybeAbsent<T>]?: Exclude<ValueOf
   [K in Exclude<keyof T, MaybeAbsent<T>>]: ValueOf<T[K]>;
 };
 
+/** The config setting at a dotted path as the schema parses it: `undefined` in it where the key has no default. */
+type ConfigSetting<P extends string, T = Config> = P extends `${infer Head}.${infer Rest}`
+  ? ConfigSetting<Rest, NonNullable<T>[Head & keyof NonNullable<T>]>
+  : NonNullable<T>[P & keyof NonNullable<T>];
+
 /** The type of the config value at a dotted path: `train.lora.rank` → number. */
-export type ConfigValue<P extends string, T = Config> = P extends `${infer Head}.${infer Rest}`
-  ? ConfigValue<Rest, NonNullable<T>[Head & keyof NonNullable<T>]>
-  : NonNullable<NonNullable<T>[P & keyof NonNullable<T>]>;
+export type ConfigValue<P extends string> = NonNullable<ConfigSetting<P>>;
+
+/**
+ * The value of a flag that takes the schema's default (schemaOption): always set where the key has one, but a switch
+ * stays absent unless given (a default of false makes no commander default).
+ */
+export type SchemaValue<P extends string> =
+  undefined extends ConfigSetting<P>
+    ? ConfigValue<P> | undefined
+    : ConfigValue<P> extends boolean
+      ? boolean | undefined
+      : ConfigValue<P>;
 
 /** A hand-made option's value (a string unless its parser says otherwise), absent unless given. */
 export const flag = <V>(option: Option): Flag<V | undefined> => option;
 
-/** A hand-made option that is always set: mandatory, or with a default. */
+/** A hand-made option that is always set: mandatory, with a default, or a lone `--no-x` (commander sets it true). */
 export function alwaysSet<V>(option: Option): Flag<V> {
-  if (!option.mandatory && option.defaultValue === undefined)
+  if (!option.mandatory && option.defaultValue === undefined && !option.negate)
     throw new Error(`${option.flags} is neither mandatory nor defaulted: declare it with flag()`);
+  return option;
+}
+
+/**
+ * Old spellings of an option (hidden options that set its value): they go with it, after it, rather than under a key
+ * of their own, so that the declaration's keys stay the names the action reads.
+ */
+const spellings = new WeakMap<Option, Option[]>();
+export function withSpellings<O extends Option>(option: O, aliases: Option[]): O {
+  spellings.set(option, [...(spellings.get(option) ?? []), ...aliases]);
   return option;
 }
 
@@ -59,12 +83,12 @@ export function configValues(declared: Flags, flags: object): Record<string, Rec
   return values as Record<string, Record<string, unknown> | undefined>;
 }
 
-/** The declared options in order, each checked to be stored under its key. */
+/** The declared options in order (each followed by its old spellings), each checked to be stored under its key. */
 export function declaredOptions(declared: Flags): Option[] {
   for (const [key, option] of Object.entries(declared))
     if (option.attributeName() !== key)
       throw new Error(`${option.flags} is stored as ${option.attributeName()}, not ${key}`);
-  return Object.values(declared);
+  return Object.values(declared).flatMap((option) => [option, ...(spellings.get(option) ?? [])]);
 }
 
 /**
@@ -77,6 +101,12 @@ const prerequisites = new WeakMap<Option, { needs: string; words?: string }>();
 export function onlyWith<O extends Option>(option: O, attribute: string, words?: string): O {
   prerequisites.set(option, { needs: attribute, words });
   return option;
+}
+
+/** Every flag of a group `onlyWith` the same one: a group that means nothing without it (`--namespace` without k8s). */
+export function allOnlyWith<T extends Flags>(declared: T, attribute: string): T {
+  for (const option of Object.values(declared)) onlyWith(option, attribute);
+  return declared;
 }
 
 /** A `preAction` hook: a flag given without the one it needs ends the command as a usage error. */

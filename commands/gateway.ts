@@ -1,21 +1,10 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { withOverrides } from '../src/config/load.js';
-import type { UpstreamKind } from '../src/config/schema.js';
 import { startGateway } from '../src/gateway/server.js';
+import { configValues } from './flags.js';
 import { newSecret, printJson, withStore } from './shared.js';
-
-export interface GatewayFlags {
-  upstream?: string;
-  upstreamKind?: UpstreamKind;
-  model?: string;
-  host?: string;
-  port?: number;
-  adminKey?: string;
-  db?: string;
-  config?: string;
-  json?: boolean;
-}
+import { type GatewayFlags, gatewayFlags } from './table/declared-serve.js';
 
 // Drain gives streams in flight this long to finish on SIGTERM.
 const drainMs = 30_000;
@@ -23,10 +12,8 @@ const drainMs = 30_000;
 /** A standalone gateway: runs until SIGTERM or SIGINT, then drains and returns. */
 export async function gatewayCommand(flags: GatewayFlags): Promise<void> {
   await withStore(flags, async (store, fileConfig) => {
-    const config = withOverrides(fileConfig, {
-      upstream: { url: flags.upstream, kind: flags.upstreamKind, model: flags.model },
-      gateway: { host: flags.host, port: flags.port },
-    });
+    // Each flag lands on the config key its option declares (--upstream-kind on upstream.kind).
+    const config = withOverrides(fileConfig, configValues(gatewayFlags(), flags));
     const given = flags.adminKey || process.env.ALIGHT_ADMIN_KEY;
     const key = given ? { value: given, file: null } : storedAdminKey(store.path);
     const gateway = await startGateway({

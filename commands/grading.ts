@@ -1,23 +1,27 @@
 import { resolve } from 'node:path';
 import type { K8sConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { buildImage, defaultImage, imageExists, type Runtime } from '../src/eval/grade/container.js';
+import { buildImage, defaultImage, imageExists } from '../src/eval/grade/container.js';
 import type { Grader, HostSandbox, ReadyGrader, TestSite } from '../src/eval/grade/grade-types.js';
 import { engineSite } from '../src/eval/grade/image-site.js';
 import { defaultMemoryMb, defaultProcesses, ensureSandbox } from '../src/eval/grade/sandbox.js';
-import type { GraderName } from '../src/eval/run/grade-run.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
+import type { FlagsOf } from './flags.js';
+import type { graderFlags, gradingFlags, reposOption, runtimeOption } from './table/declared-eval.js';
 
-/** Which grader and where: the flags of every command that grades (eval swebench, eval grade, data validate). */
-export interface GraderFlags {
-  repos?: string;
-  grader?: GraderName;
-  image?: string;
-  imageTemplate?: string;
-  runtime?: Runtime | 'k8s';
-  sandbox?: boolean;
-  allowTestFrameworkAccess?: boolean;
-}
+/**
+ * What picks the grader (graderFor): the grader flags, --repos, --no-sandbox and eval swebench's --runtime; each
+ * command that grades (eval swebench, eval grade, data validate) declares some of them.
+ */
+export type GraderFlags = Partial<
+  FlagsOf<
+    ReturnType<typeof graderFlags> &
+      Pick<ReturnType<typeof gradingFlags>, 'sandbox'> & {
+        repos: ReturnType<typeof reposOption>;
+        runtime: ReturnType<typeof runtimeOption>;
+      }
+  >
+>;
 
 /**
  * The local grader's sandbox: bubblewrap (installed if missing), hiding `hide` from the code under test; none, said

@@ -1,8 +1,9 @@
-import { scaffold, type Template } from '../src/scaffold.js';
+import { scaffold } from '../src/scaffold.js';
 import { renderInit } from '../src/ui/next-steps.js';
+import type { InitFlags } from './table/declared-setup.js';
 
-export async function init(dir: string, opts: { force?: boolean; template?: Template }): Promise<string[]> {
-  const template = opts.template ?? 'basic';
+export async function init(dir: string, opts: InitFlags): Promise<string[]> {
+  const { template } = opts;
   const written = scaffold(dir, template, opts.force);
   process.stdout.write(renderInit(written, template));
   return written;

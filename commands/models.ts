@@ -4,11 +4,7 @@ import { knownModels, packagesOf } from '../src/serve/models.js';
 import { type ModelListing, renderConversion, renderModelList } from '../src/ui/models-report.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { printJson, withInterrupt } from './shared.js';
-
-export interface ConvertFlags {
-  out: string;
-  json?: boolean;
-}
+import type { ConvertFlags, MergeFlags, ModelsListFlags } from './table/declared-models.js';
 
 /** `alight models convert`: a GGUF model as a Hugging Face folder for `alight train` and vLLM. */
 export async function modelsConvert(model: string, flags: ConvertFlags): Promise<Conversion> {
@@ -21,13 +17,6 @@ export async function modelsConvert(model: string, flags: ConvertFlags): Promise
   if (flags.json) printJson({ out: flags.out, ...record });
   else process.stdout.write(renderConversion(flags.out, record));
   return record;
-}
-
-export interface MergeFlags {
-  adapter: string;
-  out: string;
-  base?: string;
-  json?: boolean;
 }
 
 /** `alight models merge`: base + LoRA adapter as one folder. */
@@ -45,7 +34,7 @@ export async function modelsMerge(flags: MergeFlags): Promise<Merged> {
 }
 
 /** `alight models list`: the models alight fetches by name. */
-export function modelsList(flags: { json?: boolean }): void {
+export function modelsList(flags: ModelsListFlags): void {
   const rows: ModelListing[] = Object.entries(knownModels).map(([name, m]) => ({
     name,
     kind: m.kind,

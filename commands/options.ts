@@ -3,10 +3,8 @@ import { z } from 'zod';
 import { bare, defaultOf, described, type Schema } from '../src/config/reference.js';
 import { configSchema } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import { runtimeNames, swebenchImageTemplate } from '../src/eval/grade/container.js';
-import { graderNames } from '../src/eval/run/grade-run.js';
 import type { VllmDevice } from '../src/setup/vllm-env.js';
-import { type ConfigValue, type Flag, flag, onlyWith, setsConfig } from './flags.js';
+import { type ConfigValue, type Flag, flag, onlyWith, type SchemaValue, setsConfig, withSpellings } from './flags.js';
 
 /** The option parsers: a malformed number is a usage error (exit 2), said the same way for every flag. */
 export const int = (value: string): number => {
@@ -47,6 +45,14 @@ export function alias(flags: string, of: Option): Option {
   const old = new NamedOption(flags, `old spelling of ${of.long ?? of.short}`, of.attributeName()).hideHelp();
   if (of.parseArg) old.argParser(of.parseArg);
   return old;
+}
+
+/** An option declared with its old spellings (`--workers` for `--concurrency`), which go after it in the command. */
+export function aliased<O extends Option>(of: O, ...old: string[]): O {
+  return withSpellings(
+    of,
+    old.map((flags) => alias(flags, of)),
+  );
 }
 
 /** The schema of a config key (`record.n`), with its optional and default wrappers. */
@@ -99,8 +105,15 @@ export function configOption<P extends string>(
 
 /**
  * A flag of a command that reads no config, described by the config key of the same meaning: its help, choices,
- * parser and (unless `value` says otherwise) default come from the schema.
+ * parser and (unless `value` says otherwise) default come from the schema. Its type says it is always set where it has
+ * a default, but a switch (the schema's false) stays absent unless given.
  */
+export function schemaOption<P extends string>(flags: string, path: P): Flag<SchemaValue<P>>;
+export function schemaOption<P extends string>(
+  flags: string,
+  path: P,
+  value: Exclude<ConfigValue<P>, boolean>,
+): Flag<ConfigValue<P>>;
 export function schemaOption(flags: string, path: string, value?: unknown): Option {
   const s = fromSchema(path);
   const option = typed(new Option(flags, s.description), path);
@@ -118,7 +131,6 @@ export const configFileOption = (): Flag<string | undefined> =>
   new Option('--config <file>', 'config file (default: ./alight.config.yaml)');
 /** `--db` and `--config`: where the store is, for every command that opens it. */
 export const storeFlags = (note?: string) => ({ db: dbOption(note), config: configFileOption() });
-export const storeOptions = (note?: string): Option[] => Object.values(storeFlags(note));
 export const jsonOption = (what = 'JSON output'): Flag<boolean | undefined> => new Option('--json', what);
 
 /** `--run <name>`: the run a command records into or reads. */
@@ -161,69 +173,6 @@ export const engineFlags = () => ({
   ),
   device: onlyWith(vllmDeviceOption(), 'serveVllm'),
 });
-
-/** How the grader treats what a prediction changed: the same three flags wherever alight grades. */
-export const gradingOptions = (): Option[] => [
-  new Option(
-    '--allow-test-edits',
-    'grade edits to tests and test configuration instead of removing them (still flagged)',
-  ),
-  new Option(
-    '--allow-test-framework-access',
-    "grade non-test code that imports or drives pytest (SWE-bench's " +
-      'exact behaviour) instead of counting it unresolved (still flagged)',
-  ),
-  new Option(
-    '--no-sandbox',
-    'run the tests of the local grader as you, outside bubblewrap (the ' +
-      'code under test can then reach your files, network and later grades)',
-  ),
-];
-
-/** Which grader, and in which image: `eval swebench` and `eval grade`. */
-export const graderOptions = (): Option[] => [
-  new Option(
-    '--grader <grader>',
-    'local: here, in --repos workspaces; podman|docker: a fresh container per grade, network off ' +
-      "(each instance's image, or --image with --repos mounted); k8s: a fresh pod of each instance's image " +
-      '(deny-all NetworkPolicy); swebench: the official package (needs Docker). Default: local with --repos, ' +
-      'else --runtime',
-  ).choices([...graderNames]),
-  new Option(
-    '--image <name>',
-    'with --repos and --grader podman|docker: the one image to grade ' +
-      "in (default: alight's Debian + pytest image, built on first use)",
-  ),
-  new Option(
-    '--image-template <t>',
-    'instance images for rows without image/image_name/docker_image ({id}, {id_1776}, {repo})',
-  ).default(swebenchImageTemplate),
-];
-
-/** `--runtime`: agents in a container of each instance's image. */
-export const runtimeOption = (): Option =>
-  new Option(
-    '--runtime <engine>',
-    "or agents work in a container of each instance's image (/testbed): podman|docker here (the harness runs here " +
-      'and is told ALIGHT_CONTAINER, ALIGHT_CONTAINER_RUNTIME, ALIGHT_WORKDIR), or k8s: a Job per attempt with the ' +
-      'harness inside it',
-  ).choices([...runtimeNames, 'k8s']);
-
-/** eval's Kubernetes flags (its image is each instance's: no --image). */
-export function evalK8sOptions(): Option[] {
-  const { image: _image, ...target } = k8sTargetFlags();
-  return [...Object.values(target), configOption('--retry-infra <n>', 'k8s.retryInfra')].map((o) =>
-    onlyWith(o, 'runtime'),
-  );
-}
-
-/** `eval grade --grader k8s`: the cluster's settings (the config's k8s section) and the two most often changed. */
-export const gradeK8sOptions = (): Option[] =>
-  [
-    new Option('--config <file>', 'with --grader k8s: the config whose k8s section the grading pods use'),
-    configOption('--namespace <ns>', 'k8s.namespace'),
-    configOption('--kube-context <name>', 'k8s.context'),
-  ].map((o) => onlyWith(o, 'grader'));
 
 /** Which cluster and namespace the Kubernetes runner uses, what its pods run and where they reach the gateway. */
 export const k8sTargetFlags = () => ({

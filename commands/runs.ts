@@ -3,8 +3,9 @@ import { AlightError, ExitCode } from '../src/errors.js';
 import type { RunListing, TrainStepRow } from '../src/store/store.js';
 import { renderRunList, renderRunPlot, renderRunSteps } from '../src/ui/runs-report.js';
 import { printJson, withStore } from './shared.js';
+import type { RunShowFlags, RunsListFlags } from './table/declared-traces.js';
 
-export async function listRuns(opts: { db?: string; json?: boolean }): Promise<RunListing[]> {
+export async function listRuns(opts: RunsListFlags): Promise<RunListing[]> {
   return withStore(opts, (store) => {
     const runs = store.listRuns();
     if (opts.json) printJson(runs);
@@ -17,7 +18,7 @@ export async function listRuns(opts: { db?: string; json?: boolean }): Promise<R
 /** A training run's metrics per step, and a reward / loss plot when asked. */
 export async function showRun(
   run: string,
-  opts: { db?: string; json?: boolean; plot?: string },
+  opts: RunShowFlags,
 ): Promise<{ run: string; steps: TrainStepRow[]; plot: string | null }> {
   if (opts.plot && !opts.plot.endsWith('.svg'))
     throw new AlightError(`--plot writes SVG: name the file *.svg (got ${opts.plot})`, ExitCode.usage);

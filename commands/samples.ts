@@ -1,36 +1,17 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { AdvantageEstimator, MissingRewardPolicy } from '../src/algo/advantages.js';
-import type { LossNorm } from '../src/algo/loss-weights.js';
 import { loadConfig } from '../src/config/load.js';
 import { AlightError, ExitCode } from '../src/errors.js';
-import type { Selection } from '../src/samples/curate.js';
 import { type CurateResult, curateRuns } from '../src/samples/curate-run.js';
 import { type Detokenize, diagnose } from '../src/samples/diagnose.js';
-import type { MergeLevel } from '../src/samples/merge.js';
 import { type BuildResult, buildRunBatch, type DiagnoseResult, diagnoseRun } from '../src/samples/run-samples.js';
 import { readSafetensors } from '../src/samples/safetensors.js';
 import { parseTaskFilter } from '../src/samples/task-filter.js';
 import { loadDetokenizer } from '../src/samples/tokenizer.js';
 import { type BatchRow, renderBatch, renderBuild, renderCuration, renderDiagnosis } from '../src/ui/samples-report.js';
 import { printJson, withStore } from './shared.js';
-
-export interface BuildFlags {
-  run: string;
-  out: string;
-  level: MergeLevel;
-  advantage: AdvantageEstimator;
-  lossNorm: LossNorm;
-  missingReward: MissingRewardPolicy;
-  maxPromptTokens?: number;
-  maxResponseTokens: number;
-  dropZeroVariance?: boolean;
-  dropOverlong?: boolean;
-  rowMultiple?: number;
-  db?: string;
-  json?: boolean;
-}
+import type { BuildFlags, CurateFlags, DiagnoseFlags, ShowFlags } from './table/declared-samples.js';
 
 export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
   return withStore(flags, (store) => {
@@ -39,28 +20,6 @@ export async function buildSamples(flags: BuildFlags): Promise<BuildResult> {
     else process.stdout.write(renderBuild(result));
     return result;
   });
-}
-
-export interface CurateFlags {
-  run: string[];
-  out?: string;
-  filter?: string;
-  select: Selection;
-  maxPerTask?: number;
-  minReward?: number;
-  solvedAt: number;
-  keepTruncated?: boolean;
-  val: number;
-  seed: number;
-  parquet?: boolean;
-  jsonl?: boolean;
-  dryRun?: boolean;
-  render?: string;
-  keepThinking?: boolean;
-  strip?: string;
-  db?: string;
-  config?: string;
-  json?: boolean;
 }
 
 export async function curateSamples(flags: CurateFlags): Promise<CurateResult> {
@@ -111,15 +70,12 @@ const metaSchema = z.object({
 });
 
 /** The tokenizer named by the flag, else by the config file; none when neither names one. */
-async function detokenizerFor(flags: { tokenizer?: string; config?: string }): Promise<Detokenize | undefined> {
+async function detokenizerFor(flags: Pick<ShowFlags, 'tokenizer' | 'config'>): Promise<Detokenize | undefined> {
   const spec = flags.tokenizer ?? loadConfig(flags.config).config.tokenizer;
   return spec ? loadDetokenizer(spec) : undefined;
 }
 
-export async function showSamples(
-  path: string,
-  opts: { json?: boolean; tokenizer?: string; config?: string },
-): Promise<void> {
+export async function showSamples(path: string, opts: ShowFlags): Promise<void> {
   const detokenize = await detokenizerFor(opts);
   const { meta, tensors } = readBatch(path);
   const rows = batchRows(meta, tensors, detokenize);
@@ -171,14 +127,7 @@ function batchRows(meta: BatchMeta, t: BatchTensors, detokenize: Detokenize | un
   });
 }
 
-export async function diagnoseSamples(flags: {
-  run: string;
-  tokenizer?: string;
-  config?: string;
-  db?: string;
-  json?: boolean;
-  worst: number;
-}): Promise<DiagnoseResult> {
+export async function diagnoseSamples(flags: DiagnoseFlags): Promise<DiagnoseResult> {
   const detokenize = await detokenizerFor(flags);
   return withStore(flags, (store) => {
     const result = diagnoseRun(store, flags.run, (c, p, at, answers) => diagnose(c, p, at, answers, detokenize));

@@ -2,22 +2,9 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfig, resolveDb } from '../src/config/load.js';
 import { startVllm } from '../src/serve/vllm.js';
-import type { VllmDevice } from '../src/setup/vllm-env.js';
 import { renderVllmServing } from '../src/ui/next-steps.js';
 import { printJson, withInterrupt } from './shared.js';
-
-export interface ServeVllmFlags {
-  device?: VllmDevice;
-  toolCallParser?: string;
-  dtype?: string;
-  port?: number;
-  tensorParallel?: number;
-  gpuMemoryUtilization?: number;
-  maxModelLen?: number;
-  db?: string;
-  config?: string;
-  json?: boolean;
-}
+import type { ServeVllmFlags } from './table/declared-serve.js';
 
 /**
  * `alight serve-vllm`: vLLM's OpenAI server on a model until Ctrl-C. Its API key goes to a file only the user can read

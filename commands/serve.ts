@@ -6,17 +6,7 @@ import { resolveModel } from '../src/serve/models.js';
 import { startModelServer } from '../src/serve/server.js';
 import { Weights } from '../src/serve/weights.js';
 import { printJson } from './shared.js';
-
-export interface ServeFlags {
-  model: string;
-  host: string;
-  port: number;
-  ctx: number;
-  threads?: number;
-  parallel: number;
-  name?: string;
-  json?: boolean;
-}
+import type { ServeFlags } from './table/declared-serve.js';
 
 /** Serves a GGUF model until SIGTERM or SIGINT. */
 export async function serveCommand(flags: ServeFlags): Promise<void> {

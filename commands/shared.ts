@@ -8,11 +8,14 @@ import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
 import { Store } from '../src/store/store.js';
 import { configValues, type FlagsOf } from './flags.js';
-import { type engineFlags, judgeFlags, runnerFlags } from './options.js';
+import { type engineFlags, judgeFlags, runnerFlags, type storeFlags } from './options.js';
+
+/** `--db` and `--config`: every command that opens the store declares them. */
+export type StoreFlags = FlagsOf<ReturnType<typeof storeFlags>>;
 
 /** Opens the store the flags, ALIGHT_DB or the config file point to, runs `work`, and closes it. */
 export async function withStore<T>(
-  opts: { db?: string; config?: string },
+  opts: StoreFlags,
   work: (store: Store, config: Config) => Promise<T> | T,
 ): Promise<T> {
   const { config } = loadConfig(opts.config);

@@ -6,8 +6,9 @@ import type { RolloutSummary } from '../src/store/store.js';
 import { type RolloutTrace, rolloutTrace } from '../src/traces/export.js';
 import { renderCall, renderTrace, renderTraceList } from '../src/ui/traces-report.js';
 import { printJson, withStore } from './shared.js';
+import type { TraceShowFlags, TracesExportFlags, TracesListFlags } from './table/declared-traces.js';
 
-export async function listTraces(opts: { run?: string; db?: string; json?: boolean }): Promise<RolloutSummary[]> {
+export async function listTraces(opts: TracesListFlags): Promise<RolloutSummary[]> {
   return withStore(opts, (store) => {
     const rows = store.rolloutSummaries({ run: opts.run });
     if (opts.json) printJson(rows);
@@ -18,10 +19,7 @@ export async function listTraces(opts: { run?: string; db?: string; json?: boole
   });
 }
 
-export async function showTrace(
-  id: string,
-  opts: { db?: string; json?: boolean; call?: number },
-): Promise<RolloutTrace> {
+export async function showTrace(id: string, opts: TraceShowFlags): Promise<RolloutTrace> {
   return withStore(opts, (store) => {
     const trace = rolloutTrace(store, id);
     if (opts.call !== undefined) showCall(trace, opts.call, opts.json === true);
@@ -58,7 +56,7 @@ function openOut(path: string): number {
   }
 }
 
-export async function exportTraces(opts: { run?: string; out?: string; db?: string }): Promise<number> {
+export async function exportTraces(opts: TracesExportFlags): Promise<number> {
   return withStore(opts, async (store) => {
     if (opts.run && !store.getRun(opts.run))
       throw new AlightError(`no run ${opts.run} in ${store.path} (alight runs list)`, ExitCode.input);

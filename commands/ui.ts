@@ -1,8 +1,9 @@
 import { startUiServer } from '../src/web/server.js';
 import { withInterrupt, withStore } from './shared.js';
+import type { UiFlags } from './table/declared-traces.js';
 
 /** `alight ui`: serves the page until Ctrl-C; prints its URL (open it in a browser). */
-export async function uiCommand(opts: { port: number; tokenizer?: string; db?: string; config?: string }) {
+export async function uiCommand(opts: UiFlags) {
   return withStore(opts, (store, config) =>
     withInterrupt(async (signal) => {
       const server = await startUiServer(store, opts.port, opts.tokenizer ?? config.tokenizer);

@@ -15,6 +15,7 @@ import {
 
 // The flags of record, train and sft, apart from their rows in the table: each command's module reads their type and
 // their config keys, and the row loads that module, so declared in the row's file the two would import each other.
+// Every other area's commands are declared the same way, in declared-<area>.ts beside this file.
 
 /** The upstream's kind and model name: set for a URL, refused with an engine alight starts (which sets both). */
 const upstreamDetails = () => ({

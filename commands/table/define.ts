@@ -1,4 +1,4 @@
-import type { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { declaredOptions, type Flags } from '../flags.js';
 
 /** One row of the command table: what `--help` shows, and the action, whose module loads only when it runs. */
@@ -7,8 +7,8 @@ export interface CommandSpec {
   description: string;
   /** Positional arguments: name (`<x>`, `[x]`, `[x...]`), description, and default. */
   args?: [string, string, unknown?][];
-  /** In --help order: a list, or a declaration keyed by the name each is stored under (`FlagsOf` gives its type). */
-  options: Option[] | Flags;
+  /** In --help order, keyed by the name each is stored under: `FlagsOf` gives the type the action receives. */
+  options: Flags;
   /** Options after the first argument belong to the harness command (`alight record -- node harness.mjs --x`). */
   passThrough?: boolean;
   examples?: string[];
@@ -25,8 +25,7 @@ export function define(parent: Command, spec: CommandSpec): Command {
   const command = parent.command(spec.name).description(spec.description);
   for (const [name, description, value] of spec.args ?? []) command.argument(name, description, value);
   if (spec.passThrough) command.passThroughOptions();
-  const options = Array.isArray(spec.options) ? spec.options : declaredOptions(spec.options);
-  for (const option of options) command.addOption(option);
+  for (const option of declaredOptions(spec.options)) command.addOption(option);
   if (spec.examples) command.addHelpText('after', examples(spec.examples));
   const action = spec.action as (...args: unknown[]) => Promise<unknown>;
   command.action(async (...args: unknown[]) => {

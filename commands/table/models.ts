@@ -1,6 +1,12 @@
-import { type Command, Option } from 'commander';
-import type { ConvertFlags, MergeFlags } from '../models.js';
-import { jsonOption } from '../options.js';
+import type { Command } from 'commander';
+import {
+  type ConvertFlags,
+  convertFlags,
+  type MergeFlags,
+  type ModelsListFlags,
+  mergeFlags,
+  modelsListFlags,
+} from './declared-models.js';
 import { define, group } from './define.js';
 
 export function registerModels(program: Command): void {
@@ -12,9 +18,9 @@ export function registerModels(program: Command): void {
   define(models, {
     name: 'list',
     description: 'the known models: base or instruction-tuned, licence, the PyPI packages they come from',
-    options: [jsonOption()],
+    options: modelsListFlags(),
     examples: ['alight models list'],
-    action: async (opts: { json?: boolean }) => (await import('../models.js')).modelsList(opts),
+    action: async (opts: ModelsListFlags) => (await import('../models.js')).modelsList(opts),
   });
   define(models, {
     name: 'convert',
@@ -22,7 +28,7 @@ export function registerModels(program: Command): void {
       'turn a GGUF model into a Hugging Face folder (float32) that alight train and vLLM take, ' +
       "and measure its agreement with llama.cpp's greedy tokens",
     args: [['<model>', 'a .gguf file or a known model (alight models list)']],
-    options: [new Option('--out <dir>', 'the folder to write (new or empty)').makeOptionMandatory(), jsonOption()],
+    options: convertFlags(),
     examples: [
       'alight models convert smollm2-135m-instruct --out models/smollm2',
       'alight models convert ./my-model.Q8_0.gguf --out models/mine --json',
@@ -33,12 +39,7 @@ export function registerModels(program: Command): void {
     name: 'merge',
     description:
       'merge a LoRA adapter (a checkpoint of alight train --lora-rank) into its base: one Hugging Face folder',
-    options: [
-      new Option('--adapter <dir>', 'the adapter folder (adapter_config.json)').makeOptionMandatory(),
-      new Option('--out <dir>', 'the folder to write (new or empty)').makeOptionMandatory(),
-      new Option('--base <dir>', 'the base model folder (default: the one the adapter was trained on)'),
-      jsonOption(),
-    ],
+    options: mergeFlags(),
     examples: ['alight models merge --adapter .alight/runs/r1/checkpoints/step-19 --out models/r1-merged'],
     action: async (opts: MergeFlags) => (await import('../models.js')).modelsMerge(opts),
   });

@@ -2,8 +2,10 @@ import { type Command, CommanderError, Option } from 'commander';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { alwaysSet, configValues, declaredOptions } from '../../commands/flags.js';
 import { buildProgram } from '../../commands/index.js';
-import { alias, configOption, fromSchema, rolloutsOption, schemaOption } from '../../commands/options.js';
+import { alias, aliased, configOption, fromSchema, rolloutsOption, schemaOption } from '../../commands/options.js';
 import { type SftFlags, type TrainFlags, trainFlags } from '../../commands/table/declared.js';
+import type { DedupeFlags } from '../../commands/table/declared-data.js';
+import type { BuildFlags } from '../../commands/table/declared-samples.js';
 import { AlightError, ExitCode } from '../../src/errors.js';
 
 function allCommands(command: Command): Command[] {
@@ -26,6 +28,11 @@ describe('the command table', () => {
     expect(schemaOption('--advantage <a>', 'train.advantage').defaultValue).toBe('grpo');
     expect(schemaOption('--max-response-tokens <n>', 'train.maxResponseTokens', 32768).defaultValue).toBe(32768);
     expect(schemaOption('--drop-zero-variance', 'train.dropZeroVariance').defaultValue).toBeUndefined();
+    // Its type follows: set where the schema (or the command) gives a default, a switch or an optional key absent.
+    expectTypeOf<BuildFlags['advantage']>().toEqualTypeOf<'grpo' | 'drgrpo' | 'rloo'>();
+    expectTypeOf<BuildFlags['maxResponseTokens']>().toEqualTypeOf<number>();
+    expectTypeOf<BuildFlags['maxPromptTokens']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<BuildFlags['dropZeroVariance']>().toEqualTypeOf<boolean | undefined>();
   });
 
   it('stores a hidden alias under the attribute of the option it stands for', () => {
@@ -33,6 +40,15 @@ describe('the command table', () => {
     const k = alias('-k <k>', rollouts);
     expect([rollouts.attributeName(), k.attributeName(), k.hidden]).toEqual(['n', 'n', true]);
     expect(k.parseArg!('2', undefined)).toBe(2);
+  });
+
+  it('adds the old spellings declared with an option right after it, under no key of their own', () => {
+    const declared = { n: aliased(rolloutsOption(undefined, 'attempts').default(1), '-k <k>'), x: new Option('--x') };
+    expect(declaredOptions(declared).map((o) => [o.flags, o.attributeName(), o.hidden])).toEqual([
+      ['-n, --rollouts <n>', 'n', false],
+      ['-k <k>', 'n', true],
+      ['--x', 'x', false],
+    ]);
   });
 
   it('declares --db and --json once each per command, and every option has help', () => {
@@ -60,6 +76,11 @@ describe('a command declared once', () => {
   it("refuses a declaration whose key is not commander's name for the flag, or an always-set flag that is not", () => {
     expect(() => declaredOptions({ lr: configOption('--rate <r>', 'train.lr') })).toThrow(/stored as rate, not lr/);
     expect(() => alwaysSet(new Option('--epochs <n>'))).toThrow(/neither mandatory nor defaulted/);
+  });
+
+  it('types a lone --no-x as always set (commander defaults it to true), a plain switch as absent unless given', () => {
+    expectTypeOf<DedupeFlags['near']>().toEqualTypeOf<boolean>();
+    expect(alwaysSet<boolean>(new Option('--no-near')).negate).toBe(true);
   });
 });
 
