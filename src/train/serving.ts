@@ -83,14 +83,18 @@ export async function vllmServing(o: {
 
 type Push = (worker: Worker, version: number, timeoutMs: number) => Promise<void>;
 
-// Fault injection, for the served-policy check's own tests (test/e2e/vllm.test.ts): a sync that silently does
-// nothing, the failure that check exists to catch.
-const skipReload = (): boolean => process.env.ALIGHT_FAULT_SKIP_RELOAD === '1';
+// Fault injection, for the served-policy check's own tests (test/e2e/vllm.test.ts): from the version it names on, a
+// sync that silently does nothing, the failure that check exists to catch. A later version than 1 lets one run show
+// both: the syncs before it checked and passing, then the first one that does nothing caught.
+const skipReload = (version: number): boolean => {
+  const from = Number(process.env.ALIGHT_FAULT_SKIP_RELOAD);
+  return from > 0 && version >= from;
+};
 
 function fullWeightsPush(weights: string, url: string): Push {
-  return async (worker, _version, timeoutMs) => {
+  return async (worker, version, timeoutMs) => {
     await worker.call('save', { path: weights, weights_only: true }, timeoutMs);
-    if (!skipReload()) await reloadVllm(url, weights);
+    if (!skipReload(version)) await reloadVllm(url, weights);
   };
 }
 
@@ -107,7 +111,7 @@ function adapterPush(runDir: string, served: { url: string; apiKey: string }): P
   return async (worker, version, timeoutMs) => {
     const folder = join(runDir, 'serving', `adapter-${version}-${Date.now()}`);
     await worker.call('save', { path: folder, weights_only: true }, timeoutMs);
-    if (skipReload()) return;
+    if (skipReload(version)) return;
     await loadVllmAdapter(served, servedAdapterName, folder);
     rmSync(previous, { recursive: true, force: true });
     previous = folder;

@@ -203,7 +203,7 @@ describe('alight train --teacher', () => {
     const checkpoint = join(dir, '.alight', 'runs', 'rl', 'checkpoints', 'step-19');
     const distilled = await alight(
       [
-        ...['train', '--model', model, ...DEMO, '--steps', '15', '--seed', '0', '--run', 'student'],
+        ...['train', '--model', model, ...DEMO, '--steps', '12', '--seed', '0', '--run', 'student'],
         ...['--teacher', checkpoint, '--task-reward', 'off', ...HARNESS],
       ],
       { cwd: dir, timeoutMs: 1_200_000 },

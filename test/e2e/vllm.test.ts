@@ -543,12 +543,22 @@ describe('alight train --serve-vllm', () => {
       { timeoutMs: 900_000, env },
     );
 
-  it('trains on the torch worker while vLLM serves, reloading the weights after each update', async () => {
+  // A run of 2 steps whose second sync does nothing (fault injection from version 2): the first sync is checked and
+  // passes, what vLLM served before and after it is the policy of each version, and the second is caught, stopping the
+  // run, saying so. One vLLM start shows both (each start costs a minute on 2 cores).
+  const stale = { ALIGHT_FAULT_SKIP_RELOAD: '2' };
+  const caught = (res: { code: number | null; stderr: string }): void => {
+    expect(res.code, res.stderr).not.toBe(0);
+    expect(res.stderr).toMatch(/served-policy check: not synced: after the update to version 2 the engine's log-probs/);
+    expect(res.stderr).not.toMatch(/\n\s+at /);
+  };
+
+  it('trains on the torch worker while vLLM serves, reloading the weights after an update; a reload that does ' +
+    'nothing stops the run at that step, saying so', async () => {
     const dir = tempDir();
     const policy = tinyModel(4);
     const db = join(dir, 'alight.db');
-    const res = await trainServed(policy, db);
-    expect(res.code, res.stderr).toBe(0);
+    caught(await trainServed(policy, db, stale));
     const s = Store.open(db);
     const byVersion = new Map<number, CallTrace[]>();
     try {
@@ -556,11 +566,14 @@ describe('alight train --serve-vllm', () => {
         for (const c of rolloutTrace(s, r.id).calls)
           byVersion.set(c.model_version!, [...(byVersion.get(c.model_version!) ?? []), c]);
       }
-      // The served-policy check passed after each sync: vLLM's probe log-probs are the trainer's, and moved with them.
-      for (const { metrics } of s.trainSteps('v')) {
-        expect(metrics.served_logprob_diff).toBeLessThan(0.02);
-        if (metrics.served_moved_ratio !== null) expect(metrics.served_moved_ratio).toBeGreaterThan(0.5);
-      }
+      // The served-policy check passed after the sync that took: vLLM's probe log-probs are the trainer's, and moved
+      // with them.
+      const steps = s.trainSteps('v');
+      expect(steps).toHaveLength(1);
+      const { served_logprob_diff: diff, served_moved_ratio: ratio } = steps[0].metrics;
+      expect(diff).toBeLessThan(0.02);
+      // (no ratio where the probe chose other tokens than at version 0: nothing to compare)
+      if (ratio !== null) expect(ratio).toBeGreaterThan(0.5);
     } finally {
       s.close();
     }
@@ -587,50 +600,33 @@ describe('alight train --serve-vllm', () => {
       1e-3,
     );
     // …and not the initial model's any more: the reload took.
-    const stale = recompute(policy, after);
-    expect(Math.max(...after.completion_logprobs!.map((x, i) => Math.abs(x - stale[i])))).toBeGreaterThan(0.01);
+    const old = recompute(policy, after);
+    expect(Math.max(...after.completion_logprobs!.map((x, i) => Math.abs(x - old[i])))).toBeGreaterThan(0.01);
   }, 900_000);
 
-  it('stops at the first step when the weights never reach vLLM (a reload that does nothing), saying so', async () => {
-    const dir = tempDir();
-    const res = await trainServed(tinyModel(4), join(dir, 'alight.db'), { ALIGHT_FAULT_SKIP_RELOAD: '1' });
-    expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/served-policy check: not synced: after the update to version 1 the engine's log-probs/);
-    expect(res.stderr).not.toMatch(/\n\s+at /);
-  }, 900_000);
-
-  it('serves a LoRA adapter on the base and hot-swaps it in place after each update, the check passing', async () => {
+  it('serves a LoRA adapter on the base and hot-swaps it in place after an update, the check passing; an adapter ' +
+    'that never reaches vLLM stops the run at that step, saying so', async () => {
     const dir = tempDir();
     const db = join(dir, 'alight.db');
-    const res = await trainServed(tinyModel(4), db, {}, ['--lora-rank', '4']);
-    expect(res.code, res.stderr).toBe(0);
+    caught(await trainServed(tinyModel(4), db, stale, ['--lora-rank', '4']));
     const s = Store.open(db);
     try {
       const steps = s.trainSteps('v');
-      expect(steps).toHaveLength(2);
-      for (const { metrics } of steps) {
-        expect(metrics.served_logprob_diff).toBeLessThan(0.02);
-        if (metrics.served_moved_ratio !== null) expect(metrics.served_moved_ratio).toBeGreaterThan(0.5);
-      }
+      expect(steps).toHaveLength(1);
+      const { served_logprob_diff: diff, served_moved_ratio: ratio } = steps[0].metrics;
+      expect(diff).toBeLessThan(0.02);
+      if (ratio !== null) expect(ratio).toBeGreaterThan(0.5);
     } finally {
       s.close();
     }
-    // One server for the whole run, the adapter loaded at its start and again after each of the 2 updates, each time
-    // from a folder of its own; only the latest folder is kept.
+    // One server for the whole run, the adapter loaded at its start and again after the update that took, each time
+    // from a folder of its own; the folder it replaced is removed, and the one never loaded (version 2's) is left.
     const log = readFileSync(join(dir, 'runs', 'v', 'vllm.log'), 'utf8');
     expect(log.match(/non-default args/g)).toHaveLength(1);
-    expect(log.match(/Loaded new LoRA adapter: name 'alight-policy'/g)).toHaveLength(3);
+    expect(log.match(/Loaded new LoRA adapter: name 'alight-policy'/g)).toHaveLength(2);
     expect(log).not.toMatch(/Reloaded LoRA adapter .* in place from the same path/);
-    const kept = readdirSync(join(dir, 'runs', 'v', 'serving'));
-    expect(kept).toEqual([expect.stringMatching(/^adapter-2-\d+$/)]);
+    const kept = readdirSync(join(dir, 'runs', 'v', 'serving')).sort();
+    expect(kept).toEqual([expect.stringMatching(/^adapter-1-\d+$/), expect.stringMatching(/^adapter-2-\d+$/)]);
     expect(readdirSync(join(dir, 'runs', 'v', 'serving', kept[0]))).toContain('adapter_model.safetensors');
-  }, 900_000);
-
-  it('stops at the first step when the adapter never reaches vLLM (a load that does nothing), saying so', async () => {
-    const dir = tempDir();
-    const env = { ALIGHT_FAULT_SKIP_RELOAD: '1' };
-    const res = await trainServed(tinyModel(4), join(dir, 'alight.db'), env, ['--lora-rank', '4']);
-    expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/served-policy check: not synced: after the update to version 1 the engine's log-probs/);
   }, 900_000);
 });

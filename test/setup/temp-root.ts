@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const prefix = 'alight-test-';
@@ -9,6 +9,8 @@ const prefix = 'alight-test-';
  * cache go under (TMPDIR and friends, inherited by the workers and what they start), removed when the run ends: the CI
  * machine keeps its disk between runs, and ~240 folders a run (checkpoints, models, stores: ~2.3 GB) filled it. A run
  * killed before its teardown leaves its folder; the next run removes the folders whose owner (named in it) is gone.
+ * Inductor's cache is the exception: its precompiled C++ headers (~150 MB) cost vLLM's first start on CPU ~20 s of
+ * compiling each run, the same every run, so it is kept with the other installs.
  */
 export function makeRunTempRoot(): () => void {
   const base = tmpdir();
@@ -22,6 +24,7 @@ export function makeRunTempRoot(): () => void {
     TMPDIR: root,
     RAY_TMPDIR: root,
     VLLM_CACHE_ROOT: join(root, 'vllm-cache'),
+    TORCHINDUCTOR_CACHE_DIR: join(homedir(), '.cache', 'alight', 'torchinductor'),
     VLLM_NO_USAGE_STATS: '1',
   });
   return () => remove(root);
