@@ -33,7 +33,9 @@ describe('alight train --judge', () => {
       '--batch-size',
       '4',
       '--steps',
-      '16',
+      // The judge scores as the demo's harness does, so it learns on the demo's curve: by it, the last 5 steps' mean
+      // less the first 5's is ~0.67 at 13 steps (0.86 at 16).
+      '13',
       '--lr',
       '0.01',
       '--seed',
