@@ -1,5 +1,3 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { modelFiles } from './test/setup/model-files.js';
 import ModelsBesideTheRest from './test/setup/sequencer.js';
@@ -12,9 +10,6 @@ const common = {
 };
 
 export default defineConfig({
-  // Kept with the other installs, not in node_modules: each file's time in the last run (vitest's results cache) is
-  // what orders the files (test/setup/sequencer.ts), and CI runs from a fresh clone.
-  cacheDir: join(homedir(), '.cache', 'alight', 'vite'),
   test: {
     ...common,
     // Installs what the suite needs (Python environments, vLLM, podman) once, before the first test: see
@@ -25,8 +20,8 @@ export default defineConfig({
     // Two files at a time, from one queue. The rest (sockets, subprocesses, containers: mostly waiting) need little
     // CPU; each makes its own temp folders, stores and ports, and the installs are done before. The model files take
     // turns (test/setup/one-model-file.ts): two side by side would fight over the two cores and the memory vLLM
-    // reserves. The other files run in their shadow (test/setup/sequencer.ts), so the suite takes about the model
-    // files' time, not that plus the rest's.
+    // reserves. The first model file starts with the rest and the others after them (test/setup/sequencer.ts), so the
+    // suite takes about the model files' time, not that plus the rest's.
     sequence: { sequencer: ModelsBesideTheRest },
     projects: [
       {

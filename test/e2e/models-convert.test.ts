@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Conversion } from '../../src/models/convert.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
+import { shareSmolLM2 } from '../helpers/real-model.js';
 
 // The model on two cores shared with the rest of the suite runs many times slower than alone: only a hang is bounded.
 const patience = 10 * 60_000;
@@ -20,6 +21,7 @@ describe('alight models convert on the real SmolLM2 135M Instruct', { timeout: p
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toContain('alight models convert: dequantising the weights to float32');
     printed = JSON.parse(res.stdout);
+    shareSmolLM2(out);
   }, patience);
 
   it('writes a float32 llama folder with no trace of the GGUF quantisation', () => {

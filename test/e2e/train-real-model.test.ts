@@ -6,6 +6,7 @@ import { envPython } from '../../src/setup/python-env.js';
 import { Store } from '../../src/store/store.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
+import { smolLM2 } from '../helpers/real-model.js';
 
 // The mechanics bench:learn relies on, on the smallest real model: SmolLM2-135M-Instruct converted from its GGUF,
 // trained for two steps through the arithmetic harness (examples/arithmetic/, the openai SDK). No gain is asserted:
@@ -14,9 +15,7 @@ const example = join(import.meta.dirname, '..', '..', 'examples', 'arithmetic');
 let model: string;
 
 beforeAll(async () => {
-  model = join(tempDir('alight-real-'), 'smollm2');
-  const res = await alight(['models', 'convert', 'smollm2-135m-instruct', '--out', model], { timeoutMs: 900_000 });
-  expect(res.code, res.stderr).toBe(0);
+  model = await smolLM2();
 }, 900_000);
 
 describe('alight train on a real pretrained model', () => {

@@ -19,5 +19,5 @@ export const modelFiles = [
   'test/integration/serve.test.ts',
   'test/integration/serve-reload.test.ts',
 ];
-// Not here: test/e2e/k8s-runner.test.ts. A whole cluster (~720 MiB), but one that mostly waits on pods: beside the model
-// files it shortens the suite by its own length (3 min) and slows them by little.
+// Not here: test/e2e/k8s-runner.test.ts, a whole cluster (~720 MiB) that mostly waits on its pods: it runs with the
+// other files.
