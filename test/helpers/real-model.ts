@@ -1,7 +1,8 @@
-import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alight } from './cli.js';
+import { place } from './place.js';
 
 /**
  * SmolLM2-135M-Instruct as `alight models convert` writes it, once per temp root (the suite's run): converting it is
@@ -15,7 +16,7 @@ export function shareSmolLM2(folder: string): void {
   if (existsSync(shared())) return;
   const building = `${shared()}.${process.pid}`;
   cpSync(folder, building, { recursive: true });
-  publish(building);
+  place(building, shared());
 }
 
 /** The shared conversion, made now if no file made it before. */
@@ -24,14 +25,6 @@ export async function smolLM2(): Promise<string> {
   const building = `${shared()}.${process.pid}`;
   const res = await alight(['models', 'convert', 'smollm2-135m-instruct', '--out', building], { timeoutMs: 900_000 });
   if (res.code !== 0) throw new Error(`alight models convert failed (${res.code}):\n${res.stderr}`);
-  publish(building);
+  place(building, shared());
   return shared();
-}
-
-function publish(building: string): void {
-  try {
-    renameSync(building, shared());
-  } catch {
-    rmSync(building, { recursive: true, force: true }); // another file shared one first
-  }
 }

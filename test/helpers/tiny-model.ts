@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { envPython, PYTHON_DIR } from '../../src/setup/python-env.js';
 import { tempDir } from './gateway.js';
+import { place } from './place.js';
 
 /**
  * A fresh copy of the tiny character-level Llama of `seed` (python -m alight_worker.tiny) in a temp folder of its own,
@@ -20,11 +21,7 @@ export function tinyModel(seed = 0): string {
       cwd: PYTHON_DIR,
       stdio: 'ignore',
     });
-    try {
-      renameSync(building, made);
-    } catch {
-      rmSync(building, { recursive: true, force: true }); // another worker made it first
-    }
+    place(building, made);
   }
   const out = join(tempDir('alight-tiny-'), 'model');
   cpSync(made, out, { recursive: true });
