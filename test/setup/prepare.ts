@@ -13,6 +13,7 @@ import { setupProgress } from '../../src/ui/setup-progress.js';
 import { ensureHarnesses } from '../helpers/harnesses.js';
 import { prepareCluster } from '../helpers/k8s-cluster.js';
 import { swebenchPython } from '../helpers/swebench-python.js';
+import { keepSqliteBuild } from './sqlite-build.js';
 import { makeRunTempRoot } from './temp-root.js';
 
 /**
@@ -65,6 +66,7 @@ async function install(): Promise<void> {
   await ensureHarnesses(listener);
   // A real single-node Kubernetes for the Kubernetes runner's tests (built once, ~20 min; started by those tests).
   await prepareCluster(listener);
+  keepSqliteBuild();
   listener({ type: 'step', message: `test set-up ready (${Math.round((Date.now() - started) / 1000)} s)` });
 }
 
