@@ -14,7 +14,7 @@ import { tinyModel } from '../helpers/tiny-model.js';
 
 // On-policy distillation: the teacher's log-probabilities of the student's own sampled tokens, through real torch
 // workers (the student's engine samples, a second worker serves the teacher), then `alight train --teacher` as a user
-// runs it: the demo's seed-made model taught by the demo's trained checkpoint, the task reward off.
+// runs it: the demo's seed-made model taught by a checkpoint RL trained on the demo's task, the task reward off.
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DEMO = ['--tasks', join(ROOT, 'examples/vowels/tasks.jsonl'), '-n', '8', '--batch-size', '4', '--lr', '0.01'];
 const HARNESS = ['--', 'node', join(ROOT, 'examples/vowels/harness.mjs')];
@@ -188,22 +188,21 @@ describe('alight train --teacher', () => {
     }
   }, 1_200_000);
 
-  it("distils: a fresh student reaches the trained teacher's reward with the task reward off, in fewer steps than RL", async () => {
+  it('distils: with the task reward off, a fresh student moves to the trained teacher and reaches its reward', async () => {
     const dir = tempDir();
     const model = tinyModel(0);
-    // The teacher: the demo itself (RL on the task reward), from the same seed-made model.
-    const rl = await alight(
-      ['train', '--model', model, ...DEMO, '--steps', '20', '--seed', '0', '--run', 'rl', ...HARNESS],
-      {
-        cwd: dir,
-        timeoutMs: 1_200_000,
-      },
-    );
+    // Small and fast (bench/distill.ts runs the demo's full curve, and RL beside it): the teacher is the demo's task
+    // learned by RL at a higher rate for 6 steps (reward ~0.06 → ~0.65), the student distils from it for 5.
+    const fast = ['--lr', '0.03', '--seed', '0'];
+    const rl = await alight(['train', '--model', model, ...DEMO, ...fast, '--steps', '6', '--run', 'rl', ...HARNESS], {
+      cwd: dir,
+      timeoutMs: 1_200_000,
+    });
     expect(rl.code, rl.stderr).toBe(0);
-    const checkpoint = join(dir, '.alight', 'runs', 'rl', 'checkpoints', 'step-19');
+    const checkpoint = join(dir, '.alight', 'runs', 'rl', 'checkpoints', 'step-5');
     const distilled = await alight(
       [
-        ...['train', '--model', model, ...DEMO, '--steps', '12', '--seed', '0', '--run', 'student'],
+        ...['train', '--model', model, ...DEMO, ...fast, '--steps', '5', '--run', 'student'],
         ...['--teacher', checkpoint, '--task-reward', 'off', ...HARNESS],
       ],
       { cwd: dir, timeoutMs: 1_200_000 },
@@ -211,24 +210,24 @@ describe('alight train --teacher', () => {
     expect(distilled.code, distilled.stderr).toBe(0);
     const store = Store.open(join(dir, '.alight', 'alight.db'));
     try {
-      const rewards = (run: string) => store.trainSteps(run).map((s) => s.metrics.reward_mean as number);
-      const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
-      const teacher = mean(rewards('rl').slice(-5));
-      const target = teacher - 0.1;
-      // Steps until the 3-step running mean reaches the target: RL's own run (the teacher's), and the student's.
-      const reached = (xs: number[]) => xs.findIndex((_, i) => i >= 2 && mean(xs.slice(i - 2, i + 1)) >= target);
-      const student = rewards('student');
-      const summary = `teacher ${teacher.toFixed(3)}; rl ${rewards('rl').map((r) => r.toFixed(2))}; student ${student.map((r) => r.toFixed(2))}`;
-      expect(mean(student.slice(-3)), summary).toBeGreaterThanOrEqual(target);
-      const [rlSteps, studentSteps] = [reached(rewards('rl')), reached(student)];
-      expect(studentSteps, summary).toBeGreaterThanOrEqual(0);
-      expect(studentSteps, summary).toBeLessThan(rlSteps);
-      for (const s of store.trainSteps('student')) {
+      const steps = store.trainSteps('student');
+      const metric = (run: string, name: string) => store.trainSteps(run).map((s) => s.metrics[name] as number);
+      const [teacher, student, kl] = [
+        metric('rl', 'reward_mean').at(-1)!,
+        metric('student', 'reward_mean'),
+        metric('student', 'teacher_kl'),
+      ];
+      const summary = `teacher ${teacher.toFixed(2)}; student ${student.map((r) => r.toFixed(2))}; kl ${kl.map((k) => k.toFixed(2))}`;
+      // Its own task reward (recorded, not trained on) climbs to the teacher's; the KL to the teacher on its own
+      // samples, which the loss lowers, falls (~3 nats to under 0.1 here).
+      expect(student.at(-1)!, summary).toBeGreaterThanOrEqual(teacher - 0.15);
+      expect(student.at(-1)! - student[0], summary).toBeGreaterThan(0.3);
+      expect(kl.at(-1)!, summary).toBeLessThan(kl[0] / 4);
+      for (const s of steps) {
         expect(s.metrics.teacher_calls).toBe(s.metrics.rows);
         expect(s.metrics.teacher_scored_share).toBe(1);
-        expect(s.metrics.teacher_kl).not.toBeNull();
       }
-      process.stdout.write(`distillation: ${summary}; rl reached ${rlSteps}, student ${studentSteps}\n`);
+      process.stdout.write(`distillation: ${summary}\n`);
     } finally {
       store.close();
     }

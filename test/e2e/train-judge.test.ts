@@ -27,22 +27,9 @@ afterAll(() => judge?.close());
 describe('alight train --judge', () => {
   it("learns the demo's task from the judge's scores alone", async () => {
     const dir = tempDir();
-    const settings = [
-      '-n',
-      '8',
-      '--batch-size',
-      '4',
-      '--steps',
-      // The judge scores as the demo's harness does, so it learns on the demo's curve: by it, the last 5 steps' mean
-      // less the first 5's is ~0.67 at 13 steps (0.86 at 16).
-      '13',
-      '--lr',
-      '0.01',
-      '--seed',
-      '0',
-      '--run',
-      'judged',
-    ];
+    // The judge scores as the demo's harness does, so it learns on the curve RL on the harness's own rewards takes:
+    // at this rate, ~0.06 to ~0.5 in 6 steps (bench/distill.ts has the demo's 30 steps at its own rate, 0.01).
+    const settings = ['-n', '8', '--batch-size', '4', '--steps', '6', '--lr', '0.03', '--seed', '0', '--run', 'judged'];
     const res = await alight(
       [
         ...['train', '--model', tinyModel(0), '--tasks', join(ROOT, 'examples/vowels/tasks.jsonl'), ...settings],
@@ -57,7 +44,7 @@ describe('alight train --judge', () => {
       const steps = store.trainSteps('judged');
       const rewards = steps.map((s) => s.metrics.reward_mean as number);
       const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
-      expect(mean(rewards.slice(-5)) - mean(rewards.slice(0, 5)), rewards.join(' ')).toBeGreaterThanOrEqual(0.5);
+      expect(mean(rewards.slice(-2)) - mean(rewards.slice(0, 2)), rewards.join(' ')).toBeGreaterThanOrEqual(0.3);
       // Every step's groups were judged (a call each, or the cache), none failed; the rewards are the judge's rows.
       for (const s of steps) {
         expect(Number(s.metrics.judge_calls) + Number(s.metrics.judge_cached_groups)).toBe(4);
