@@ -52,10 +52,14 @@ const fixed = (x: number | null | undefined, digits = 2): string => (x == null ?
 function report(rl: Metrics[], student: Metrics[]): string {
   const rewards = (m: Metrics[]) => m.map((s) => s.reward_mean as number);
   const teacher = mean(rewards(rl).slice(-5));
+  const row = (label: string, m: Metrics[], key: string) =>
+    `| ${label} | ${m
+      .slice(0, student.length)
+      .map((s) => fixed(s[key]))
+      .join(' | ')} |`;
   const lines = [`| step | ${student.map((_, i) => i).join(' | ')} |`, `|---|${student.map(() => '--:').join('|')}|`];
-  lines.push(`| RL alone, reward | ${rl.slice(0, student.length).map((s) => fixed(s.reward_mean)).join(' | ')} |`);
-  lines.push(`| distilled, reward | ${student.map((s) => fixed(s.reward_mean)).join(' | ')} |`);
-  lines.push(`| distilled, teacher KL (nats a token) | ${student.map((s) => fixed(s.teacher_kl)).join(' | ')} |`);
+  lines.push(row('RL alone, reward', rl, 'reward_mean'), row('distilled, reward', student, 'reward_mean'));
+  lines.push(row('distilled, teacher KL (nats a token)', student, 'teacher_kl'));
   const target = teacher - 0.1;
   const stepTime = (m: Metrics[]) => median(m.map((s) => s.step_s as number));
   return [
