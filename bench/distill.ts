@@ -5,7 +5,7 @@
  * student's KL to the teacher, the step at which each reaches the teacher's reward less 0.1 (3-step running mean),
  * and the time a step takes. The suite checks the mechanics on a 6 + 5-step version (test/e2e/distill.test.ts).
  *
- *   npm run bench:distill    # BENCH_DISTILL_RL_STEPS (30), BENCH_DISTILL_STEPS (15); ~8 min on 2 cores
+ *   npm run bench:distill    # BENCH_DISTILL_RL_STEPS (30), BENCH_DISTILL_STEPS (15); ~6 min on 2 cores
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
