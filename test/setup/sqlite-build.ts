@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { packageRoot } from '../../src/package-root.js';
-import { probeOrThrow } from '../../src/process/launch.js';
+import { probe } from '../../src/process/launch.js';
 
 interface PrebuildUtil {
   getDownloadUrl(opts: Record<string, unknown>): string;
@@ -36,6 +36,8 @@ export function keepSqliteBuild(): void {
   if (existsSync(cached)) return;
   mkdirSync(dirname(cached), { recursive: true });
   const partial = `${cached}.${process.pid}.partial`;
-  probeOrThrow('tar', ['-czf', partial, '-C', dir, join('build', 'Release', 'better_sqlite3.node')]);
-  renameSync(partial, cached);
+  // A cache, not an install: where it cannot be written (no tar, a read-only cache), npm ci compiles as before.
+  if (probe('tar', ['-czf', partial, '-C', dir, join('build', 'Release', 'better_sqlite3.node')]).exitCode === 0)
+    renameSync(partial, cached);
+  else rmSync(partial, { force: true });
 }
