@@ -7,20 +7,15 @@
  *
  *   npm run bench:distill    # BENCH_DISTILL_RL_STEPS (30), BENCH_DISTILL_STEPS (15); ~6 min on 2 cores
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runEntry } from '../commands/index.js';
-import { AlightError } from '../src/errors.js';
-import { probeOrThrow } from '../src/process/launch.js';
+import { mean } from '../src/algo/stats.js';
 import { tempDir } from '../test/helpers/gateway.js';
 import { tinyModel } from '../test/helpers/tiny-model.js';
+import { bin, median, root, runSteps, step } from './learn/common.js';
 
 const rlSteps = Number(process.env.BENCH_DISTILL_RL_STEPS ?? 30);
 const studentSteps = Number(process.env.BENCH_DISTILL_STEPS ?? 15);
-const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'alight.js');
 const settings = ['--tasks', join(root, 'examples/vowels/tasks.jsonl'), '-n', '8', '--batch-size', '4'];
 settings.push('--lr', '0.01', '--seed', '0');
 const harness = ['--', 'node', join(root, 'examples/vowels/harness.mjs')];
@@ -29,29 +24,20 @@ type Metrics = Record<string, number | null>;
 
 /** `alight train` in `dir` as run `name`, its progress on this terminal; its steps' metrics. */
 async function train(dir: string, name: string, flags: string[]): Promise<Metrics[]> {
-  const child = spawn(process.execPath, [bin, 'train', ...settings, '--run', name, ...flags, ...harness], {
-    cwd: dir,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const [code] = await once(child, 'close');
-  if (code !== 0) throw new AlightError(`alight train (${name}) exited with ${code}`);
-  const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', name, '--json'], { cwd: dir })) as {
-    steps: { metrics: Metrics }[];
-  };
-  return shown.steps.map((s) => s.metrics);
+  await step(process.execPath, [bin, 'train', ...settings, '--run', name, ...flags, ...harness], dir);
+  return runSteps(dir, name).map((s) => s.metrics);
 }
 
-const mean = (xs: number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length;
 /** The first step whose 3-step running mean reaches `target`, or null. */
 const reached = (xs: number[], target: number): number | null => {
-  const i = xs.findIndex((_, k) => k >= 2 && mean(xs.slice(k - 2, k + 1)) >= target);
+  const i = xs.findIndex((_, k) => k >= 2 && mean(xs.slice(k - 2, k + 1))! >= target);
   return i < 0 ? null : i;
 };
 const fixed = (x: number | null | undefined, digits = 2): string => (x == null ? '' : x.toFixed(digits));
 
 function report(rl: Metrics[], student: Metrics[]): string {
   const rewards = (m: Metrics[]) => m.map((s) => s.reward_mean as number);
-  const teacher = mean(rewards(rl).slice(-5));
+  const teacher = mean(rewards(rl).slice(-5))!;
   const row = (label: string, m: Metrics[], key: string) =>
     `| ${label} | ${m
       .slice(0, student.length)
@@ -71,8 +57,6 @@ function report(rl: Metrics[], student: Metrics[]): string {
       `${fixed(median(student.map((s) => s.teacher_score_s as number)), 2)} s of it), ${fixed(stepTime(rl), 1)} s RL.`,
   ].join('\n');
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 await runEntry(async () => {
   const dir = tempDir('alight-bench-distill-');

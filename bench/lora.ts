@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runEntry } from '../commands/index.js';
 import { AlightError } from '../src/errors.js';
-import { probeOrThrow } from '../src/process/launch.js';
 import { tempDir } from '../test/helpers/gateway.js';
+import { median, runSteps } from './learn/common.js';
 
 const steps = Number(process.env.BENCH_LORA_STEPS ?? 3);
 const rank = Number(process.env.BENCH_LORA_RANK ?? 16);
@@ -74,19 +74,14 @@ async function measure(name: string, flags: string[]): Promise<Measured> {
   const [code] = await once(child, 'close');
   const [workerPeakMiB, vllmPeakMiB] = [worker.stop(), vllm.stop()];
   if (code !== 0) throw new AlightError(`alight train (${name}) exited with ${code}`);
-  const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', name, '--json'], { cwd: dir })) as {
-    steps: { metrics: Record<string, number> }[];
-  };
   const checkpoint = join(dir, '.alight', 'runs', name, 'checkpoints', `step-${steps - 1}`);
   return {
-    steps: shown.steps.map((s) => s.metrics),
+    steps: runSteps(dir, name).map((s) => s.metrics as Record<string, number>),
     checkpointBytes: folderBytes(checkpoint),
     workerPeakMiB,
     vllmPeakMiB,
   };
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function table(full: Measured, lora: Measured): string {
   const of = (m: Measured, key: string) => median(m.steps.map((s) => s[key]));

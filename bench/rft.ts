@@ -29,6 +29,7 @@ import {
   evaluate,
   harnessEnv,
   root,
+  runSteps,
   settings,
   step,
   tasks,
@@ -96,10 +97,8 @@ await runEntry(async () => {
   );
   const sftArgs = ['sft', '--data', data, '--model', model, '--epochs', String(rft.epochs), '--lr', String(rft.lr)];
   const sftSeconds = await alightIn([...sftArgs, '--batch-size', String(rft.batch), '--seed', '0', '--run', sftRun]);
-  const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', sftRun, '--json'], { cwd: dir })) as {
-    steps: { metrics: Record<string, number | null>; checkpoint: string | null }[];
-  };
-  const tuned = await evaluate(python, shown.steps.at(-1)!.checkpoint!, 'sft', true, out);
+  const sft = runSteps(dir, sftRun);
+  const tuned = await evaluate(python, sft.at(-1)!.checkpoint!, 'sft', true, out);
   const rl = await alightTrain({
     dir,
     run: rlRun,
@@ -113,7 +112,7 @@ await runEntry(async () => {
     wall: (performance.now() - started) / 1000,
     seconds: { record: recordSeconds, sft: sftSeconds, rl: rl.seconds },
     curated: { tasks: curated.tasks, train: curated.train, dropped: curated.dropped },
-    sftLoss: shown.steps.map((s) => s.metrics.loss),
+    sftLoss: sft.map((s) => s.metrics.loss),
     greedy: paired(base, tuned),
     sampled: pairedSampled(base, tuned),
     rlReward: rl.steps.map((s) => s.reward_mean ?? null),

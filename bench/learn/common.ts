@@ -46,6 +46,20 @@ export async function step(cmd: string, args: string[], cwd = root, env: NodeJS.
   return (performance.now() - started) / 1000;
 }
 
+/** The middle value (the upper of the two middle ones for an even count): a step time robust to one slow step. */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A run's steps as `alight runs show --json` gives them (run in `dir`, the project holding its store). */
+export function runSteps(
+  dir: string,
+  run: string,
+): { metrics: Record<string, number | null>; checkpoint: string | null }[] {
+  const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', run, '--json'], { cwd: dir })) as {
+    steps: { metrics: Record<string, number | null>; checkpoint: string | null }[];
+  };
+  return shown.steps;
+}
+
 /** Pass@1 of a model folder on the held-out split (evaluate.py), written to `out`/eval-`name`.json. */
 export async function evaluate(
   python: string,
@@ -112,8 +126,5 @@ export async function alightTrain(o: {
   args.push('--advantage', settings.objective, '--loss-norm', loss);
   const harness = ['--', 'node', join(root, 'examples/arithmetic/harness.mjs')];
   const seconds = await step(process.execPath, [bin, ...args, '--run', o.run, ...harness], o.dir, harnessEnv());
-  const shown = JSON.parse(probeOrThrow(process.execPath, [bin, 'runs', 'show', o.run, '--json'], { cwd: o.dir })) as {
-    steps: { metrics: Record<string, number | null> }[];
-  };
-  return { seconds, steps: shown.steps.map((s) => s.metrics) };
+  return { seconds, steps: runSteps(o.dir, o.run).map((s) => s.metrics) };
 }
