@@ -5,12 +5,12 @@ import { type Config, type TrainConfig, trainsLora } from '../src/config/schema.
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { readTasks, type Task } from '../src/runner/tasks.js';
-import { gpuMemoryGb, hasFlashAttention, verlPython } from '../src/setup/verl-env.js';
+import { verlPython } from '../src/setup/verl-env.js';
 import type { Store } from '../src/store/store.js';
 import { backendFor } from '../src/train/backend-choice.js';
 import type { TrainListener } from '../src/train/events.js';
 import { type TrainResult, train } from '../src/train/loop.js';
-import { composedVerlConfig, verlPlan } from '../src/train/verl-config.js';
+import { composedVerlConfig, verlHost, verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import { renderVerlPlan } from '../src/ui/train-report.js';
 import { configValues } from './flags.js';
@@ -229,7 +229,7 @@ interface DryRun {
  */
 function dryRunOf(train: TrainConfig, json: boolean): DryRun {
   const python = train.backend === 'verl' ? verlPython() : null;
-  const plan = train.backend === 'verl' ? verlPlan(train, gpuMemoryGb(), !python || hasFlashAttention(python)) : null;
+  const plan = train.backend === 'verl' ? verlPlan(train, verlHost(train, python)) : null;
   let composed: string | null = null;
   if (plan && python) composed = composedVerlConfig(python, 'ppo_trainer', plan.overrides);
   const result: DryRun = { train, verl: plan && { ...plan, composed } };

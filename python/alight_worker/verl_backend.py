@@ -29,7 +29,8 @@ def log(message):
 
 
 def check_resources(params):
-    """Refuses before Ray starts: a model folder that is not there, no CUDA, fewer GPUs than asked for."""
+    """Refuses before Ray starts: a model folder that is not there, fewer CUDA GPUs than asked for. Without CUDA (and
+    without a cluster) verl runs on the CPU through alight's platform (verl_cpu.py), which the caller selects."""
     model = params["model"]
     looks_local = model.startswith(("/", ".", "~")) or model.count("/") != 1  # a hub id is owner/name
     if looks_local and not os.path.isdir(os.path.expanduser(model)):
@@ -37,16 +38,55 @@ def check_resources(params):
             f"the model {model} does not exist "
             "(a Hugging Face model folder, or a hub id such as Qwen/Qwen2.5-0.5B-Instruct)"
         )
-    if params.get("ray_address"):
-        return  # the cluster's GPUs, not this machine's: Ray places the workers
-    if not torch.cuda.is_available():
-        raise RuntimeError(
-            f"the verl backend trains on CUDA GPUs and torch {torch.__version__} sees none here: "
-            "run it on a GPU machine (alight doctor --backend verl says what is missing), or use --backend torch"
-        )
+    if params.get("ray_address") or on_cpu():
+        return  # the cluster's GPUs, not this machine's, or the CPU
     have, want = torch.cuda.device_count(), int(params["gpus"])
     if have < want:
         raise RuntimeError(f"--gpus {want}, but this machine has {have} CUDA GPU(s)")
+
+
+def on_cpu():
+    """Whether verl runs on alight's CPU platform here (VERL_PLATFORM=cpu, set where there is no GPU)."""
+    return os.environ.get("VERL_PLATFORM") == "cpu"
+
+
+def ray_options(params):
+    """ray.init's arguments. On the CPU without a cluster, a local one whose GPUs are logical (one per --gpus: verl's
+    placement counts them) with enough logical CPUs for verl's bundles (3 a GPU) and its helper actors; Ray enforces
+    neither, the OS shares the cores. The platform's variables travel to every worker, on every node."""
+    env = {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"}
+    if on_cpu():
+        from .verl_cpu import PLATFORM_ENV  # loading it patches verl for the CPU: only where verl runs there
+
+        env.update({k: os.environ[k] for k in PLATFORM_ENV + CPU_ENV if k in os.environ})
+    options = {
+        "address": params.get("ray_address") or None,
+        "include_dashboard": False,
+        # alight_worker travels to every Ray worker (and node): the loss set on the actor imports it there.
+        "runtime_env": {
+            "py_modules": [os.path.join(PYTHON_DIR, "alight_worker")],
+            "worker_process_setup_hook": "alight_worker.verl_loss.register",
+            "env_vars": env,
+        },
+    }
+    if not params.get("ray_address"):
+        # One machine: its loopback address, so that the servers verl starts listen there, not on the network.
+        options["_node_ip_address"] = "127.0.0.1"
+        if on_cpu():
+            gpus = int(params["gpus"])
+            options.update(num_gpus=gpus, num_cpus=3 * gpus + 8)
+    return options
+
+
+# The CPU's thread and KV-cache settings, for the workers as for this process.
+CPU_ENV = ("OMP_NUM_THREADS", "VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND")
+
+
+def skip_sync(version):
+    """Fault injection, for the served-policy check's own tests: from the version ALIGHT_FAULT_SKIP_RELOAD names on, a
+    sync that silently pushes nothing (the servers only wake), the failure that check exists to catch."""
+    start = int(os.environ.get("ALIGHT_FAULT_SKIP_RELOAD") or 0)
+    return start > 0 and version >= start
 
 
 def ray_died(err):
@@ -85,16 +125,7 @@ class VerlBackend:
         self.config = compose(params["overrides"])
         OmegaConf.resolve(self.config)
         started = time.perf_counter()
-        # alight_worker travels to every Ray worker (and node): the loss set on the actor imports it there.
-        ray.init(
-            address=params.get("ray_address") or None,
-            include_dashboard=False,
-            runtime_env={
-                "py_modules": [os.path.join(PYTHON_DIR, "alight_worker")],
-                "worker_process_setup_hook": "alight_worker.verl_loss.register",
-                "env_vars": {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"},
-            },
-        )
+        ray.init(**ray_options(params))
         try:
             self.trainer = build_trainer(self.config)
             self.trainer.init_workers()
@@ -130,11 +161,7 @@ class VerlBackend:
 
         started = time.perf_counter()
         p, actor = self.params, self.config.actor_rollout_ref.actor
-        tokenizer = self.trainer.tokenizer
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        data = to_dataproto(load_file(batch_path), pad, meta={"temperature": 1.0})
-        # verl's workers read the tokens per row for their throughput metric (mfu), as its own trainer passes them.
-        data.meta_info["global_token_num"] = data.batch["attention_mask"].sum(-1).tolist()
+        data = self.dataproto(load_file(batch_path))
         rows = len(data)
         metrics = {"rows": rows, "loss_tokens": int(data.batch["response_mask"].sum())}
         self.call(
@@ -187,9 +214,45 @@ class VerlBackend:
         return {"metrics": metrics}
 
     def sync_weights(self, version):
-        self.call("the weight sync", lambda: self.trainer.checkpoint_manager.update_weights(int(version)))
+        manager = self.trainer.checkpoint_manager
+        if skip_sync(int(version)):
+            log(f"fault injected: version {version} not pushed to the servers (ALIGHT_FAULT_SKIP_RELOAD)")
+            self.call("wake", manager.wake_up_replicas)
+        else:
+            self.call("the weight sync", lambda: manager.update_weights(int(version)))
         self.version = int(version)
         return {"version": self.version}
+
+    def score(self, ids):
+        """log p(token | the tokens before) for positions 1… of `ids` under the actor's weights, computed by verl's own
+        log-prob pass (the one the update's ratio uses): what the servers must report for the same tokens after a sync
+        (the served-policy check, src/train/served-check.ts). The row is repeated once a data-parallel rank."""
+        ids = [int(i) for i in ids]
+        ranks = self.trainer.actor_rollout_wg.world_size
+        n = len(ids)
+        mask = torch.tensor([0] + [1] * (n - 1), dtype=torch.uint8).repeat(ranks)
+        zeros = torch.zeros(n * ranks)
+        packed = {
+            "input_ids": torch.tensor(ids * ranks, dtype=torch.int32),
+            "row_offsets": torch.arange(ranks + 1, dtype=torch.int64) * n,
+            "prompt_lengths": torch.ones(ranks, dtype=torch.int32),
+            "loss_mask": mask,
+            "rollout_logprobs": zeros,
+            "advantages": zeros,
+            "loss_weights": zeros,
+            "rollout_index": torch.arange(ranks, dtype=torch.int32),
+        }
+        data = self.dataproto(packed)
+        out = self.call("scoring", lambda: self.trainer._compute_old_log_prob(data))[0]
+        return {"logprobs": out.batch["old_log_probs"][0, : n - 1].tolist(), "version": self.version}
+
+    def dataproto(self, packed):
+        """A packed batch as the DataProto verl's passes take, with the per-row token counts its workers read (mfu)."""
+        tokenizer = self.trainer.tokenizer
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        data = to_dataproto(packed, pad, meta={"temperature": 1.0})
+        data.meta_info["global_token_num"] = data.batch["attention_mask"].sum(-1).tolist()
+        return data
 
     def save(self, path):
         os.makedirs(path, exist_ok=True)

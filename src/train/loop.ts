@@ -12,7 +12,7 @@ import { gatewayFor, openLauncher } from '../runner/open-launcher.js';
 import type { Task } from '../runner/tasks.js';
 import { asLines } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
-import { ensureVerlEnv, gpuMemoryGb, hasFlashAttention } from '../setup/verl-env.js';
+import { ensureVerlEnv } from '../setup/verl-env.js';
 import type { Store } from '../store/store.js';
 import { Worker } from '../worker/client.js';
 import type { GroupPool } from './async-groups.js';
@@ -21,7 +21,7 @@ import { type ServedCheck, servedPolicyCheck } from './served-check.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
 import { groupPool, runStep, type StepContext } from './step.js';
 import { recentSamples, runTrackers, type Trackers } from './trackers.js';
-import { type VerlPlan, verlPlan } from './verl-config.js';
+import { type VerlPlan, verlHost, verlPlan } from './verl-config.js';
 
 export interface TrainOptions {
   store: Store;
@@ -60,9 +60,16 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const workerLog = join(runDir, 'worker.log');
   const log = (message: string): void => onEvent({ type: 'log', message });
   const python = c.backend === 'verl' ? await ensureVerlEnv(asLines(log)) : await ensurePythonEnv(asLines(log));
-  // The overrides again, now that the verl virtualenv can say whether flash-attn is there.
-  const overrides = plan && verlPlan(c, gpuMemoryGb(), hasFlashAttention(python)).overrides;
-  const workers = new WorkerSupervisor({ python, logFile: workerLog, c, signal, overrides: overrides ?? undefined });
+  // The plan again, now that the verl virtualenv can say whether flash-attn is there.
+  const verl = plan && verlPlan(c, verlHost(c, python));
+  const workers = new WorkerSupervisor({
+    python,
+    logFile: workerLog,
+    c,
+    signal,
+    overrides: verl?.overrides,
+    env: verl?.env,
+  });
   let gateway: Gateway | null = null;
   let serving: Serving = workerServing;
   let launcher: RunLauncher | null = null;
@@ -170,7 +177,7 @@ function gatewayOptions(
  * in multiples of the data-parallel size.
  */
 function checkedTrainConfig(train: TrainConfig): { c: TrainConfig; plan: VerlPlan | null } {
-  const plan = train.backend === 'verl' ? verlPlan(train, gpuMemoryGb()) : null;
+  const plan = train.backend === 'verl' ? verlPlan(train, verlHost(train, null)) : null;
   const c = plan ? { ...train, rowMultiple: train.rowMultiple ?? plan.worldSize } : train;
   const refuse = (message: string): never => {
     throw new AlightError(message, ExitCode.usage);
@@ -182,7 +189,8 @@ function checkedTrainConfig(train: TrainConfig): { c: TrainConfig; plan: VerlPla
   if (!c.model) refuse('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml');
   if (c.serveVllm && c.backend === 'verl')
     refuse('--serve-vllm is for the torch backend: verl serves the policy with vLLM already');
-  if (c.vllmDevice && !c.serveVllm) refuse('--device chooses the vLLM of --serve-vllm: pass both, or neither');
+  if (c.vllmDevice && !c.serveVllm && c.backend !== 'verl')
+    refuse('--device chooses the vLLM of --serve-vllm (or where verl runs): pass both, or neither');
   if (!c.distill.taskReward && !(c.distill.teacher && c.distill.coef > 0))
     refuse('--task-reward off leaves nothing to learn from: pass a --teacher (and a --distill-coef above 0)');
   if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize)
@@ -212,7 +220,7 @@ interface Session extends TrainOptions {
   workerLog: string;
   gateway: Gateway;
   serving: Serving;
-  served: ServedCheck | null;
+  served: ServedCheck;
   /** reward.judge: scores each step's groups before the batch (null: the rewards are the harness's). */
   judge: JudgeRun | null;
   /** train.distill.teacher: scores each step's rows before the update (null: no distillation). */
@@ -400,6 +408,7 @@ interface WorkerStart {
   c: TrainConfig;
   signal: AbortSignal;
   overrides?: string[];
+  env?: Record<string, string>;
   objective?: 'sft';
 }
 
@@ -409,7 +418,7 @@ interface WorkerStart {
  */
 export async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWorker> {
   const { c } = o;
-  const worker = Worker.start({ python: o.python, logFile: o.logFile });
+  const worker = Worker.start({ python: o.python, logFile: o.logFile, env: o.env });
   started.push(worker);
   if (o.signal.aborted) worker.kill('SIGTERM');
   const sft = o.objective === 'sft';
@@ -455,11 +464,10 @@ export async function startWorker(o: WorkerStart, started: Worker[]): Promise<St
 }
 
 /**
- * The served-policy check on the engine the gateway routes to (the torch worker's server or alight's vLLM). Not on
- * verl: its trainer has no probe scoring yet.
+ * The served-policy check on the engine the gateway routes to (the torch worker's server, alight's vLLM, or verl's first
+ * vLLM server, scored by verl's actor).
  */
-function servedCheckFor(c: TrainConfig, gateway: Gateway, serving: Serving): ServedCheck | null {
-  if (c.backend !== 'torch') return null;
+function servedCheckFor(c: TrainConfig, gateway: Gateway, serving: Serving): ServedCheck {
   const engine = () => ({ ...gateway.endpoints.all()[0], apiKey: serving.apiKey });
   return servedPolicyCheck(engine, c.servedTolerance, c.workerTimeoutS * 1000);
 }
@@ -494,8 +502,8 @@ async function restore({ store, run, workers, gateway, serving, served, c }: Ses
   if (saved) await serving.publish(worker, version, timeoutMs);
   else await serving.reset?.(worker, timeoutMs);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
-  served?.forget();
-  await served?.check(worker, version);
+  served.forget();
+  await served.check(worker, version);
   return saved ? saved.step + 1 : 0;
 }
 

@@ -36,8 +36,8 @@ export interface StepContext extends RunSession {
   valTasks: Task[] | null;
   /** Distinguishes the groups of a step redone after a resume from those of the interrupted attempt. */
   attempt: string;
-  /** The served-policy check after each sync (none on verl, whose trainer does not score a probe). */
-  served: ServedCheck | null;
+  /** The served-policy check after each sync. */
+  served: ServedCheck;
   /** The judge whose scores are the rewards (reward.judge), or null. */
   judge: JudgeRun | null;
   /** On-policy distillation's teacher (train.distill.teacher), or null. */
@@ -92,7 +92,7 @@ export async function runStep(
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   // Before any harness call reaches the new weights: the engine alone, so its answer is the probe's own.
   timer.start('check');
-  const served = (await ctx.served?.check(worker, version)) ?? {};
+  const served = await ctx.served.check(worker, version);
   gateway.resume();
   ctx.pool?.fill();
 

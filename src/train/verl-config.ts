@@ -4,6 +4,9 @@ import { learningRate, type TrainConfig, trainsLora } from '../config/schema.js'
 import { AlightError, ExitCode } from '../errors.js';
 import { probe } from '../process/launch.js';
 import { PYTHON_DIR } from '../setup/python-env.js';
+import { gpuMemoryGb, hasFlashAttention } from '../setup/verl-env.js';
+import { vllmDevice } from '../setup/vllm-env.js';
+import { cpuServingMemory, rlCpuOverrides, verlCpuEnv } from './verl-cpu.js';
 
 /**
  * Presets for the verl backend by scale: vLLM's tensor parallel size and memory share, and the per-GPU micro-batches
@@ -37,11 +40,29 @@ export function modelParameters(model: string): number | null {
   return layers * perLayer + vocab * h * (c.tie_word_embeddings ? 1 : 2);
 }
 
+/** Where verl runs: its GPUs' memory, whether flash-attn is installed, or the CPU (alight's platform, verl-cpu.ts). */
+export interface VerlHost {
+  gpuMemoryGb?: number;
+  flashAttention?: boolean;
+  cpu?: boolean;
+}
+
+/**
+ * Where this run's verl runs: on the CPU where `--device cpu` says so or no CUDA GPU is here (a Ray cluster of GPU
+ * machines driven from a CPU-only one takes `--device cuda`). `python`: the verl virtualenv's, when made.
+ */
+export function verlHost(c: TrainConfig, python: string | null): VerlHost {
+  const cpu = vllmDevice(c.vllmDevice) === 'cpu';
+  return { cpu, gpuMemoryGb: cpu ? undefined : gpuMemoryGb(), flashAttention: !python || hasFlashAttention(python) };
+}
+
 export interface VerlPlan {
   preset: VerlPreset;
   tensorParallel: number;
   worldSize: number;
   overrides: string[];
+  /** What verl's processes need in their environment (the CPU platform's selection; nothing on GPUs). */
+  env: Record<string, string>;
 }
 
 /**
@@ -51,14 +72,16 @@ export interface VerlPlan {
  * model (FSDP keeps ~16 bytes a parameter sharded over every GPU; vLLM 2 bytes a parameter over its tensor-parallel
  * group), before anything starts. `train.verl` overrides come last.
  */
-export function verlPlan(c: TrainConfig, gpuMemoryGb = 80, flashAttention = true): VerlPlan {
+export function verlPlan(c: TrainConfig, host: VerlHost = {}): VerlPlan {
+  const { gpuMemoryGb = 80, flashAttention = true, cpu = false } = host;
   const preset = presetFor(c.gpus, c.nodes);
   const p = verlPresets[preset];
   const tensorParallel = c.tensorParallel ?? Math.min(p.tensorParallel, c.gpus);
   const worldSize = c.gpus * c.nodes;
   checkCluster(c, tensorParallel);
-  const util = c.gpuMemoryUtilization ?? p.gpuMemoryUtilization;
-  const params = c.model ? modelParameters(c.model) : null;
+  const util = c.gpuMemoryUtilization ?? (cpu ? cpuServingMemory : p.gpuMemoryUtilization);
+  // The RAM is the CPU's limit, and the machine's to manage: no GPU arithmetic there.
+  const params = c.model && !cpu ? modelParameters(c.model) : null;
   const problem = params === null ? null : memoryProblem(params, { worldSize, tensorParallel, util, gpuMemoryGb });
   if (problem) {
     throw new AlightError(
@@ -69,8 +92,8 @@ export function verlPlan(c: TrainConfig, gpuMemoryGb = 80, flashAttention = true
       ExitCode.usage,
     );
   }
-  const overrides = overridesFor(c, p, tensorParallel, util, flashAttention);
-  return { preset, tensorParallel, worldSize, overrides };
+  const overrides = overridesFor(c, p, { tensorParallel, util, flashAttention: flashAttention && !cpu, cpu });
+  return { preset, tensorParallel, worldSize, overrides, env: cpu ? verlCpuEnv : {} };
 }
 
 /** Refuses several nodes without a Ray cluster, and a tensor-parallel size that does not divide a node's GPUs. */
@@ -117,10 +140,9 @@ function memoryProblem(
 function overridesFor(
   c: TrainConfig,
   p: (typeof verlPresets)[VerlPreset],
-  tensorParallel: number,
-  util: number,
-  flashAttention: boolean,
+  o: { tensorParallel: number; util: number; flashAttention: boolean; cpu: boolean },
 ): string[] {
+  const { tensorParallel, util, flashAttention, cpu } = o;
   const micro = p.microBatch;
   const tokenBudget = (c.maxPromptTokens ?? 8192) + c.maxResponseTokens;
   return [
@@ -135,7 +157,11 @@ function overridesFor(
         ]),
     `trainer.n_gpus_per_node=${c.gpus}`,
     `trainer.nnodes=${c.nodes}`,
-    'trainer.device=cuda',
+    `trainer.device=${cpu ? 'cpu' : 'cuda'}`,
+    // verl's own agent and reward loops (8 Ray workers each by default) stay idle: alight's harnesses and rewards
+    // replace them. One of each, as verl builds them regardless.
+    'actor_rollout_ref.rollout.agent.num_workers=1',
+    'reward.num_workers=1',
     'trainer.logger=[console]',
     'trainer.use_v1=false',
     `data.train_batch_size=${c.batchSize}`,
@@ -177,6 +203,7 @@ function overridesFor(
     'algorithm.use_kl_in_reward=false',
     'algorithm.rollout_correction.rollout_is=null',
     ...loraOverrides(c),
+    ...(cpu ? rlCpuOverrides() : []),
     ...c.verl,
   ];
 }

@@ -8,6 +8,7 @@ import { PYTHON_DIR } from '../setup/python-env.js';
 import { cudaGpus, ensureVerlEnv, hasFlashAttention } from '../setup/verl-env.js';
 import type { StepMetrics } from './events.js';
 import { readExamples, type SftOptions, type SftResult } from './sft.js';
+import { sftCpuOverrides, verlCpuEnv } from './verl-cpu.js';
 
 /** What an `alight sft --backend verl` run needs besides its settings. */
 export interface VerlSftInputs {
@@ -69,32 +70,13 @@ export function verlSftOverrides(c: TrainConfig, o: VerlSftInputs): string[] {
     'trainer.resume_mode=disable',
     'checkpoint.save_contents=[model,optimizer,extra,hf_model]',
     ...(o.cpu || !o.flashAttention ? sdpaOverrides : []),
-    ...(o.cpu ? cpuOverrides : []),
+    ...(o.cpu ? sftCpuOverrides : []),
     ...c.verl,
   ];
 }
 
 /** Attention without flash-attn (verl's default asks for it, and its padding removal patches it in). */
 const sdpaOverrides = ['+model.override_config.attn_implementation=sdpa', 'model.use_remove_padding=False'];
-
-/** verl's trainer on the CPU: FSDP2 on gloo, float32 throughout (its default computes in bf16), nothing compiled. */
-const cpuOverrides = [
-  'trainer.device=cpu',
-  'engine.strategy=fsdp2',
-  'engine.use_torch_compile=false',
-  'engine.dtype=float32',
-  '+engine.mixed_precision.param_dtype=fp32',
-  '+engine.mixed_precision.reduce_dtype=fp32',
-  '+engine.mixed_precision.buffer_dtype=fp32',
-];
-
-/** The environment that selects alight's CPU platform for verl (alight_worker/verl_cpu.py). */
-export const verlCpuEnv = {
-  VERL_USE_EXTERNAL_MODULES: 'alight_worker.verl_cpu',
-  VERL_PLATFORM: 'cpu',
-  VERL_ENGINE_DEVICE: 'cuda',
-  VERL_ENGINE_VENDOR: 'nvidia',
-};
 
 /** One line of verl's console logger (`step:3 - train/loss:1.2 - val/loss:1.4`): alight's metric names, or null. */
 export function readStepLine(line: string): { step: number; metrics: StepMetrics } | null {
