@@ -6,6 +6,7 @@ import { AlightError, ExitCode } from '../errors.js';
 import { listen } from '../http.js';
 import { type Running, start } from '../process/launch.js';
 import { asLines, type SetupListener } from '../setup/events.js';
+import { cudaGpus } from '../setup/verl-env.js';
 import { ensureVllm, type VllmDevice, vllmDevice } from '../setup/vllm-env.js';
 import type { ManagedServe } from './managed.js';
 
@@ -101,6 +102,12 @@ async function freePort(): Promise<number> {
  */
 export async function startVllm(o: VllmOptions): Promise<ManagedServe & { apiKey: string }> {
   const device = vllmDevice(o.device);
+  // The verl virtualenv holds vLLM's CPU build on such a machine: it would start, on the CPU, and say nothing.
+  if (device === 'cuda' && cudaGpus() === 0)
+    throw new AlightError(
+      "--device cuda, but nvidia-smi lists no CUDA GPU here: --device cpu runs vLLM's CPU build",
+      ExitCode.usage,
+    );
   const python = await ensureVllm(device, o.listener ?? asLines((line) => process.stderr.write(`alight: ${line}\n`)));
   const port = o.port ?? (await freePort());
   const apiKey = randomBytes(24).toString('base64url');

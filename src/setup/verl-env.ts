@@ -64,15 +64,15 @@ export function inspectVerlEnv(): VerlEnvReport {
   const fixes: string[] = [];
   if (gpus === 0)
     fixes.push(
-      'no CUDA GPU (nvidia-smi lists none): the verl backend trains ' +
-        'on NVIDIA GPUs; install the driver, or use --backend torch',
+      "no CUDA GPU (nvidia-smi lists none): verl runs on the CPU here through alight's platform plugin, " +
+        'slow, for checking a set-up on a small model; train on NVIDIA GPUs (install the driver), or use --backend torch',
     );
   if (!python || !version('verl') || !version('vllm')) {
     fixes.push(
       `alight doctor --setup --backend verl (makes ${venv}: torch ` +
         `${verlStack.torch}, verl ${verlStack.verl}, vllm ${verlStack.vllm})`,
     );
-  } else if (version('verl') !== verlStack.verl || version('vllm') !== verlStack.vllm) {
+  } else if (version('verl') !== verlStack.verl || version('vllm')?.split('+')[0] !== verlStack.vllm) {
     fixes.push(
       `verl ${version('verl')} / vLLM ${version('vllm')} are installed; ` +
         `alight is built against ${verlStack.verl} / ${verlStack.vllm}: ` +

@@ -102,7 +102,10 @@ export function servedPolicyCheck(engine: () => EngineAddress, tolerance: number
       const now = await probe(engine(), worker, version, timeoutMs);
       const verdict = servedVerdict(now, before, tolerance);
       before = now;
-      if (verdict.error) throw new AlightError(`served-policy check: ${verdict.error}`, ExitCode.failure);
+      if (verdict.error) {
+        const when = version === 0 ? 'on the initial weights' : `after step ${version - 1}`;
+        throw new AlightError(`served-policy check ${when}: ${verdict.error}`, ExitCode.failure);
+      }
       return verdict.metrics;
     },
     forget() {

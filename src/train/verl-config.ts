@@ -189,7 +189,8 @@ function overridesFor(
     `actor_rollout_ref.actor.ppo_epochs=${c.ppoEpochs}`,
     `actor_rollout_ref.actor.optim.lr=${learningRate(c)}`,
     `actor_rollout_ref.actor.optim.weight_decay=${c.weightDecay}`,
-    `actor_rollout_ref.actor.grad_clip=${c.maxGradNorm}`,
+    // The engine's optimiser clips by optim.clip_grad; actor.grad_clip is the legacy workers' key, not read here.
+    `actor_rollout_ref.actor.optim.clip_grad=${c.maxGradNorm}`,
     `actor_rollout_ref.actor.clip_ratio_low=${c.clipLow}`,
     `actor_rollout_ref.actor.clip_ratio_high=${c.clipHigh}`,
     'actor_rollout_ref.actor.policy_loss.loss_mode=alight',

@@ -549,7 +549,9 @@ describe('alight train --serve-vllm', () => {
   const stale = { ALIGHT_FAULT_SKIP_RELOAD: '2' };
   const caught = (res: { code: number | null; stderr: string }): void => {
     expect(res.code, res.stderr).not.toBe(0);
-    expect(res.stderr).toMatch(/served-policy check: not synced: after the update to version 2 the engine's log-probs/);
+    expect(res.stderr).toMatch(
+      /served-policy check after step 1: not synced: after the update to version 2 the engine's log-probs/,
+    );
     expect(res.stderr).not.toMatch(/\n\s+at /);
   };
 

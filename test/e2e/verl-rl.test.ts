@@ -1,0 +1,229 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { configSchema, type TrainConfig } from '../../src/config/schema.js';
+import { buildBatch } from '../../src/samples/batch.js';
+import { readSafetensors, writeSafetensors } from '../../src/samples/safetensors.js';
+import { envPython } from '../../src/setup/python-env.js';
+import { verlPython } from '../../src/setup/verl-env.js';
+import { Store } from '../../src/store/store.js';
+import { startWorker } from '../../src/train/loop.js';
+import { type VerlPlan, verlHost, verlPlan } from '../../src/train/verl-config.js';
+import type { Worker } from '../../src/worker/client.js';
+import { alight } from '../helpers/cli.js';
+import { tempDir } from '../helpers/gateway.js';
+import { processMark } from '../helpers/processes.js';
+import { tinyModel } from '../helpers/tiny-model.js';
+import { HARNESS, project, stepsOf, trainArgs } from '../helpers/train-project.js';
+
+// verl 0.9.1's own RL workers, for real, on this machine's CPU (alight's platform plugin, alight_worker/verl_cpu.py):
+// the FSDP actor on a Ray resource pool, a vLLM server (vLLM 0.24.0's CPU build) started and synced by verl's
+// checkpoint engine, its sleep and wake, a harness through the gateway. The tiny model, the fewest steps that show each
+// point; the demo-scale learning run is `ALIGHT_DEMO_BACKEND=verl npm run demo`.
+
+const env = { RAY_AUTH_MODE: 'disabled' };
+let model: string;
+beforeAll(() => {
+  model = tinyModel(2);
+}, 120_000);
+
+const tasks = [
+  { id: 'count', prompt: 'Count to three.' },
+  { id: 'year', prompt: 'What year is it?' },
+];
+const verlArgs = (p: { tasks: string }, steps: number, run: string): string[] => [
+  ...trainArgs(model, p, steps),
+  '--backend',
+  'verl',
+  '--gpus',
+  '1',
+  '--run',
+  run,
+];
+
+describe('one batch, two trainers', () => {
+  it("gives the same loss, gradient norm and updated weights on the torch worker and on verl's FSDP actor " +
+    '(same weights, same settings, float32 on the CPU)', async () => {
+    const dir = tempDir();
+    const batch = writeBatch(join(dir, 'batch.safetensors'));
+    // A clip that bites (the norm is 0.059 here) and weight decay, so that both settings are compared.
+    const settings = { model, lr: 0.01, seed: 0, maxGradNorm: 0.05, weightDecay: 0.1 };
+    const torch = await updateOnce(configSchema.parse({ train: settings }).train, envPython(), batch, dir);
+    // The torch worker's ratio is to the engine's log-probs (its own server samples what it trains): verl's too here.
+    const verl1 = { ...settings, backend: 'verl', gpus: 1, oldLogprobs: 'rollout' };
+    const verlTrain = configSchema.parse({ train: verl1 }).train;
+    const plan = verlPlan(verlTrain, verlHost(verlTrain, verlPython()));
+    const verl = await updateOnce(verlTrain, verlPython()!, batch, dir, plan);
+    expect(verl.metrics.grad_norm).toBeCloseTo(torch.metrics.grad_norm!, 5);
+    expect(verl.metrics.loss).toBeCloseTo(torch.metrics.loss!, 6);
+    const names = Object.keys(torch.weights).filter((n) => n in verl.weights);
+    expect(names.length).toBeGreaterThanOrEqual(Object.keys(torch.weights).length - 1); // lm_head, when tied
+    let largest = 0;
+    let moved = 0;
+    let sum = 0;
+    let count = 0;
+    for (const name of names) {
+      const [a, b, before] = [torch.weights[name], verl.weights[name], readWeights(model)[name]];
+      expect(b.length).toBe(a.length);
+      for (let i = 0; i < a.length; i++) {
+        largest = Math.max(largest, Math.abs(a[i] - b[i]));
+        sum += Math.abs(a[i] - b[i]);
+        count++;
+        moved = Math.max(moved, Math.abs(a[i] - before[i]));
+      }
+    }
+    // Adam's first step moves a weight by up to lr (plus the decay): both trainers moved them that far, alike.
+    expect(moved).toBeGreaterThan(0.005);
+    // Measured: the mean difference 2e-9, the largest 1.3e-5. Adam's first step divides each gradient by its own size,
+    // so an element whose gradient is near Adam's epsilon carries float32 rounding into its update (at most lr).
+    expect(sum / count).toBeLessThan(1e-7);
+    expect(largest).toBeLessThan(1e-4);
+  }, 600_000);
+});
+
+describe('alight train --backend verl on the CPU', () => {
+  it("runs verl's actor and vLLM server through the harness, checks the served policy after every sync, " +
+    'and stops at the step whose sync was skipped on purpose; no process is left', async () => {
+    const p = project(tasks);
+    const mark = processMark();
+    // Version 2 (after step 1) is not pushed to the server: the check must catch it there, having passed at step 0.
+    const res = await alight([...verlArgs(p, 3, 'skip'), '--', process.execPath, HARNESS], {
+      cwd: p.dir,
+      timeoutMs: 600_000,
+      env: { ...env, ...mark.env, ALIGHT_FAULT_SKIP_RELOAD: '2' },
+    });
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toMatch(/served-policy check after step 1: (not synced|synced but different)/);
+    const steps = stepsOf(p.db, 'skip');
+    expect(steps.map((s) => s.step)).toEqual([0]);
+    // Step 0: the server's log-probs of the probe are the actor's, to float32 rounding; the update really ran.
+    expect(steps[0].metrics.served_logprob_diff).toBeLessThan(1e-4);
+    expect(steps[0].metrics).toMatchObject({ rows: expect.any(Number), grad_norm: expect.any(Number) });
+    expect(steps[0].metrics.grad_norm).toBeGreaterThan(0);
+    const log = readFileSync(join(p.dir, '.alight', 'runs', 'skip', 'worker.log'), 'utf8');
+    expect(log).toMatch(/fault injected: version 2 not pushed/);
+    // The server listened on loopback, not on the machine's network address.
+    expect(log).toMatch(/vLLM server\(s\) at 127\.0\.0\.1:\d+/);
+    expect(await mark.left()).toEqual([]);
+  }, 600_000);
+
+  it('recovers from a Ray worker killed mid-run: the backend exits 3, the restart policy brings it back from the ' +
+    'last checkpoint, and the run ends with every step and no recorded rollout lost', async () => {
+    const p = project(tasks);
+    const mark = processMark();
+    const run = alight(
+      [...verlArgs(p, 3, 'crash'), '--save-every', '1', '--restarts', '1', '--', process.execPath, HARNESS],
+      { cwd: p.dir, timeoutMs: 900_000, env: { ...env, ...mark.env } },
+    );
+    await waitFor(() => stepCount(p.db, 'crash') >= 1);
+    const actor = await marked(mark.env.ALIGHT_TEST_MARK, /ray::WorkerDict/);
+    process.kill(actor, 'SIGKILL');
+    const res = await run;
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toMatch(/the Python worker exited with code 3 during step \d/);
+    const steps = stepsOf(p.db, 'crash');
+    expect(steps.map((s) => s.step)).toEqual([0, 1, 2]);
+    expect(steps.map((s) => s.metrics.version)).toEqual([1, 2, 3]);
+    for (const s of steps) expect(s.metrics.served_logprob_diff).toBeLessThan(1e-4);
+    // The interrupted attempt's rollouts stay recorded beside the redone step's.
+    const store = Store.open(p.db);
+    const groups = store.db.prepare(`SELECT DISTINCT group_id AS g FROM rollouts WHERE run = 'crash'`).all();
+    store.close();
+    expect(groups.length).toBeGreaterThan(3 * 2);
+    const checkpoints = join(p.dir, '.alight', 'runs', 'crash', 'checkpoints');
+    expect(readdirSync(checkpoints).sort()).toEqual(['step-0', 'step-1', 'step-2']);
+    expect(existsSync(join(checkpoints, 'step-2', 'huggingface', 'config.json'))).toBe(true);
+    expect(await mark.left()).toEqual([]);
+  }, 900_000);
+});
+
+/**
+ * One update on `batch` by a worker started as `alight train` starts it (verl: with the plan's overrides and
+ * environment): its metrics and its weights after, as saved.
+ */
+async function updateOnce(c: TrainConfig, python: string, batch: string, dir: string, plan?: VerlPlan) {
+  const started: Worker[] = [];
+  const logFile = join(dir, `${c.backend}.log`);
+  const signal = new AbortController().signal;
+  try {
+    const { worker } = await startWorker(
+      { python, logFile, c, signal, overrides: plan?.overrides, env: plan?.env },
+      started,
+    );
+    const { metrics } = await worker.call('train_step', { batch_path: batch, step: 0 }, 600_000);
+    const out = join(dir, c.backend);
+    // verl saves a checkpoint, with a Hugging Face folder in it; the torch worker only the weights, when asked.
+    await worker.call('save', c.backend === 'verl' ? { path: out } : { path: out, weights_only: true }, 600_000);
+    return { metrics, weights: readWeights(c.backend === 'verl' ? join(out, 'huggingface') : out) };
+  } finally {
+    for (const w of started) await w.stop();
+  }
+}
+
+function readWeights(folder: string): Record<string, Float32Array> {
+  return readSafetensors(join(folder, 'model.safetensors')).tensors as Record<string, Float32Array>;
+}
+
+/**
+ * A step's batch as alight builds it (GRPO advantages, per-rollout loss weights): a group of four rollouts of the tiny
+ * model's vocabulary, one of them two turns with an observation between (masked out), rewards that differ.
+ */
+function writeBatch(file: string): string {
+  const row = (prompt: number[], parts: [number[], 0 | 1][]) => {
+    const tokens = [...prompt, ...parts.flatMap(([t]) => t)];
+    const mask = [...prompt.map(() => 0), ...parts.flatMap(([t, m]) => t.map(() => m))];
+    return {
+      tokens: Int32Array.from(tokens),
+      mask: Uint8Array.from(mask),
+      logprobs: Float32Array.from(mask.map((m, i) => (m ? -1 - (i % 5) / 10 : 0))),
+      promptLength: prompt.length,
+      calls: [0],
+    };
+  };
+  const prompt = [1, 20, 21, 22, 23, 2, 1, 30];
+  const rollouts = [
+    [row(prompt, [[[5, 6, 7, 8, 9, 2], 1]])],
+    [row(prompt, [[[10, 11, 12, 2], 1]])],
+    [
+      row(prompt, [
+        [[40, 41], 1],
+        [[2, 1, 50, 51], 0],
+        [[42, 43, 44, 2], 1],
+      ]),
+    ],
+    [row(prompt, [[[60, 61, 62, 63, 64, 65, 66, 2], 1]])],
+  ].map((rows, i) => ({ rolloutId: `r${i}`, groupId: 'g', reward: [1, 0, 0.5, 0][i], rows }));
+  const c = configSchema.parse({}).train;
+  const built = buildBatch(rollouts, { ...c, maxResponseTokens: 64 });
+  writeSafetensors(file, built.tensors, { alight: JSON.stringify({ version: 1 }) });
+  return file;
+}
+
+function stepCount(db: string, run: string): number {
+  try {
+    return stepsOf(db, run).length;
+  } catch {
+    return 0; // the store is not made yet
+  }
+}
+
+async function waitFor(check: () => boolean, timeoutMs = 600_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the run');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The pid of the process that carries `mark` and whose command line matches `name`. */
+async function marked(mark: string, name: RegExp): Promise<number> {
+  const entry = `ALIGHT_TEST_MARK=${mark}`;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
+      if (name.test(cmd) && readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry))
+        return Number(pid);
+    } catch {}
+  }
+  throw new Error(`no process ${name} with the mark`);
+}
