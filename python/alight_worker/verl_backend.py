@@ -65,13 +65,13 @@ def ray_options(params):
         # alight_worker travels to every Ray worker (and node): the loss set on the actor imports it there.
         "runtime_env": {
             "py_modules": [os.path.join(PYTHON_DIR, "alight_worker")],
-            "worker_process_setup_hook": "alight_worker.verl_loss.register",
+            "worker_process_setup_hook": "alight_worker.verl_worker_setup.setup",
             "env_vars": env,
         },
     }
     if not params.get("ray_address"):
-        # One machine: its loopback address, so that the servers verl starts listen there, not on the network.
-        options["_node_ip_address"] = "127.0.0.1"
+        # One machine: the servers verl starts listen on loopback, not on the network (verl_worker_setup.py).
+        env["ALIGHT_VERL_HOST"] = "127.0.0.1"
         if on_cpu():
             gpus = int(params["gpus"])
             options.update(num_gpus=gpus, num_cpus=3 * gpus + 8)

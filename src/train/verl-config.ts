@@ -209,15 +209,22 @@ function overridesFor(
   ];
 }
 
-/** verl's own LoRA settings (docs/advance/ppo_lora.rst): the adapter on the FSDP actor, synced to vLLM as safetensors. */
+/**
+ * verl's own LoRA settings (docs/advance/ppo_lora.rst): the adapter on the FSDP actor, merged into the base weights for
+ * each sync (`lora.merge`). verl's vLLM servers apply an unmerged adapter only to requests made through verl's own
+ * generate call: the OpenAI endpoints the harnesses call would serve the base model without it (the served-policy check
+ * catches that as "not synced", on the CPU as on GPUs).
+ */
 function loraOverrides(c: TrainConfig): string[] {
   const { lora } = c;
   if (!trainsLora(c)) return [];
-  const targets = lora.targets === 'all-linear' ? 'all-linear' : `[${lora.targets}]`;
+  // PEFT expands `all-linear` only alone: beside other names (an output layer is refused on verl) it already holds them.
+  const targets = lora.targets.split(',').includes('all-linear') ? 'all-linear' : `[${lora.targets}]`;
   return [
     `actor_rollout_ref.model.lora_rank=${lora.rank}`,
     `actor_rollout_ref.model.lora_alpha=${lora.alpha}`,
     `actor_rollout_ref.model.target_modules=${targets}`,
+    'actor_rollout_ref.model.lora.merge=true',
     'actor_rollout_ref.rollout.load_format=safetensors',
     ...(lora.from ? [`actor_rollout_ref.model.lora_adapter_path=${lora.from}`] : []),
   ];

@@ -5,7 +5,7 @@ import { Store } from '../../src/store/store.js';
 import { alight } from '../helpers/cli.js';
 import { writeDataFixtures } from '../helpers/data-fixtures.js';
 import { tinyModel } from '../helpers/tiny-model.js';
-import { HARNESS, project, stepsOf, trainArgs } from '../helpers/train-project.js';
+import { HARNESS, project, stepCount, stepsOf, trainArgs, waitFor } from '../helpers/train-project.js';
 
 // `alight train` end to end on CPU: the torch worker serves and trains a tiny Llama, a held-back harness (digits,
 // not the example's vowels) runs through the gateway on the openai SDK.
@@ -240,6 +240,30 @@ describe('alight train', () => {
     expect(stepsOf(p.db, 'kill')[0].metrics).toMatchObject({ rollouts: 8, rollouts_failed: 1, rows: 7 });
   }, 120_000);
 
+  it('replaces a worker killed mid-step (train.restarts): the run goes on from the last checkpoint and ends', async () => {
+    const p = project([
+      { id: 'count', prompt: 'Count to three.' },
+      { id: 'year', prompt: 'What year is it?' },
+    ]);
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 1\n');
+    const running = alight(
+      [...common(p, 4), '--save-every', '1', '--run', 'restart', '--', process.execPath, HARNESS],
+      {
+        cwd: p.dir,
+        timeoutMs: 300_000,
+      },
+    );
+    await waitFor(() => stepCount(p.db, 'restart') >= 2);
+    const log = join(p.dir, '.alight', 'runs', 'restart', 'worker.log');
+    process.kill(Number(/pid (\d+):/.exec(readFileSync(log, 'utf8'))![1]), 'SIGKILL');
+    const res = await running;
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toMatch(/the Python worker killed by SIGKILL during step \d/);
+    const steps = stepsOf(p.db, 'restart');
+    expect(steps.map((s) => s.step)).toEqual([0, 1, 2, 3]);
+    expect(steps.map((s) => s.metrics.version)).toEqual([1, 2, 3, 4]);
+  }, 300_000);
+
   it('reports a worker killed mid-step, and --resume ' +
     'continues from the last checkpoint with the same data', async () => {
     const p = project([
@@ -253,7 +277,7 @@ describe('alight train', () => {
     const running = alight([...args, '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
     // Once step 2 is done (checkpoint after step 1), kill the worker while step 3 runs.
     const log = join(p.dir, '.alight', 'runs', 'crash', 'worker.log');
-    await waitFor(() => stepsOfSafe(p.db, 'crash') >= 3);
+    await waitFor(() => stepCount(p.db, 'crash') >= 3);
     const pid = Number(/pid (\d+):/.exec(readFileSync(log, 'utf8'))![1]);
     process.kill(pid, 'SIGKILL');
     const crashed = await running;
@@ -288,19 +312,3 @@ describe('alight train', () => {
     expect(second).toBe(first);
   }, 600_000);
 });
-
-function stepsOfSafe(db: string, run: string): number {
-  try {
-    return stepsOf(db, run).length;
-  } catch {
-    return 0;
-  }
-}
-
-async function waitFor(check: () => boolean, timeoutMs = 240_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}

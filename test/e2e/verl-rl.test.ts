@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, type TrainConfig } from '../../src/config/schema.js';
@@ -6,7 +6,6 @@ import { buildBatch } from '../../src/samples/batch.js';
 import { readSafetensors, writeSafetensors } from '../../src/samples/safetensors.js';
 import { envPython } from '../../src/setup/python-env.js';
 import { verlPython } from '../../src/setup/verl-env.js';
-import { Store } from '../../src/store/store.js';
 import { startWorker } from '../../src/train/loop.js';
 import { type VerlPlan, verlHost, verlPlan } from '../../src/train/verl-config.js';
 import type { Worker } from '../../src/worker/client.js';
@@ -19,7 +18,8 @@ import { HARNESS, project, stepsOf, trainArgs } from '../helpers/train-project.j
 // verl 0.9.1's own RL workers, for real, on this machine's CPU (alight's platform plugin, alight_worker/verl_cpu.py):
 // the FSDP actor on a Ray resource pool, a vLLM server (vLLM 0.24.0's CPU build) started and synced by verl's
 // checkpoint engine, its sleep and wake, a harness through the gateway. The tiny model, the fewest steps that show each
-// point; the demo-scale learning run is `ALIGHT_DEMO_BACKEND=verl npm run demo`.
+// point; the demo-scale learning run is `ALIGHT_DEMO_BACKEND=verl npm run demo`. A Ray worker killed mid-run, the
+// restart policy and verl's checkpoints loaded back: test/e2e/verl-nodes.test.ts, on two Ray nodes.
 
 const env = { RAY_AUTH_MODE: 'disabled' };
 let model: string;
@@ -82,12 +82,14 @@ describe('one batch, two trainers', () => {
 });
 
 describe('alight train --backend verl on the CPU', () => {
-  it("runs verl's actor and vLLM server through the harness, checks the served policy after every sync, " +
+  it("trains a LoRA adapter on verl's actor and serves it merged, checks the served policy after every sync, " +
     'and stops at the step whose sync was skipped on purpose; no process is left', async () => {
     const p = project(tasks);
     const mark = processMark();
-    // Version 2 (after step 1) is not pushed to the server: the check must catch it there, having passed at step 0.
-    const res = await alight([...verlArgs(p, 3, 'skip'), '--', process.execPath, HARNESS], {
+    // A LoRA adapter, merged into the weights for each sync. Version 2 (after step 1) is not pushed to the server: the
+    // check must catch it there, having passed at step 0.
+    const lora = ['--lora-rank', '8', '--lora-targets', 'all-linear,q_proj'];
+    const res = await alight([...verlArgs(p, 3, 'skip'), ...lora, '--', process.execPath, HARNESS], {
       cwd: p.dir,
       timeoutMs: 600_000,
       env: { ...env, ...mark.env, ALIGHT_FAULT_SKIP_RELOAD: '2' },
@@ -96,8 +98,9 @@ describe('alight train --backend verl on the CPU', () => {
     expect(res.stderr).toMatch(/served-policy check after step 1: (not synced|synced but different)/);
     const steps = stepsOf(p.db, 'skip');
     expect(steps.map((s) => s.step)).toEqual([0]);
-    // Step 0: the server's log-probs of the probe are the actor's, to float32 rounding; the update really ran.
-    expect(steps[0].metrics.served_logprob_diff).toBeLessThan(1e-4);
+    // Step 0: the server's log-probs of the probe are the actor's (the merged weights against base + adapter: float32
+    // rounding, measured 1e-4 to 5e-4); the update really ran.
+    expect(steps[0].metrics.served_logprob_diff).toBeLessThan(2e-3);
     expect(steps[0].metrics).toMatchObject({ rows: expect.any(Number), grad_norm: expect.any(Number) });
     expect(steps[0].metrics.grad_norm).toBeGreaterThan(0);
     const log = readFileSync(join(p.dir, '.alight', 'runs', 'skip', 'worker.log'), 'utf8');
@@ -106,35 +109,6 @@ describe('alight train --backend verl on the CPU', () => {
     expect(log).toMatch(/vLLM server\(s\) at 127\.0\.0\.1:\d+/);
     expect(await mark.left()).toEqual([]);
   }, 600_000);
-
-  it('recovers from a Ray worker killed mid-run: the backend exits 3, the restart policy brings it back from the ' +
-    'last checkpoint, and the run ends with every step and no recorded rollout lost', async () => {
-    const p = project(tasks);
-    const mark = processMark();
-    const run = alight(
-      [...verlArgs(p, 3, 'crash'), '--save-every', '1', '--restarts', '1', '--', process.execPath, HARNESS],
-      { cwd: p.dir, timeoutMs: 900_000, env: { ...env, ...mark.env } },
-    );
-    await waitFor(() => stepCount(p.db, 'crash') >= 1);
-    const actor = await marked(mark.env.ALIGHT_TEST_MARK, /ray::WorkerDict/);
-    process.kill(actor, 'SIGKILL');
-    const res = await run;
-    expect(res.code, res.stderr).toBe(0);
-    expect(res.stderr).toMatch(/the Python worker exited with code 3 during step \d/);
-    const steps = stepsOf(p.db, 'crash');
-    expect(steps.map((s) => s.step)).toEqual([0, 1, 2]);
-    expect(steps.map((s) => s.metrics.version)).toEqual([1, 2, 3]);
-    for (const s of steps) expect(s.metrics.served_logprob_diff).toBeLessThan(1e-4);
-    // The interrupted attempt's rollouts stay recorded beside the redone step's.
-    const store = Store.open(p.db);
-    const groups = store.db.prepare(`SELECT DISTINCT group_id AS g FROM rollouts WHERE run = 'crash'`).all();
-    store.close();
-    expect(groups.length).toBeGreaterThan(3 * 2);
-    const checkpoints = join(p.dir, '.alight', 'runs', 'crash', 'checkpoints');
-    expect(readdirSync(checkpoints).sort()).toEqual(['step-0', 'step-1', 'step-2']);
-    expect(existsSync(join(checkpoints, 'step-2', 'huggingface', 'config.json'))).toBe(true);
-    expect(await mark.left()).toEqual([]);
-  }, 900_000);
 });
 
 /**
@@ -197,33 +171,4 @@ function writeBatch(file: string): string {
   const built = buildBatch(rollouts, { ...c, maxResponseTokens: 64 });
   writeSafetensors(file, built.tensors, { alight: JSON.stringify({ version: 1 }) });
   return file;
-}
-
-function stepCount(db: string, run: string): number {
-  try {
-    return stepsOf(db, run).length;
-  } catch {
-    return 0; // the store is not made yet
-  }
-}
-
-async function waitFor(check: () => boolean, timeoutMs = 600_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the run');
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-/** The pid of the process that carries `mark` and whose command line matches `name`. */
-async function marked(mark: string, name: RegExp): Promise<number> {
-  const entry = `ALIGHT_TEST_MARK=${mark}`;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
-      if (name.test(cmd) && readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry))
-        return Number(pid);
-    } catch {}
-  }
-  throw new Error(`no process ${name} with the mark`);
 }

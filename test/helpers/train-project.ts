@@ -42,3 +42,21 @@ export function stepsOf(db: string, run: string) {
     store.close();
   }
 }
+
+/** How many steps a run has recorded so far: 0 before its store exists. */
+export function stepCount(db: string, run: string): number {
+  try {
+    return stepsOf(db, run).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** Polls `check` until it holds; a generous bound, for a loaded machine. */
+export async function waitFor(check: () => boolean, timeoutMs = 600_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

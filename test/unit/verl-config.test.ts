@@ -107,8 +107,30 @@ describe('alight settings as verl overrides', () => {
     expect(value(adapter, 'actor_rollout_ref.model.lora_adapter_path')).toBe('/ckpt/a');
     expect(value(adapter, 'actor_rollout_ref.rollout.load_format')).toBe('safetensors');
     expect(value(adapter, 'actor_rollout_ref.actor.optim.lr')).toBe('0.0001');
+    // verl's OpenAI endpoints serve an unmerged adapter to no one: merged into the weights at each sync.
+    expect(value(adapter, 'actor_rollout_ref.model.lora.merge')).toBe('true');
+    const both = verlPlan(train({ lora: { rank: 8, targets: 'all-linear,q_proj' } })).overrides;
+    expect(value(both, 'actor_rollout_ref.model.target_modules')).toBe('all-linear');
     const given = verlPlan(train({ lr: 3e-5, lora: { rank: 8 } })).overrides;
     expect(value(given, 'actor_rollout_ref.actor.optim.lr')).toBe('0.00003');
     expect(value(given, 'actor_rollout_ref.model.target_modules')).toBe('all-linear');
   });
+
+  it(
+    "on the CPU: verl's device, float32 throughout, no sleep mode, a tenth of the RAM for vLLM, no GPU memory " +
+      "check, and the environment that selects alight's platform; the user's overrides still last",
+    () => {
+      const plan = verlPlan(train({ gpus: 2, model: modelDir(qwen32b), verl: ['trainer.device=cpu'] }), { cpu: true });
+      expect(value(plan.overrides, 'trainer.device')).toBe('cpu');
+      expect(value(plan.overrides, 'actor_rollout_ref.actor.fsdp_config.dtype')).toBe('float32');
+      expect(value(plan.overrides, '+actor_rollout_ref.ref.fsdp_config.mixed_precision')).toMatch(/param_dtype:fp32/);
+      expect(value(plan.overrides, 'actor_rollout_ref.rollout.dtype')).toBe('float32');
+      expect(value(plan.overrides, '+actor_rollout_ref.rollout.enable_sleep_mode')).toBe('false');
+      expect(value(plan.overrides, 'actor_rollout_ref.rollout.gpu_memory_utilization')).toBe('0.1');
+      expect(value(plan.overrides, 'actor_rollout_ref.actor.optim.clip_grad')).toBe('1');
+      expect(plan.env).toMatchObject({ VERL_PLATFORM: 'cpu', VERL_USE_EXTERNAL_MODULES: 'alight_worker.verl_cpu' });
+      expect(plan.overrides.at(-1)).toBe('trainer.device=cpu');
+      expect(verlPlan(train({ gpus: 2 })).env).toEqual({});
+    },
+  );
 });
