@@ -136,11 +136,11 @@ class PlatformCPU(PlatformBase):
         return None
 
     def rollout_env_vars(self):
-        # vLLM's CPU build binds its threads to cores it reserves; on a shared machine that pins them onto the trainer's.
+        # vLLM's CPU build binds its threads to cores it reserves; on a shared machine that pins them onto the trainer.
         return {"VLLM_CPU_OMP_THREADS_BIND": "nobind", **{k: os.environ[k] for k in PLATFORM_ENV if k in os.environ}}
 
 
-# What selects this platform in a process: every Ray worker and vLLM's own worker processes need it before `import verl`.
+# What selects this platform in a process: every Ray worker and vLLM's worker processes need it before `import verl`.
 PLATFORM_ENV = ("VERL_USE_EXTERNAL_MODULES", "VERL_PLATFORM", "VERL_ENGINE_DEVICE", "VERL_ENGINE_VENDOR")
 
 
