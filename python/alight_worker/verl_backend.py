@@ -89,6 +89,20 @@ def skip_sync(version):
     return start > 0 and version >= start
 
 
+def policy_metrics(batch):
+    """The torch worker's entropy and kl_rollout (k3 of the rollout policy against the one updated, per loss token),
+    from verl's log-prob pass before the update: the same names on both backends."""
+    from .policy_loss import k3
+
+    mask = batch["response_mask"].float()
+    tokens = float(mask.sum().clamp(min=1))
+    log_ratio = torch.clamp((batch["old_log_probs"] - batch["rollout_log_probs"]) * mask, -20.0, 20.0)
+    return {
+        "entropy": float((batch["entropys"] * mask).sum()) / tokens,
+        "kl_rollout": float(k3(log_ratio, mask)) / tokens,
+    }
+
+
 def ray_died(err):
     import ray
 
@@ -172,6 +186,7 @@ class VerlBackend:
             data.batch["old_log_probs"] = data.batch["rollout_log_probs"].clone()
         else:
             data = data.union(self.call("old log-probs", lambda: self.trainer._compute_old_log_prob(data))[0])
+            metrics.update(policy_metrics(data.batch))
         if p.get("is_correction", "none") == "token":
             weights, capped = truncated_is_weights(
                 data.batch["old_log_probs"],
