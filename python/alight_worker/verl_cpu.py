@@ -180,10 +180,28 @@ def keep_linear_weights():
     utils.dispatch_cpu_unquantized_gemm = keeping
 
 
+def unpinned_offload():
+    """verl's reference (forward only) on FSDP2 offloads its parameters with `CPUOffloadPolicy(pin_memory=True)`;
+    pinning needs a CUDA driver (`Found no NVIDIA driver`). On the CPU the parameters are where they would be offloaded
+    to, so the policy stays and pinning goes. Bound before verl's FSDP engine imports the name."""
+    import verl.utils.fsdp_utils as fsdp_utils
+
+    policy = fsdp_utils.CPUOffloadPolicy
+    if policy is None or getattr(policy, "unpinned", False):
+        return
+
+    def offload_policy(pin_memory=True):
+        return policy(pin_memory=False)
+
+    offload_policy.unpinned = True
+    fsdp_utils.CPUOffloadPolicy = offload_policy
+
+
 # vLLM's worker processes import verl (its worker extension) after vllm and before they load the model.
 if "vllm" in sys.modules:
     keep_linear_weights()
 
 # Before verl's workers import them by name (this module loads at `import verl`).
+unpinned_offload()
 verl_distributed.initialize_global_process_group = init_gloo_process_group
 verl_distributed.initialize_global_process_group_ray = init_gloo_process_group_ray

@@ -66,6 +66,9 @@ def alight_loss(config, model_output, data, dp_group=None):
         kl_loss = (kl * padded["alight_weights"] * mask.float()).sum() * config.global_batch_info["dp_size"]
         loss = loss + config.kl_loss_coef * kl_loss
         metrics["kl_loss"] = Metric(value=kl_loss.detach(), aggregation=AggregationType.SUM)
+        # The torch worker's kl_ref: k3 to the reference per loss token (here per micro-batch, then averaged).
+        per_token = (kl.detach() * mask.float()).sum() / mask.float().sum().clamp(min=1)
+        metrics["kl_ref"] = Metric(value=per_token, aggregation=AggregationType.MEAN)
     return loss, metrics
 
 

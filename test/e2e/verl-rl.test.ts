@@ -46,8 +46,9 @@ describe('one batch, two trainers', () => {
     '(same weights, same settings, float32 on the CPU)', async () => {
     const dir = tempDir();
     const batch = writeBatch(join(dir, 'batch.safetensors'));
-    // A clip that bites (the norm is 0.059 here) and weight decay, so that both settings are compared.
-    const settings = { model, lr: 0.01, seed: 0, maxGradNorm: 0.05, weightDecay: 0.1 };
+    // A clip that bites (the norm is 0.059 here) and weight decay, so that both settings are compared; a KL penalty,
+    // so that verl's reference worker is built and scores the batch (its KL is 0 at the first step on both).
+    const settings = { model, lr: 0.01, seed: 0, maxGradNorm: 0.05, weightDecay: 0.1, klCoef: 0.05 };
     const torch = await updateOnce(configSchema.parse({ train: settings }).train, envPython(), batch, dir);
     // The torch worker's ratio is to the engine's log-probs (its own server samples what it trains): verl's too here.
     const verl1 = { ...settings, backend: 'verl', gpus: 1, oldLogprobs: 'rollout' };
@@ -56,6 +57,7 @@ describe('one batch, two trainers', () => {
     const verl = await updateOnce(verlTrain, verlPython()!, batch, dir, plan);
     expect(verl.metrics.grad_norm).toBeCloseTo(torch.metrics.grad_norm!, 5);
     expect(verl.metrics.loss).toBeCloseTo(torch.metrics.loss!, 6);
+    expect([verl.metrics.kl_ref, torch.metrics.kl_ref]).toEqual([0, 0]);
     const names = Object.keys(torch.weights).filter((n) => n in verl.weights);
     expect(names.length).toBeGreaterThanOrEqual(Object.keys(torch.weights).length - 1); // lm_head, when tied
     let largest = 0;
