@@ -57,7 +57,7 @@ describe('one batch, two trainers', () => {
     const verl = await updateOnce(verlTrain, verlPython()!, batch, dir, plan);
     expect(verl.metrics.grad_norm).toBeCloseTo(torch.metrics.grad_norm!, 5);
     expect(verl.metrics.loss).toBeCloseTo(torch.metrics.loss!, 6);
-    expect([verl.metrics.kl_ref, torch.metrics.kl_ref]).toEqual([0, 0]);
+    for (const m of [verl.metrics, torch.metrics]) expect(m.kl_ref).toBeLessThan(1e-9);
     const names = Object.keys(torch.weights).filter((n) => n in verl.weights);
     expect(names.length).toBeGreaterThanOrEqual(Object.keys(torch.weights).length - 1); // lm_head, when tied
     let largest = 0;
