@@ -60,7 +60,9 @@ def ray_options(params):
 
         env.update({k: os.environ[k] for k in PLATFORM_ENV + CPU_ENV if k in os.environ})
     options = {
-        "address": params.get("ray_address") or None,
+        # Without --ray-address a new local cluster, never the last one `ray start` left on this machine (Ray's default
+        # for no address), which would not be sized or set up for this run.
+        "address": params.get("ray_address") or "local",
         "include_dashboard": False,
         # alight_worker travels to every Ray worker (and node): the loss set on the actor imports it there.
         "runtime_env": {

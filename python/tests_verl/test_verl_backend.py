@@ -250,7 +250,7 @@ def test_a_ray_worker_that_dies_takes_the_worker_process_down_with_exit_3_and_ra
 import os, sys, ray
 sys.path.insert(0, {str(REPO / "python")!r})
 from alight_worker.verl_backend import VerlBackend
-ray.init(num_cpus=1, include_dashboard=False)
+ray.init(address="local", num_cpus=1, include_dashboard=False)
 
 @ray.remote(max_restarts=0)
 class Part:

@@ -154,10 +154,12 @@ async function untilHealthy(vllm: Running, url: string, o: VllmOptions): Promise
   while (true) {
     if (vllm.exited()) {
       const ended = await vllm.finished;
-      const tail = readFileSync(o.logFile, 'utf8').trim().split('\n').slice(-8).join('\n');
-      const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(tail)
+      const log = readFileSync(o.logFile, 'utf8');
+      const tail = log.trim().split('\n').slice(-8).join('\n');
+      // The cause is often above the tail (vLLM's engine process logs it, then the server's traceback follows).
+      const hint = /Failed to infer device type|No CUDA GPUs|CUDA driver/.test(log)
         ? " (it found no GPU it can use; --device cpu runs vLLM's CPU build)"
-        : /less than desired CPU memory utilization/.test(tail)
+        : /less than desired CPU memory utilization/.test(log)
           ? ' (not enough free memory: pass a smaller --gpu-memory-utilization)'
           : '';
       throw new AlightError(

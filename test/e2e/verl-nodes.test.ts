@@ -48,7 +48,8 @@ function startNode(base: number, head: boolean): void {
       String(300 * 2 ** 20),
       '--disable-usage-stats',
     ],
-    { env: { ...process.env, ...env, ...cluster.env }, stdio: 'ignore', timeout: 120_000 },
+    // Generous: `ray start` waits for its node to register, slow on a loaded machine.
+    { env: { ...process.env, ...env, ...cluster.env }, stdio: 'pipe', timeout: 600_000 },
   );
 }
 
