@@ -2,7 +2,9 @@
  * A real model's steps on verl against the torch worker: SmolLM2-135M-Instruct on bench:learn's chain-sum recipe (its
  * tasks, harness, Dr. GRPO, 8 tasks × 8 rollouts a step, seed), a few steps each through `alight train`, the same
  * per-step metrics from both, and the wall time of a step (after the first) for each; verl on the CPU here, through
- * alight's platform plugin. No learning claim: bench:learn stays on the torch worker while verl is slower here.
+ * alight's platform plugin. No learning claim: bench:learn stays on the torch worker while verl is slower here. vLLM's
+ * share of the RAM is raised to a quarter: on the CPU its worker's own memory (SmolLM2 in float32, kept twice) counts
+ * against the share, and verl's default there (a tenth) leaves no KV cache for this model.
  *
  *   npm run bench:verl     # BENCH_VERL_STEPS (3)
  */
@@ -29,7 +31,13 @@ async function side(backend: 'torch' | 'verl', model: string) {
   const dir = join(work, `verl-step-${backend}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const extra = ['--save-every', '0', '--backend', backend, ...(backend === 'verl' ? ['--gpus', '1'] : [])];
+  const extra = [
+    '--save-every',
+    '0',
+    '--backend',
+    backend,
+    ...(backend === 'verl' ? ['--gpus', '1', '--gpu-memory-utilization', '0.25'] : []),
+  ];
   const { seconds, steps } = await alightTrain({
     dir,
     run: backend,
