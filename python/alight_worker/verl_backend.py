@@ -54,11 +54,15 @@ def ray_options(params):
     """ray.init's arguments. On the CPU without a cluster, a local one whose GPUs are logical (one per --gpus: verl's
     placement counts them) with enough logical CPUs for verl's bundles (3 a GPU) and its helper actors; Ray enforces
     neither, the OS shares the cores. The platform's variables travel to every worker, on every node."""
+    local = not params.get("ray_address")
     env = {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"}
     if on_cpu():
         from .verl_cpu import PLATFORM_ENV  # loading it patches verl for the CPU: only where verl runs there
 
         env.update({k: os.environ[k] for k in PLATFORM_ENV + CPU_ENV if k in os.environ})
+    if local:
+        # One machine: the servers verl starts listen on loopback, not on the network (verl_worker_setup.py).
+        env["ALIGHT_VERL_HOST"] = "127.0.0.1"
     options = {
         # Without --ray-address a new local cluster, never the last one `ray start` left on this machine (Ray's default
         # for no address), which would not be sized or set up for this run.
@@ -71,12 +75,9 @@ def ray_options(params):
             "env_vars": env,
         },
     }
-    if not params.get("ray_address"):
-        # One machine: the servers verl starts listen on loopback, not on the network (verl_worker_setup.py).
-        env["ALIGHT_VERL_HOST"] = "127.0.0.1"
-        if on_cpu():
-            gpus = int(params["gpus"])
-            options.update(num_gpus=gpus, num_cpus=3 * gpus + 8)
+    if local and on_cpu():
+        gpus = int(params["gpus"])
+        options.update(num_gpus=gpus, num_cpus=3 * gpus + 8)
     return options
 
 

@@ -35,8 +35,14 @@ function startNode(base: number, head: boolean): void {
 }
 
 function rayStart(base: number, head: boolean): void {
-  const names = ['node-manager', 'object-manager', 'dashboard-agent-listen', 'dashboard-agent-grpc', 'metrics-export'];
-  const ports = [...names, 'runtime-env-agent'].flatMap((n, i) => [`--${n}-port`, String(base + 2 + i)]);
+  const ports = [
+    'node-manager',
+    'object-manager',
+    'dashboard-agent-listen',
+    'dashboard-agent-grpc',
+    'metrics-export',
+    'runtime-env-agent',
+  ].flatMap((n, i) => [`--${n}-port`, String(base + 2 + i)]);
   execFileSync(
     ray,
     [
