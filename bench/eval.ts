@@ -37,7 +37,7 @@ for (const sandboxed of [true, false]) {
       grader: {
         kind: 'host',
         reposDir: fx.repos,
-        sandbox: sandboxed ? { hide: [out], memoryMb: defaultMemoryMb, processes: defaultProcesses } : null,
+        sandbox: sandboxed ? { memoryMb: defaultMemoryMb, processes: defaultProcesses } : null,
       },
       runId: `bench-${sandboxed}-${workers}`,
       timeoutMs: 600_000,

@@ -53,7 +53,7 @@ for (const workers of [1, 2]) {
         site: {
           kind: 'host',
           reposDir: fx.repos,
-          sandbox: { hide: [root], memoryMb: defaultMemoryMb, processes: defaultProcesses },
+          sandbox: { memoryMb: defaultMemoryMb, processes: defaultProcesses },
         },
         timeoutMs: 600_000,
         allowTestEdits: false,

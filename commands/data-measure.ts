@@ -26,7 +26,7 @@ export async function validateCommand(o: ValidateFlags) {
     );
   return withStore(o, (store, config) =>
     withInterrupt((signal) =>
-      withSite(chosen, { k8s: config.k8s, timeoutS: o.timeout, hide: [dirname(store.path)] }, async (site) => {
+      withSite(chosen, { k8s: config.k8s, timeoutS: o.timeout }, async (site) => {
         const progress = progressBars(!o.json && Boolean(process.stderr.isTTY));
         const s = await validateTasks(
           store,

@@ -54,7 +54,7 @@ export async function gradeCommand(flags: GradeFlags) {
   if (predictions.length === 0) throw new AlightError(`${flags.predictions} has no predictions`, ExitCode.input);
   const out = resolve(flags.out ?? join('.alight', 'eval', `grade-${Date.now()}`));
   const chosen = graderFor(flags);
-  const at = { k8s, timeoutS: flags.timeout, hide: [out] };
+  const at = { k8s, timeoutS: flags.timeout };
   const { summary, reports } = await withGrader(chosen, at, (grader) =>
     gradePredictions(tasks, predictions, {
       grader,
@@ -85,7 +85,6 @@ export async function swebenchCommand(
   const chosen = graderFor(flags);
   return withStore(flags, async (store, fileConfig) => {
     const tasks = await instancesFor(store, flags, Boolean(probe));
-    const hide = [dirname(store.path)];
     const config = withRunner(
       withOverrides(fileConfig, { upstream: { url: flags.upstream } }),
       { ...flags, image: undefined, runner: flags.runtime === 'k8s' ? 'k8s' : 'local' },
@@ -94,7 +93,7 @@ export async function swebenchCommand(
     );
     return withUpstream(config, flags, (c, upstreamApiKey) =>
       withInterrupt((signal) =>
-        withGrader(chosen, { k8s: c.k8s, timeoutS: flags.gradeTimeout, hide }, async (grader) => {
+        withGrader(chosen, { k8s: c.k8s, timeoutS: flags.gradeTimeout }, async (grader) => {
           const run = flags.run ?? defaultRunName('eval');
           const result = await evalSwebench({
             store,
@@ -187,7 +186,7 @@ export async function rewardCommand(flags: RewardFlags) {
   const dir = mkdtempSync(join(tmpdir(), 'alight-reward-'));
   try {
     const report = await gradeInstance(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
-      site: { kind: 'host', reposDir: resolve(flags.repos), sandbox: await sandboxFor(flags.sandbox !== false, [dir]) },
+      site: { kind: 'host', reposDir: resolve(flags.repos), sandbox: await sandboxFor(flags.sandbox !== false) },
       timeoutMs: flags.timeout * 1000,
       allowTestEdits: Boolean(flags.allowTestEdits),
       logFile: join(dir, 'test_output.txt'),

@@ -24,10 +24,10 @@ export type GraderFlags = Partial<
 >;
 
 /**
- * The local grader's sandbox: bubblewrap (installed if missing), hiding `hide` from the code under test; none, said
- * loudly, when the user opts out with --no-sandbox. (Containers and pods isolate already: they need none.)
+ * The local grader's sandbox: bubblewrap (installed if missing); none, said loudly, when the user opts out with
+ * --no-sandbox. (Containers and pods isolate already: they need none.)
  */
-export async function sandboxFor(sandboxed: boolean, hide: string[]): Promise<HostSandbox | null> {
+export async function sandboxFor(sandboxed: boolean): Promise<HostSandbox | null> {
   if (!sandboxed) {
     process.stderr.write(
       'alight: grading without a sandbox (--no-sandbox): the ' +
@@ -36,7 +36,7 @@ export async function sandboxFor(sandboxed: boolean, hide: string[]): Promise<Ho
     return null;
   }
   await ensureSandbox(setupProgress());
-  return { hide, memoryMb: defaultMemoryMb, processes: defaultProcesses };
+  return { memoryMb: defaultMemoryMb, processes: defaultProcesses };
 }
 
 /**
@@ -80,11 +80,10 @@ export function graderFor(flags: GraderFlags): Grader {
   return { kind: 'mounted', reposDir, runtime: grader, image };
 }
 
-/** Where a command grades: the cluster for `pods`, their tests' timeout (seconds), the folders the sandbox hides. */
+/** Where a command grades: the cluster for `pods`, their tests' timeout (seconds). */
 export interface GradingAt {
   k8s: K8sConfig;
   timeoutS: number;
-  hide: string[];
 }
 
 /** The grader made ready for `work` (see withSite); the official package needs nothing made. */
@@ -103,7 +102,7 @@ export async function withSite<T>(
   work: (site: TestSite) => Promise<T>,
 ): Promise<T> {
   if (grader.kind === 'host')
-    return work({ kind: 'host', reposDir: grader.reposDir, sandbox: await sandboxFor(grader.sandboxed, at.hide) });
+    return work({ kind: 'host', reposDir: grader.reposDir, sandbox: await sandboxFor(grader.sandboxed) });
   if (grader.kind === 'image') return work({ kind: 'image', open: engineSite(grader.runtime) });
   if (grader.kind === 'mounted') return work(grader);
   const [{ openGradePods }, { podSite, podDeadlineS }] = await Promise.all([

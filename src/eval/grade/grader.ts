@@ -8,7 +8,7 @@ import type { GradeOptions, GradeTask, InstanceReport, Ran, Tested, TestSite } f
 import { markers, resolution, statusesFromLog, testsReport } from './grading.js';
 import { fileSections, guardPatch, protectedReason } from './guards.js';
 import { testInImage } from './image-site.js';
-import { testInterpreterDir } from './interpreter.js';
+import { testRuntime } from './interpreter.js';
 import { parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
 import { onTree, privateGitDir } from './patch-apply.js';
@@ -165,7 +165,7 @@ async function testOnHost(
     site.kind === 'mounted'
       ? { runtime: site.runtime, image: site.image, mounts: [`${ws}:/testbed`, `${results}:/alight/results`] }
       : undefined;
-  const python = container ? null : testInterpreterDir();
+  const python = container ? null : (testRuntime()?.bin ?? null);
   const script =
     'export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n' +
     (python ? `export PATH=${shellQuote(python)}:"$PATH"\n` : '') +

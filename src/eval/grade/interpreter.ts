@@ -1,18 +1,29 @@
 import { dirname } from 'node:path';
 import { probe } from '../../process/launch.js';
 
-let resolved: string | null | undefined;
+/** The python3 the local grader's tests run: the folder to put first on their PATH, the prefixes it runs from. */
+export interface TestRuntime {
+  bin: string;
+  /** sys.prefix and the base and exec prefixes, resolved: the sandbox shows them read-only (sandbox-view.ts). */
+  prefixes: string[];
+}
+
+const ask =
+  'import os, sys\nprint(sys.executable)\n' +
+  'for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}: print(os.path.realpath(p))';
+
+let resolved: TestRuntime | null | undefined;
 
 /**
- * The folder of the python3 the local grader's tests run, asked once from `/`: run from the judged tree, a version
- * manager's shim (pyenv reads `.python-version`, asdf `.tool-versions`) would let a file of the prediction choose the
- * interpreter. Put first on the tests' PATH; null where python3 does not run here (the test command then fails plainly).
+ * The python3 the local grader's tests run, asked once from `/`: run from the judged tree, a version manager's shim
+ * (pyenv reads `.python-version`, asdf `.tool-versions`) would let a file of the prediction choose the interpreter.
+ * Null where python3 does not run here (the test command then fails plainly).
  */
-export function testInterpreterDir(): string | null {
+export function testRuntime(): TestRuntime | null {
   if (resolved === undefined) {
-    const r = probe('python3', ['-c', 'import sys; print(sys.executable)'], { cwd: '/' });
-    const exe = r.exitCode === 0 ? r.stdout.trim() : '';
-    resolved = exe ? dirname(exe) : null;
+    const r = probe('python3', ['-c', ask], { cwd: '/' });
+    const [exe, ...prefixes] = r.exitCode === 0 ? r.stdout.trim().split('\n') : [];
+    resolved = exe ? { bin: dirname(exe), prefixes } : null;
   }
   return resolved;
 }

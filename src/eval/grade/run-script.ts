@@ -3,6 +3,7 @@ import { type Runtime, runtimes } from './container.js';
 import { markers } from './grading.js';
 import { type ProcessLimit, processLimit } from './process-limit.js';
 import { type Sandbox, sandboxArgs } from './sandbox.js';
+import { sandboxEnv } from './sandbox-view.js';
 
 export interface ScriptOptions {
   timeoutMs: number;
@@ -57,6 +58,9 @@ export async function runScript(cwd: string, script: string, o: ScriptOptions): 
     command,
     args,
     cwd,
+    // bwrap stays in the sandbox's PID namespace as its process 1, whose /proc/1/environ the code under test can read:
+    // it starts with the sandbox's environment, not the grader's.
+    env: o.sandbox ? sandboxEnv() : undefined,
     stdout: { tail: o.maxOutputBytes },
     stderr: 'stdout',
     group: true,
