@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type PythonSource, readPythonSource } from '../../src/eval/grade/python-source.js';
 import { addedLineIndexes, fileClasses, tamperFlags } from '../../src/eval/grade/tamper-flags.js';
 import type { JudgeContext } from '../../src/eval/grade/tree-judge.js';
 import { tempDir } from '../helpers/gateway.js';
@@ -131,5 +132,29 @@ describe('tamper flags', () => {
     const base = 'def f():\n    """Docs.\n    """\n';
     expect(fileClasses('def f():\n    """Docs.\n    Never os._exit() here.\n    """\n', base)).toEqual([]);
     expect(fileClasses('def f():\n    """Docs.\n    """\n    os._exit(0)\n', base)).not.toEqual([]);
+  });
+
+  it('reads the source as Python does: NFKC identifiers, a declared encoding decoded, one that rewrites code flagged', () => {
+    const dir = tempDir();
+    const file = (name: string, bytes: Buffer | string): PythonSource => {
+      writeFileSync(join(dir, name), bytes);
+      return readPythonSource(join(dir, name));
+    };
+    const moduleTable = expect.stringMatching(/module table/);
+    // Fullwidth letters: Python's parser normalises them to `sys.modules` (checked: `ｓｙｓ.modules is sys.modules`).
+    expect(fileClasses(file('wide.py', 'import sys\nm = ｓｙｓ.ｍｏｄｕｌｅｓ\n'), undefined)).toEqual([moduleTable]);
+    // `\x6d` is `m` once unicode_escape decodes the file; `+AG0-` is `m` in UTF-7.
+    for (const [name, text] of [
+      ['escape.py', '# coding: unicode_escape\nimport sys\nm = sys.\\x6dodules\n'],
+      ['seven.py', '# coding: utf-7\nimport sys\nm = sys.+AG0-odules\n'],
+    ]) {
+      const read = file(name, text);
+      expect(read.rewritten).toBe(true);
+      expect(fileClasses(read, 'import sys\n')).toEqual([expect.stringMatching(/source encoding/), moduleTable]);
+    }
+    // Latin-1 (old projects declare it): decoded, nothing rewritten, honest code not flagged.
+    const latin = file('latin.py', Buffer.from('# -*- coding: latin-1 -*-\nname = "caf\xe9"\n', 'latin1'));
+    expect(latin).toEqual({ text: '# -*- coding: latin-1 -*-\nname = "café"\n', rewritten: false });
+    expect(fileClasses(latin, undefined)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type GuardResult, protectedReason } from './guards.js';
+import { nfkc, type PythonSource, readPythonSource } from './python-source.js';
 import { classesIn, codeOnly } from './tamper-classes.js';
 import type { JudgeContext } from './tree-judge.js';
 
@@ -26,15 +26,22 @@ export function addedLineIndexes(lines: string[], base: string | undefined): num
   });
 }
 
-/** The tamper classes of a changed file's new lines, read as code (strings and comments blanked) and as written. */
-export function fileClasses(source: string, base: string | undefined): string[] {
-  const lines = source.split('\n');
-  const code = codeOnly(source).split('\n');
-  const added = addedLineIndexes(lines, base);
-  return classesIn(
+const rewrites = 'rewrites its code through its source encoding (the bytes show other code than Python runs)';
+
+/**
+ * The tamper classes of a changed file's new lines (python-source.ts: as Python reads them), read as code (strings and
+ * comments blanked) and as written. A file whose encoding rewrites its code is new in every line.
+ */
+export function fileClasses(source: PythonSource | string, base: string | undefined): string[] {
+  const { text, rewritten } = typeof source === 'string' ? { text: nfkc(source), rewritten: false } : source;
+  const lines = text.split('\n');
+  const code = codeOnly(text).split('\n');
+  const added = addedLineIndexes(lines, rewritten || base === undefined ? undefined : nfkc(base));
+  const found = classesIn(
     added.map((i) => code[i]),
     added.map((i) => lines[i]),
   );
+  return rewritten ? [rewrites, ...found] : found;
 }
 
 // The test framework's own package, where the repository under test is pytest or pluggy: there, the code under test
@@ -56,7 +63,7 @@ export function tamperFlags(ws: string, kept: string[], cx: JudgeContext): Guard
   return kept
     .filter((p) => p.endsWith('.py') && protectedReason(p) === null && !inFrameworkSource(p, cx))
     .flatMap((file) => {
-      const found = fileClasses(readFileSync(join(ws, file), 'utf8'), cx.base(file));
+      const found = fileClasses(readPythonSource(join(ws, file)), cx.base(file));
       return found.length
         ? [{ file, reason: `${frameworkAccessReason}: non-test code ${found.join('; ')}`, removed: false }]
         : [];
