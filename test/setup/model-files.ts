@@ -12,7 +12,7 @@ export const modelFiles = [
   'test/e2e/judge-real.test.ts',
   'test/e2e/sft.test.ts',
   'test/e2e/verl.test.ts',
-  'test/e2e/verl-rl.test.ts',
+  'test/e2e/verl-parity.test.ts',
   'test/e2e/verl-nodes.test.ts',
   'test/e2e/record-serve.test.ts',
   'test/e2e/models-convert.test.ts',

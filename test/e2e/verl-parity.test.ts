@@ -9,37 +9,19 @@ import { verlPython } from '../../src/setup/verl-env.js';
 import { startWorker } from '../../src/train/loop.js';
 import { type VerlPlan, verlHost, verlPlan } from '../../src/train/verl-config.js';
 import type { Worker } from '../../src/worker/client.js';
-import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
-import { processMark } from '../helpers/processes.js';
 import { tinyModel } from '../helpers/tiny-model.js';
-import { HARNESS, project, stepsOf, trainArgs } from '../helpers/train-project.js';
 
 // verl 0.9.1's own RL workers, for real, on this machine's CPU (alight's platform plugin, alight_worker/verl_cpu.py):
-// the FSDP actor on a Ray resource pool, a vLLM server (vLLM 0.24.0's CPU build) started and synced by verl's
-// checkpoint engine, its sleep and wake, a harness through the gateway. The tiny model, the fewest steps that show each
-// point; the demo-scale learning run is `ALIGHT_DEMO_BACKEND=verl npm run demo`. A Ray worker killed mid-run, the
-// restart policy and verl's checkpoints loaded back: test/e2e/verl-nodes.test.ts, on two Ray nodes.
+// here its FSDP actor and the torch worker make the same update from one batch. Whole runs of `alight train --backend
+// verl` (the vLLM servers synced by verl's checkpoint engine, LoRA, the served-policy check and its fault injection, a
+// Ray node killed mid-run, verl's checkpoints loaded back): test/e2e/verl-nodes.test.ts. The demo-scale learning run
+// is `ALIGHT_DEMO_BACKEND=verl npm run demo`.
 
-const env = { RAY_AUTH_MODE: 'disabled' };
 let model: string;
 beforeAll(() => {
   model = tinyModel(2);
 }, 120_000);
-
-const tasks = [
-  { id: 'count', prompt: 'Count to three.' },
-  { id: 'year', prompt: 'What year is it?' },
-];
-const verlArgs = (p: { tasks: string }, steps: number, run: string): string[] => [
-  ...trainArgs(model, p, steps),
-  '--backend',
-  'verl',
-  '--gpus',
-  '1',
-  '--run',
-  run,
-];
 
 describe('one batch, two trainers', () => {
   it("gives the same loss, gradient norm and updated weights on the torch worker and on verl's FSDP actor " +
@@ -80,36 +62,8 @@ describe('one batch, two trainers', () => {
     // so an element whose gradient is near Adam's epsilon carries float32 rounding into its update (at most lr).
     expect(sum / count).toBeLessThan(1e-7);
     expect(largest).toBeLessThan(1e-4);
-  }, 600_000);
-});
-
-describe('alight train --backend verl on the CPU', () => {
-  it("trains a LoRA adapter on verl's actor and serves it merged, checks the served policy after every sync, " +
-    'and stops at the step whose sync was skipped on purpose; no process is left', async () => {
-    const p = project(tasks);
-    const mark = processMark();
-    // A LoRA adapter, merged into the weights for each sync. Version 2 (after step 1) is not pushed to the server: the
-    // check must catch it there, having passed at step 0.
-    const lora = ['--lora-rank', '8', '--lora-targets', 'all-linear,q_proj'];
-    const res = await alight([...verlArgs(p, 3, 'skip'), ...lora, '--', process.execPath, HARNESS], {
-      cwd: p.dir,
-      timeoutMs: 600_000,
-      env: { ...env, ...mark.env, ALIGHT_FAULT_SKIP_RELOAD: '2' },
-    });
-    expect(res.code, res.stderr).toBe(1);
-    expect(res.stderr).toMatch(/served-policy check after step 1: (not synced|synced but different)/);
-    const steps = stepsOf(p.db, 'skip');
-    expect(steps.map((s) => s.step)).toEqual([0]);
-    // Step 0: the server's log-probs of the probe are the actor's (the merged weights against base + adapter: float32
-    // rounding, measured 1e-4 to 5e-4); the update really ran.
-    expect(steps[0].metrics.served_logprob_diff).toBeLessThan(2e-3);
-    expect(steps[0].metrics).toMatchObject({ rows: expect.any(Number), grad_norm: expect.any(Number) });
-    expect(steps[0].metrics.grad_norm).toBeGreaterThan(0);
-    const log = readFileSync(join(p.dir, '.alight', 'runs', 'skip', 'worker.log'), 'utf8');
-    expect(log).toMatch(/fault injected: version 2 not pushed/);
-    // The server listened on loopback, not on the machine's network address.
-    expect(log).toMatch(/vLLM server\(s\) at 127\.0\.0\.1:\d+/);
-    expect(await mark.left()).toEqual([]);
+    // verl's vLLM server (started by the actor's init, synced once) listened on loopback, not the machine's address.
+    expect(readFileSync(join(dir, 'verl.log'), 'utf8')).toMatch(/vLLM server\(s\) at 127\.0\.0\.1:\d+/);
   }, 600_000);
 });
 
