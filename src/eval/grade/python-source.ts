@@ -22,7 +22,7 @@ const decode =
   'sys.stdout.buffer.write(f.read().decode(enc).encode("utf-8", "surrogatepass"))';
 
 /** Only the ASCII characters of a text: what an ASCII-compatible encoding leaves as the bytes were. */
-const asciiOf = (s: string): string => s.replace(/[^\x00-\x7f]/g, '');
+const asciiOf = (s: string): string => s.replace(/[^\p{ASCII}]/gu, '');
 
 export function readPythonSource(path: string): PythonSource {
   const bytes = readFileSync(path);
