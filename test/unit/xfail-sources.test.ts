@@ -1,8 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { testPython } from '../../src/eval/grade/interpreter.js';
 import type { StatusMap } from '../../src/eval/grade/log-parsers.js';
-import { undeclaredXfails, xfailSources } from '../../src/eval/grade/xfail-sources.js';
+import { testSources, undeclaredXfails, xfailSources } from '../../src/eval/grade/xfail-sources.js';
 import { tempDir } from '../helpers/gateway.js';
 
 // Which tests may xfail, read by Python's parser from the test sources (each way a test file declares one), and the
@@ -48,8 +49,11 @@ describe('xfail sources', () => {
     writeFileSync(join(ws, file), text);
   }
   const sources = xfailSources(
-    ws,
-    Object.keys(files).filter((f) => !f.endsWith('conftest.py')),
+    testSources(
+      ws,
+      Object.keys(files).filter((f) => !f.endsWith('conftest.py')),
+    ),
+    testPython(),
   );
 
   it("finds each way a test's own source declares an xfail, and no other test", () => {
@@ -76,7 +80,7 @@ describe('xfail sources', () => {
       ['hooks/test_hooked.py::test_plain', 'XFAIL'],
       ['tests/test_none.py::test_other', 'PASSED'],
     ]);
-    const { map: judged, flags } = undeclaredXfails(map, sources);
+    const { map: judged, flags } = undeclaredXfails(map, () => sources);
     expect(Object.fromEntries(judged)).toEqual({
       'tests/test_marks.py::test_decorated': 'XFAIL',
       'tests/test_marks.py::test_param[2]': 'XFAIL',

@@ -4,7 +4,7 @@ import type { GuardResult } from './guards.js';
 import type { ParserName } from './log-parsers.js';
 import type { readResults } from './pytest-results.js';
 import type { Sandbox } from './sandbox.js';
-import type { XfailSources } from './xfail-sources.js';
+import type { TestSources } from './xfail-sources.js';
 
 // The shapes grading one instance passes around (grader.ts, image-site.ts, pod-site.ts, the SWE-bench runs) and the
 // ways of grading (Grader), apart from the code, so that no module of grading needs another's code for its types.
@@ -101,8 +101,8 @@ export type Tested = {
   log: string;
   flags?: GuardResult['flags'];
   results?: ReturnType<typeof readResults>;
-  /** Which tests' sources declare an xfail (xfail-sources.ts): where the grader read them, before the run. */
-  xfails?: XfailSources;
+  /** The test files as the grader applied them, read before the run (xfail-sources.ts: which tests may xfail). */
+  xfails?: TestSources;
 };
 export type Ran = Tested | { error: string };
 

@@ -8,14 +8,16 @@ import type { GradeOptions, GradeTask, InstanceReport, Ran, Tested, TestSite } f
 import { markers, resolution, statusesFromLog, testsReport } from './grading.js';
 import { fileSections, guardPatch, protectedReason } from './guards.js';
 import { testInImage } from './image-site.js';
-import { testRuntime } from './interpreter.js';
+import { testPython, testRuntime } from './interpreter.js';
 import { parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
+import { monitorFlags, monitorReason } from './monitor.js';
 import { onTree, privateGitDir } from './patch-apply.js';
 import { prepareResults, readResults, resultsEnv, tamperedRun } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import { shellQuote } from './specs.js';
 import { fileAt, freshWorkspace, gitEnvFor, repoSource } from './workspace.js';
+import { testSources, undeclaredXfails, xfailSources } from './xfail-sources.js';
 
 const defaultMaxOutput = 64 << 20;
 
@@ -36,6 +38,8 @@ export async function gradeInstance(
   if (!report.patch_exists && !o.testEmpty) return { ...report, status: 'empty_patch' };
   const guarded = guardPatch(prediction ?? '', o.allowTestEdits);
   report.guard = guarded.flags;
+  // The monitor reads the diff alone: it judges every grader's predictions alike, before anything runs.
+  const watched = monitorFlags(guarded.patch, task.test_patch);
   const dir = mkdtempSync(join(tmpdir(), 'alight-grade-'));
   try {
     writeFileSync(join(dir, 'pred.diff'), guarded.patch);
@@ -54,7 +58,8 @@ export async function gradeInstance(
         : await testOnHost(task, dir, guarded.patch.trim() !== '', o.site, o);
     if ('error' in ran) return { ...report, error: ran.error };
     // The tree judge's flags, but one per file: a path the diff guard already flagged keeps that flag.
-    report.guard = [...report.guard, ...(ran.flags ?? []).filter((f) => !report.guard.some((g) => g.file === f.file))];
+    const judged = (ran.flags ?? []).filter((f) => !report.guard.some((g) => g.file === f.file));
+    report.guard = [...report.guard, ...judged, ...watched];
     report.test_seconds = (performance.now() - started) / 1000;
     writeFileSync(o.logFile, ran.log);
     return judgeLog(task, report, ran, o);
@@ -68,7 +73,12 @@ export async function gradeInstance(
 /**
  * The verdict from the test log, once it is trusted; non-test code reaching into the test framework is not resolved.
  */
-function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tested, o: GradeOptions): InstanceReport {
+function judgeLog(
+  task: GradeTask,
+  report: InstanceReport,
+  { log, results, xfails }: Tested,
+  o: GradeOptions,
+): InstanceReport {
   if (log.includes(applyFailed)) return { ...report, error: 'patch apply failed' };
   report.patch_successfully_applied = true;
   const parser = task.log_parser ?? parserForRepo(task.repo);
@@ -86,8 +96,15 @@ function judgeLog(task: GradeTask, report: InstanceReport, { log, results }: Tes
     };
   const untrusted = untrustedPytestLog(log, parser) ?? unbackedResults(parsed.map, results, parser);
   if (untrusted) return { ...report, error: untrusted };
-  const tests = testsReport(parsed.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
-  const reaches = report.guard.some((g) => g.reason.startsWith(frameworkAccessReason)) && !o.allowFrameworkAccess;
+  // SWE-bench counts any XFAIL as a pass: --allow-test-framework-access grades as it does.
+  const judged =
+    xfails && !o.allowFrameworkAccess
+      ? undeclaredXfails(parsed.map, () => xfailSources(xfails, testPython()))
+      : { map: parsed.map, flags: [] };
+  report.guard = [...report.guard, ...judged.flags];
+  const tests = testsReport(judged.map, task.FAIL_TO_PASS, task.PASS_TO_PASS);
+  const refusedBy = [frameworkAccessReason, monitorReason];
+  const reaches = report.guard.some((g) => refusedBy.some((r) => g.reason.startsWith(r))) && !o.allowFrameworkAccess;
   const resolved = resolution(tests) === 'RESOLVED_FULL' && !reaches;
   return { ...report, tests_status: tests, resolved, status: resolved ? 'resolved' : 'unresolved' };
 }
@@ -158,6 +175,8 @@ async function testOnHost(
     .filter((f) => f.endsWith('.py'))
     .map(shellQuote)
     .join(' ');
+  // Read before the tests run: during the run the test files are in the writable workspace.
+  const xfails = testSources(ws, testFiles);
   const results = join(dir, 'results');
   mkdirSync(results);
   const key = prepareResults(results);
@@ -178,7 +197,7 @@ async function testOnHost(
     sandbox,
     maxOutputBytes: o.maxOutputBytes ?? defaultMaxOutput,
   });
-  return { log, flags: prepared.flags, results: readResults(results, key) };
+  return { log, flags: prepared.flags, results: readResults(results, key), xfails };
 }
 
 const lastLine = (said: string): string => said.trim().split('\n').at(-1) ?? 'no word from git';

@@ -1,4 +1,4 @@
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { probe } from '../../process/launch.js';
 
 /** The python3 the local grader's tests run: the folder to put first on their PATH, the prefixes it runs from. */
@@ -27,3 +27,9 @@ export function testRuntime(): TestRuntime | null {
   }
   return resolved;
 }
+
+/** That python3's path (no version manager's shim on the way: a shim's start costs more than a small suite's grade). */
+export const testPython = (): string => {
+  const runtime = testRuntime();
+  return runtime ? join(runtime.bin, 'python3') : 'python3';
+};

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { probe } from '../../process/launch.js';
+import { testPython } from './interpreter.js';
 
 /**
  * A Python file as the interpreter reads it, not as its bytes look, so that the tamper flags (tamper-flags.ts) match
@@ -32,7 +33,7 @@ export function readPythonSource(path: string): PythonSource {
     .map((line) => cookie.exec(line)?.[1])
     .find(Boolean);
   if (!declared || plain.has(declared.toLowerCase().replaceAll('_', '-'))) return { text: nfkc(raw), rewritten: false };
-  const res = probe('python3', ['-I', '-S', '-c', decode, path], { cwd: '/' });
+  const res = probe(testPython(), ['-I', '-S', '-c', decode, path], { cwd: '/' });
   // A source Python cannot decode does not import: nothing of it runs, read it as it looks.
   if (res.exitCode !== 0) return { text: nfkc(raw), rewritten: false };
   return { text: nfkc(res.stdout), rewritten: asciiOf(res.stdout) !== asciiOf(bytes.toString('latin1')) };
