@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileSections, protectedReason } from '../src/eval/grade/guards.js';
-import { monitorFlags } from '../src/eval/grade/monitor.js';
+import { addedLines, monitorFlags } from '../src/eval/grade/monitor.js';
 import { classesIn, codeOnly } from '../src/eval/grade/tamper-classes.js';
 
 const mirrors = '/work/.mirror';
@@ -45,15 +45,14 @@ for (const repo of repos) {
     const sections = fileSections(chunk.slice(chunk.indexOf('\n') + 1));
     const source = sections.filter((s) => s.file.endsWith('.py') && protectedReason(s.file) === null);
     const tests = sections.filter((s) => protectedReason(s.file) !== null);
-    const added = source.flatMap((s) => s.text.split('\n').filter((l) => l.startsWith('+') && !l.startsWith('+++')));
-    if (!added.length) continue;
+    const lines = source.flatMap(addedLines);
+    if (!lines.length) continue;
     row.commits++;
     total.commits++;
     if (tests.length) total.withTests++;
-    const small = added.length <= 50;
+    const small = lines.length <= 50;
     if (small) total.small++;
     const flags = monitorFlags(source.map((s) => s.text).join('\n'), tests.map((s) => s.text).join('\n'));
-    const lines = added.map((l) => l.slice(1));
     if (classesIn(codeOnly(lines.join('\n')).split('\n'), lines).length) total.tamper++;
     if (!flags.length) continue;
     row.flagged++;

@@ -39,7 +39,7 @@ const etcPaths = [
 ].map((p) => `/etc/${p}`);
 
 /** bwrap's arguments that show `paths` read-only (a link as the same link); those that do not exist are left out. */
-export function readOnlyView(paths: string[]): string[] {
+function readOnlyView(paths: string[]): string[] {
   return [...new Set(paths)].flatMap((p) => {
     if (isLink(p)) return ['--symlink', readlinkSync(p), p];
     return existsSync(p) ? ['--ro-bind', p, p] : [];

@@ -50,7 +50,7 @@ for path, text in json.load(sys.stdin).items():
                     and mentions(s.value, names) for s in st.body)
                 walk(st.body, prefix + st.name + "::", inherited or own)
             elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if inherited or any(mentions(d, names) for d in st.decorator_list) or mentions(st, names):
+                if inherited or mentions(st, names):  # its decorators, its parameters' marks and its body
                     tests.append(prefix + st.name)
     walk(tree.body, "", False)
     out[path] = {"whole": whole or path.endswith("conftest.py") and mentions(tree, names), "tests": tests}
@@ -92,13 +92,13 @@ function conftestsOf(ws: string, file: string): string[] {
   for (let dir = dirname(file); ; dir = dirname(dir)) {
     const c = dir === '.' ? 'conftest.py' : `${dir}/conftest.py`;
     if (existsSync(join(ws, c))) found.push(c);
-    if (dir === '.' || dir === '/') return found;
+    if (dir === '.') return found;
   }
 }
 
 /**
- * The log's statuses (the sources read only if one is an XFAIL) with every XFAIL of a pytest test (`file::name`) whose source declares none made a FAILED, and a
- * flag for each.
+ * The log's statuses with every XFAIL of a pytest test (`file::name`) whose source declares none made a FAILED, and a
+ * flag for each; `read` (the sources parsed) only runs when the log has an XFAIL.
  */
 export function undeclaredXfails(
   map: StatusMap,
