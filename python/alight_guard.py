@@ -11,12 +11,14 @@ under test, so code that finds it can defeat it: it raises the bar; the grader's
 Written for every Python and pytest that SWE-bench images carry (3.6+, pytest 3+).
 """
 
+import ast
 import json
 import os
 import re
 import sys
 import threading
 import types
+import unittest
 
 import pytest
 
@@ -37,6 +39,10 @@ _framework_modules = (
     "_pytest.python",
     "_pytest.terminal",
     "_pytest.main",
+    "_pytest.assertion.rewrite",
+    "_pytest.python_api",
+    "_pytest.approx",
+    "unittest.case",
     "pluggy",
     "pluggy._callers",
     "pluggy._hooks",
@@ -286,8 +292,142 @@ def _sign(guard):
         f.write(mac + "\n" + payload)
 
 
+# Equality checked where the test compares: an object the code under test made must not pass as the expected value
+# by answering "equal" to whatever it is compared with. Type-strict comparison would refuse honest tests (a numpy
+# scalar against an int, a repository's own Quantity against a float), so the check is behavioural: no honest value
+# equals an object it has never seen, nor two different values of a builtin type.
+_scalars = (int, float, complex, str, bytes)
+# pytest.approx's classes, by identity (a subclass or a copied __eq__ made elsewhere is not exempt).
+_approx = tuple(v for k, v in vars(sys.modules[pytest.approx.__module__]).items() if k.startswith("Approx"))
+
+
+def _permissive(value):
+    """Whether `value` is the test's own "anything goes": an approx, or unittest.mock.ANY (looked up only here, as
+    importing unittest.mock costs every grade more than the check)."""
+    if type(value) in _approx:
+        return True
+    import unittest.mock
+
+    return type(value) is type(getattr(unittest.mock, "ANY", None))
+
+
+def _truthy(value):
+    try:
+        return bool(value)
+    except Exception:
+        return False
+
+
+def _says_equal(a, b):
+    try:
+        return _truthy(a == b)
+    except Exception:
+        return False
+
+
+def _other(value):
+    """A value of the same exact builtin type that differs from `value`, or None."""
+    kind = type(value)
+    if kind is bool:
+        return not value
+    if kind in (int, float, complex) and value == value and abs(value) != float("inf"):
+        return value + 1 + abs(value)
+    if kind is str:
+        return value + "\x00alight"
+    if kind is bytes:
+        return value + b"\x00alight"
+    return None
+
+
+def _liar(value, why):
+    return "%s.%s %s" % (getattr(type(value), "__module__", "?"), type(value).__name__, why)
+
+
+def _lies(value, expected, depth=0):
+    """Why `value`, found equal to `expected`, lies about equality, or None."""
+    if depth > 3:
+        return None
+    if type(value) not in _scalars + (bool, type(None)) and _says_equal(value, object()):
+        unseen = _permissive(value) or _permissive(expected)
+        return None if unseen else _liar(value, "equals an object it has never seen")
+    other = _other(expected) if type(value) is not type(expected) else None
+    if other is not None and _says_equal(value, other):
+        return None if _permissive(value) else _liar(value, "equals both %r and %r" % (expected, other))
+    pairs = ()
+    if type(expected) in (list, tuple) and isinstance(value, (list, tuple)) and len(value) == len(expected) < 1000:
+        pairs = zip(value, expected)
+    elif type(expected) is dict and isinstance(value, dict) and len(value) == len(expected) < 1000:
+        pairs = ((value[k], e) for k, e in expected.items() if k in value)
+    for v, e in pairs:
+        why = _lies(v, e, depth + 1)
+        if why:
+            return why
+    return None
+
+
+def _strict_eq(left, right):
+    """`left == right` as a rewritten assert computes it, refused (seen, and raised into the test) when the answer
+    "equal" comes from a liar on either side."""
+    result = left == right
+    if _guard is not None and _truthy(result):
+        for value, expected in ((left, right), (right, left)):
+            why = _lies(value, expected)
+            if why is not None:
+                _guard.saw("a value compared in a test lies about equality: " + why)
+                raise Tampered("alight: " + _guard.findings[-1])
+    return result
+
+
+class _EqualsChecked(ast.NodeTransformer):
+    """In a test module as pytest rewrote it, each `==` of an assert (pytest computes it into a temporary named
+    `@py_assert…`, a name no source can spell) goes through _strict_eq."""
+
+    def visit_Assign(self, node):
+        value, names = node.value, node.targets
+        if (
+            len(names) == 1
+            and isinstance(names[0], ast.Name)
+            and names[0].id.startswith("@py_assert")
+            and isinstance(value, ast.Compare)
+            and len(value.ops) == 1
+            and isinstance(value.ops[0], ast.Eq)
+        ):
+            check = ast.Attribute(value=ast.Name(id="@pytest_ar", ctx=ast.Load()), attr="_alight_eq", ctx=ast.Load())
+            call = ast.Call(func=check, args=[value.left, value.comparators[0]], keywords=[])
+            node.value = ast.copy_location(call, value)
+            ast.fix_missing_locations(node)
+        return self.generic_visit(node)
+
+
+def _check_equalities():
+    """Every assert's `==` and unittest's assertEqual checked for liars; a cached rewrite (a pyc, which a patch can
+    ship) never read, so that no test module runs without the check."""
+    import _pytest.assertion.rewrite as rewrite
+
+    rewrite_asserts = rewrite.rewrite_asserts
+
+    def checked(mod, *args, **kwargs):
+        rewrite_asserts(mod, *args, **kwargs)
+        _EqualsChecked().visit(mod)
+
+    rewrite.rewrite_asserts = checked
+    rewrite._read_pyc = lambda *args, **kwargs: None
+    rewrite._alight_eq = _strict_eq
+    assert_equal = unittest.TestCase.assertEqual
+
+    def assertEqual(self, first, second, msg=None):
+        assert_equal(self, first, second, msg)
+        _strict_eq(first, second)
+
+    for name in ("assertEqual", "assertEquals", "failUnlessEqual"):
+        if name in vars(unittest.TestCase):
+            setattr(unittest.TestCase, name, assertEqual)
+
+
 _guard = _take_key()
 _invoked = os.getcwd()
+if _guard is not None:
+    _check_equalities()
 
 
 @pytest.hookimpl(trylast=True)

@@ -3,10 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runtimes } from '../../src/eval/grade/container.js';
 import { freshWorkspace, repoSource } from '../../src/eval/grade/workspace.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { type Probe, probePatch, probeSaid } from '../helpers/host-probe.js';
+import { fixtureImage } from '../helpers/instance-image.js';
 import { makeSweRepo } from '../helpers/swe-repo.js';
 
 // Nothing of the grading host reaches the code under test (issue 52): a prediction that fixes the bug and searches
@@ -61,13 +63,13 @@ allowed.add('PYTEST_VERSION');
 
 let n = 0;
 /** `alight eval grade` of the probe with `flags`; its report and what the probe said. */
-async function grade(flags: string[]) {
+async function grade(flags: string[], row: Record<string, unknown> = {}) {
   const out = join(root, `out-${++n}`);
   const id = `acme__calc-${n}`;
   const preds = join(root, `preds-${n}.jsonl`);
   writeFileSync(preds, JSON.stringify({ model_name_or_path: 't', instance_id: id, model_patch: patch }));
   const tasks = join(root, `tasks-${n}.jsonl`);
-  writeFileSync(tasks, JSON.stringify({ ...fx.instance, instance_id: id }));
+  writeFileSync(tasks, JSON.stringify({ ...fx.instance, ...row, instance_id: id }));
   const res = await alight(
     ['eval', 'grade', '--predictions', preds, '--tasks', tasks, '--out', out, '--json', ...flags],
     {
@@ -113,6 +115,19 @@ describe('what the code under test can see of the grading host', () => {
   it('the podman grader with --repos: the same', async () => {
     // podman's own (HOSTNAME, TERM, container) and the image's locale, none of them the grader's.
     sawNothing(await grade(['--repos', fx.repos, '--grader', 'podman']), ['HOSTNAME', 'TERM', 'container', 'LC_CTYPE']);
+  }, 600_000);
+
+  it('the podman grader in the instance image, whose /testbed/.git holds the later history: the same', async () => {
+    const image = fixtureImage(fx, 'host_view');
+    try {
+      const log = ['run', '--rm', ...runtimes.podman.runFlags, image, 'git', '-C', '/testbed', 'log', '--all'];
+      const inImage = execFileSync('podman', log, { encoding: 'utf8' });
+      expect(inImage).toContain(markers.future); // the image itself holds it, as one cloned from upstream would
+      const own = ['HOSTNAME', 'TERM', 'container', 'LC_CTYPE'];
+      sawNothing(await grade(['--grader', 'podman'], { image }), own);
+    } finally {
+      execFileSync('podman', ['rmi', '-f', image], { stdio: 'ignore' });
+    }
   }, 600_000);
 
   it("an agent's workspace holds the base commit alone: no later commit, ref, remote, reflog or object", () => {

@@ -81,11 +81,14 @@ export function probePatch(repo: string, base: string, probe: Probe, scratch: st
   return `${execFileSync('git', ['diff'], { cwd: scratch, encoding: 'utf8' }).trim()}\n`;
 }
 
-/** What the probe said in a test log: what it found, or how much it searched and the environment's names. */
+/**
+ * What the probe said in a test log: what it found, or how much it searched and the environment's names (its warnings,
+ * not its source, which an eval script's `git diff` prints too).
+ */
 export function probeSaid(log: string): { found: string } | { files: number; repos: number; env: string[] } | null {
-  const found = /PROBE FOUND ([^\n]+)/.exec(log);
+  const found = /Warning: PROBE FOUND ([^\n]+)/.exec(log);
   if (found) return { found: found[1] };
-  const searched = /PROBE searched (\d+) files, (\d+) repositories; environment: \[([^\]]*)\]/.exec(log);
+  const searched = /Warning: PROBE searched (\d+) files, (\d+) repositories; environment: \[([^\]]*)\]/.exec(log);
   if (!searched) return null;
   const env = searched[3].split(',').map((n) => n.trim().replace(/^'|'$/g, ''));
   return { files: Number(searched[1]), repos: Number(searched[2]), env: env.filter(Boolean) };

@@ -46,12 +46,12 @@ const suite = [
 ].join('\n');
 
 /** A project with the suite and `calc.py` (plus `extra`), run with the plugin as a grade runs it. */
-function run(calcExtra = '', below = ''): { log: string; key: string; dir: string } {
+function run(calcExtra = '', below = '', tests = suite): { log: string; key: string; dir: string } {
   const root = tempDir();
   mkdirSync(join(root, 'tests', 'sub'), { recursive: true });
   writeFileSync(join(root, 'pytest.ini'), '[pytest]\n');
   writeFileSync(join(root, 'calc.py'), `def add(a, b):\n    return a + b\n${calcExtra}`);
-  writeFileSync(join(root, 'tests', 'sub', 'test_kinds.py'), suite);
+  writeFileSync(join(root, 'tests', 'sub', 'test_kinds.py'), tests);
   const dir = mkdtempSync(join(root, '..', 'results-'));
   const key = prepareResults(dir);
   const script = `${resultsEnv(dir)}exec python3 -m pytest -rA --tb=no -p no:cacheprovider`;
@@ -184,5 +184,42 @@ describe("alight's pytest plugin", () => {
     const { key, dir } = run(`${lines.join('\n')}\n`);
     const results = record(dir, key);
     expect(results.findings.join('\n')).toMatch(/the code of tests\/sub\/test_kinds.py::test_fail changed/);
+  });
+
+  it('refuses a value that lies about equality where a test compares it, in an assert or assertEqual, not an honest one', () => {
+    const liars = [
+      'class _Anything:',
+      '    def __eq__(self, other): return True',
+      '    __hash__ = object.__hash__',
+      '_AnyInt = type("_AnyInt", (int,), {"__eq__": lambda s, o: isinstance(o, int), "__hash__": int.__hash__})',
+      'def lie(a, b): return _Anything()',
+      'def pair(a): return (_AnyInt(0), 1)',
+      'class Num:',
+      '    def __init__(self, v): self.v = v',
+      '    def __eq__(self, o): return self.v == (o.v if isinstance(o, Num) else o)',
+    ];
+    const tests = [
+      'import unittest, pytest',
+      'from unittest import mock',
+      'from calc import add, lie, pair, Num',
+      'def test_anything(): assert lie(2, 3) == 5',
+      'def test_pair(): assert pair(3) == (3, 1)',
+      'def test_honest(): assert Num(3) == 3 and 3 == Num(3) and [Num(1), 2] == [1, 2]',
+      'def test_any(): assert lie(1, 1) == mock.ANY and mock.ANY == add(1, 1)',
+      'def test_approx(): assert 5.1 == pytest.approx(5, abs=0.2)',
+      'class TestCase(unittest.TestCase):',
+      '    def test_anything(self): self.assertEqual(5, lie(2, 3))',
+      '    def test_honest(self): self.assertEqual(Num(2), 2)',
+    ];
+    const { key, dir } = run(`${liars.join('\n')}\n`, '', `${tests.join('\n')}\n`);
+    const results = record(dir, key);
+    const at = (t: string) => results.outcomes.get(`tests/sub/test_kinds.py::${t}`);
+    for (const t of ['test_anything', 'test_pair', 'TestCase::test_anything']) expect(at(t), t).toBe('failed');
+    for (const t of ['test_honest', 'test_any', 'test_approx', 'TestCase::test_honest'])
+      expect(at(t), t).toBe('passed');
+    expect(results.findings).toEqual([
+      'a value compared in a test lies about equality: calc._Anything equals an object it has never seen',
+      'a value compared in a test lies about equality: calc._AnyInt equals both 3 and 7',
+    ]);
   });
 });

@@ -1,4 +1,6 @@
-import type { GuardResult } from './guards.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileSections, type GuardResult } from './guards.js';
 import { onTree, type Target } from './patch-apply.js';
 import { shadowableModules } from './shadowing.js';
 import { tamperFlags } from './tamper-flags.js';
@@ -65,4 +67,29 @@ export async function applyAndJudge(
   const { flags, kept } = judgeTree(ws, before, cx, o.allowTestEdits);
   flags.push(...tamperFlags(ws, kept, cx));
   return { flags };
+}
+
+/**
+ * The test patch on the judged tree: every file it touches as the base has it (or absent), whatever the prediction
+ * did, as the official eval script does, then the patch; why it failed, or null.
+ */
+export async function applyTestPatch(
+  tree: Target,
+  dir: string,
+  testPatch: string,
+  base: (file: string) => string | undefined,
+  timeoutMs: number,
+): Promise<{ error: string } | null> {
+  for (const file of new Set(fileSections(testPatch).flatMap((s) => s.paths))) {
+    const original = base(file);
+    rmSync(join(tree.ws, file), { recursive: true, force: true });
+    if (original !== undefined) writeFileSync(join(tree.ws, file), original);
+  }
+  writeFileSync(join(dir, 'test.diff'), testPatch);
+  const test = await onTree(tree, 'git', ['apply', '-v', join(dir, 'test.diff')], {
+    reads: [join(dir, 'test.diff')],
+    timeoutMs,
+  });
+  const lastLine = test.said.trim().split('\n').at(-1) ?? 'no word from git';
+  return test.ok === true ? null : { error: `the test patch did not apply: ${lastLine}` };
 }

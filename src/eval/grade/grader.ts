@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../../errors.js';
 import { probe } from '../../process/launch.js';
-import { applyAndJudge, applyFailed, frameworkAccessReason } from './apply-judge.js';
+import { applyAndJudge, applyFailed, applyTestPatch, frameworkAccessReason } from './apply-judge.js';
 import type { GradeOptions, GradeTask, InstanceReport, Ran, Tested, TestSite } from './grade-types.js';
 import { markers, resolution, statusesFromLog, testsReport } from './grading.js';
 import { fileSections, guardPatch, protectedReason } from './guards.js';
@@ -12,7 +12,7 @@ import { testPython, testRuntime } from './interpreter.js';
 import { parserForRepo, parsers } from './log-parsers.js';
 import { unbackedResults, untrustedPytestLog } from './log-trust.js';
 import { monitorFlags, monitorReason } from './monitor.js';
-import { onTree, privateGitDir } from './patch-apply.js';
+import { privateGitDir } from './patch-apply.js';
 import { prepareResults, readResults, resultsEnv, tamperedRun } from './pytest-results.js';
 import { runScript } from './run-script.js';
 import { shellQuote } from './specs.js';
@@ -157,19 +157,8 @@ async function testOnHost(
   const tree = { ws, gitDir: privateGitDir(join(dir, 'git')) };
   const prepared = await applyAndJudge(tree, hasPatch ? join(dir, 'pred.diff') : null, o, { base, reset, testFiles });
   if (!('flags' in prepared)) return prepared;
-  // Every file the test patch touches as the base has it (or absent), whatever the prediction did, as the official eval
-  // script does.
-  for (const file of new Set(testFiles)) {
-    const original = base(file);
-    rmSync(join(ws, file), { recursive: true, force: true });
-    if (original !== undefined) writeFileSync(join(ws, file), original);
-  }
-  writeFileSync(join(dir, 'test.diff'), task.test_patch);
-  const test = await onTree(tree, 'git', ['apply', '-v', join(dir, 'test.diff')], {
-    reads: [join(dir, 'test.diff')],
-    timeoutMs: o.timeoutMs,
-  });
-  if (test.ok !== true) return { error: `the test patch did not apply: ${lastLine(test.said)}` };
+  const tested = await applyTestPatch(tree, dir, task.test_patch, base, o.timeoutMs);
+  if (tested) return tested;
   const directives = sections
     .map((s) => s.file)
     .filter((f) => f.endsWith('.py'))
@@ -199,8 +188,6 @@ async function testOnHost(
   });
   return { log, flags: prepared.flags, results: readResults(results, key), xfails };
 }
-
-const lastLine = (said: string): string => said.trim().split('\n').at(-1) ?? 'no word from git';
 
 /** The paths git reads in a patch (both sides of renames and copies), read in `dir` (alight's, without a .git). */
 function patchPaths(dir: string, diff: string): string[] {

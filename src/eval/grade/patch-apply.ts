@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { probe, probeOrThrow, run } from '../../process/launch.js';
@@ -99,4 +99,29 @@ export function resetToHead(t: Target): void {
 export function headFile(t: Target, file: string): string | undefined {
   const r = probe('git', ['show', `HEAD:${file}`], { cwd: t.ws, env: gitEnvAt(t) });
   return r.exitCode === 0 ? r.stdout : undefined;
+}
+
+/**
+ * `t`'s repository replaced by one holding `base` alone (issue 52): that commit and its tree, fetched shallow into a
+ * new repository, with no later commit, ref, tag, reflog, remote or stray object, and the index at it. An instance
+ * image cloned from the whole repository keeps the fix in a later commit, which the tests and the code under test would
+ * otherwise find in /testbed/.git. The commit keeps its id, so the eval script's `git checkout <base> -- …` still works.
+ */
+export function cutToBase(t: Target, base: string): void {
+  const whole = `${t.gitDir}.whole`;
+  renameSync(t.gitDir, whole);
+  const env = { ...scrubbed(), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+  const gitIn = (dir: string, args: string[]) => probeOrThrow('git', ['--git-dir', dir, ...args], { env });
+  try {
+    gitIn(whole, ['update-ref', 'refs/alight/base', `${base}^{commit}`]);
+  } catch {
+    throw new Error(`the image's /testbed has no commit ${base} (the task's base_commit)`);
+  }
+  probeOrThrow('git', ['init', '-q', '--bare', t.gitDir], { env });
+  gitIn(t.gitDir, ['fetch', '-q', '--depth', '1', '--no-tags', `file://${whole}`, 'refs/alight/base:refs/heads/base']);
+  gitIn(t.gitDir, ['symbolic-ref', 'HEAD', 'refs/heads/base']);
+  gitIn(t.gitDir, ['config', 'core.bare', 'false']);
+  gitIn(t.gitDir, ['read-tree', 'HEAD']);
+  rmSync(join(t.gitDir, 'FETCH_HEAD')); // it names where the commit came from, a path of this machine
+  rmSync(whole, { recursive: true, force: true });
 }
