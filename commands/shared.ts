@@ -6,7 +6,9 @@ import type { Config } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
+import { startWorkerServe } from '../src/serve/worker-serve.js';
 import { Store } from '../src/store/store.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
 import { configValues, type FlagsOf } from './flags.js';
 import { type engineFlags, judgeFlags, runnerFlags, type storeFlags } from './options.js';
 
@@ -74,7 +76,7 @@ export type ServeFlags = FlagsOf<ReturnType<typeof engineFlags>>;
 
 /**
  * The upstream a run records against: with `serve`, `alight serve` started on that GGUF model for the duration of
- * `work`; with `serveVllm`, vLLM's server on that model (GPU, or vLLM's CPU build), behind a fresh API key only the
+ * `work`; with `serveWorker`, the torch worker on that model folder; with `serveVllm`, vLLM's server on that model (GPU, or vLLM's CPU build), behind a fresh API key only the
  * gateway holds; else the config's URL. Checks the API key variable the config names, and hands the key to `work`
  * (never stored).
  */
@@ -85,17 +87,22 @@ export async function withUpstream<T>(
 ): Promise<T> {
   const served: (ManagedServe & { apiKey?: string }) | null = flags.serve
     ? await startManagedServe(flags.serve)
-    : // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
-      flags.serveVllm
-      ? await withInterrupt((signal) =>
-          startVllm({
-            model: flags.serveVllm!,
-            device: flags.device,
-            logFile: join(dirname(config.db), 'vllm.log'),
-            signal,
-          }),
-        )
-      : null;
+    : flags.serveWorker
+      ? await startWorkerServe(flags.serveWorker, {
+          logFile: join(dirname(config.db), 'worker-serve.log'),
+          setup: setupProgress(),
+        })
+      : // Ctrl-C while vLLM loads stops it too (it runs in a process group of its own, holding GPUs and a port).
+        flags.serveVllm
+        ? await withInterrupt((signal) =>
+            startVllm({
+              model: flags.serveVllm!,
+              device: flags.device,
+              logFile: join(dirname(config.db), 'vllm.log'),
+              signal,
+            }),
+          )
+        : null;
   try {
     const c = served
       ? withOverrides(config, {

@@ -19,8 +19,12 @@ import {
 
 /** The upstream's kind and model name: set for a URL, refused with an engine alight starts (which sets both). */
 const upstreamDetails = () => ({
-  upstreamKind: configOption('--upstream-kind <kind>', 'upstream.kind').conflicts(['serve', 'serveVllm']),
-  model: configOption('--model <name>', 'upstream.model').conflicts(['serve', 'serveVllm']),
+  upstreamKind: configOption('--upstream-kind <kind>', 'upstream.kind').conflicts([
+    'serve',
+    'serveVllm',
+    'serveWorker',
+  ]),
+  model: configOption('--model <name>', 'upstream.model').conflicts(['serve', 'serveVllm', 'serveWorker']),
 });
 
 /** `alight record`'s flags, in --help order; RecordFlags is their type. */

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .log import log
 from .stream_text import StreamText
+from .tool_calls import parse_calls, request_tools, template_messages
 
 
 class BadRequest(Exception):
@@ -55,16 +56,8 @@ class Handler(BaseHTTPRequestHandler):
             if self.path == "/v1/chat/completions":
                 if not isinstance(body.get("messages"), list) or not body["messages"]:
                     raise BadRequest("messages must be a non-empty list")
-                messages = [
-                    {
-                        "role": m.get("role"),
-                        "content": m.get("content")
-                        if isinstance(m.get("content"), str)
-                        else "".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict)),
-                    }
-                    for m in body["messages"]
-                ]
-                prompt = self.backend.chat_prompt(messages)
+                tools = request_tools(body)
+                prompt = self.backend.chat_prompt(template_messages(body["messages"]), tools)
                 return self.complete(body, prompt, chat=True)
             if self.path == "/v1/completions":
                 raw = body.get("prompt")
@@ -120,7 +113,7 @@ class Handler(BaseHTTPRequestHandler):
         text = self.backend.decode(ids)
         choice = {"index": 0, "finish_reason": finish}
         if chat:
-            choice["message"] = {"role": "assistant", "content": text}
+            choice["message"] = self.message(body, text, choice)
             choice["logprobs"] = (
                 {"content": [self.chat_logprob(t, lp) for t, lp in zip(ids, logprobs)]} if want_logprobs else None
             )
@@ -153,6 +146,14 @@ class Handler(BaseHTTPRequestHandler):
         if chat and want_ids:
             answer["prompt_token_ids"] = prompt
         self.send_json(200, answer, version)
+
+    def message(self, body, text, choice):
+        """The assistant's message: its text, or with tools offered, the tool calls it wrote (tool_calls.py)."""
+        content, calls = parse_calls(text) if request_tools(body) else (text, [])
+        if not calls:
+            return {"role": "assistant", "content": content}
+        choice["finish_reason"] = "tool_calls"
+        return {"role": "assistant", "content": content, "tool_calls": calls}
 
     def scored_prompt(self, body, prompt, greedy_next):
         """vLLM's `prompt_logprobs`, if asked: each prompt token's log-probability given the ones before, under the
@@ -195,11 +196,14 @@ class Handler(BaseHTTPRequestHandler):
         send(first)
         text = StreamText(self.backend.decode)
 
+        # With tools offered, the text is held back: whether it is content or a tool call is known only at its end.
+        hold = chat and request_tools(body) is not None
+
         def on_token(token, logprob):
             delta = text.push(token)
             choice = {"index": 0, "finish_reason": None}
             if chat:
-                choice["delta"] = {"content": delta}
+                choice["delta"] = {} if hold else {"content": delta}
                 choice["logprobs"] = {"content": [self.chat_logprob(token, logprob)]} if want_logprobs else None
             else:
                 choice["text"] = delta
@@ -224,6 +228,12 @@ class Handler(BaseHTTPRequestHandler):
             "finish_reason": finish,
             **({"delta": {"content": rest} if rest else {}} if chat else {"text": rest}),
         }
+        if hold:
+            content, calls = parse_calls(self.backend.decode(ids))
+            last["delta"] = {"content": content}
+            if calls:
+                last["delta"]["tool_calls"] = [{"index": i, **c} for i, c in enumerate(calls)]
+                last["finish_reason"] = "tool_calls"
         send({**head, "object": kind, "choices": [last]})
         if (body.get("stream_options") or {}).get("include_usage"):
             send(

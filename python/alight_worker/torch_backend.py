@@ -71,10 +71,12 @@ class TorchBackend:
         )
 
     # --- serving ---------------------------------------------------------------------------------------------------
-    def chat_prompt(self, messages):
+    def chat_prompt(self, messages, tools=None):
         # return_dict=False: transformers 5 returns a BatchEncoding by default.
         return list(
-            self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
+            self.tokenizer.apply_chat_template(
+                messages, tools=tools, add_generation_prompt=True, tokenize=True, return_dict=False
+            )
         )
 
     def text_prompt(self, text):
