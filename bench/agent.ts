@@ -11,7 +11,7 @@
  *   3. RL through the harness (`alight train`, Dr. GRPO, the tool results masked out of the loss), then the held-out
  *      tasks through the same harness, greedy and sampled, warmed-up model against trained (bench:learn's table).
  *
- *   npm run bench:agent     # BENCH_AGENT_STEPS (16), BENCH_AGENT_LR (1e-5), BENCH_AGENT_WARMUP (48)
+ *   npm run bench:agent     # BENCH_AGENT_STEPS (4), BENCH_AGENT_LR (1e-5), BENCH_AGENT_WARMUP (48)
  *                           # BENCH_AGENT_HELDOUT (200), BENCH_AGENT_SAMPLES (2), BENCH_AGENT_SEED (0)
  *
  * Writes ~/.cache/alight/bench-agent/ and bench/agent/results/summary.json; prints the table for BENCHMARKS.md.
@@ -28,7 +28,7 @@ import { benchConfig, benchModel, bin, env, root, runSteps, step } from './learn
 import { type Evaluation, report } from './learn/report.js';
 
 const settings = {
-  steps: env('BENCH_AGENT_STEPS', 16),
+  steps: env('BENCH_AGENT_STEPS', 4),
   lr: env('BENCH_AGENT_LR', 1e-5),
   warmup: env('BENCH_AGENT_WARMUP', 48),
   heldOut: env('BENCH_AGENT_HELDOUT', 200),
@@ -124,7 +124,13 @@ async function evaluate(folder: string, name: string, taskFile: string, ids: str
 
 async function train(from: string) {
   const dir = join(work, 'rl');
-  benchConfig(dir);
+  mkdirSync(dir, { recursive: true });
+  // bench:learn's settings, but a row's response is the whole episode after its first prompt (the call, the tool's
+  // result, the answer: ~60 tokens), which bench:learn's 48 would cut before the answer.
+  writeFileSync(
+    join(dir, 'alight.config.yaml'),
+    'train:\n  dropZeroVariance: true\n  threads: 2\n  microBatchRows: 16\n  maxResponseTokens: 160\n  dropOverlong: true\n',
+  );
   const run = `agent-${Date.now()}`;
   const args = ['train', '--model', from, '--tasks', example('train.jsonl'), '-n', String(settings.group)];
   args.push('--batch-size', String(settings.batchTasks), '--steps', String(settings.steps));

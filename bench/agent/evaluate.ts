@@ -10,16 +10,18 @@ import type { Evaluation } from '../learn/report.js';
 interface Rollout {
   task_id: string;
   reward: number | null;
-  calls: number;
-  state: string;
+  calls: { response: { choices?: { message?: { content?: string | null; tool_calls?: unknown[] } }[] } | null }[];
 }
 
-/** Per-episode statistics of an evaluation: model turns, tool calls (turns before the last), turns to a success. */
+/** Per-episode statistics of an evaluation: tool calls made, replies that tried one the parser could not read. */
 export interface TurnStats {
   episodes: number;
   toolCallsPerEpisode: number;
-  /** Episodes whose model never answered with a call the harness took, or never answered at all. */
+  /** Model turns that wrote `<tool_call>` without a call the worker could read (bad JSON, no name), per episode. */
+  malformedPerEpisode: number;
+  /** Episodes without a single tool call. */
   noToolCall: number;
+  /** Model turns of the solved episodes (2: a call and the answer). */
   turnsToSuccess: number | null;
 }
 
@@ -29,18 +31,29 @@ export interface AgentEvaluation extends Evaluation {
 
 const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 
-/** The rollouts of a recorded run, from the store of `dir`. */
+/** The rollouts of a recorded run with their calls, from the store of `dir`. */
 function rolloutsOf(bin: string, dir: string, run: string): Rollout[] {
-  return JSON.parse(probeOrThrow(process.execPath, [bin, 'traces', 'list', '--run', run, '--json'], { cwd: dir }));
+  const jsonl = probeOrThrow(process.execPath, [bin, 'traces', 'export', '--run', run], { cwd: dir });
+  return jsonl.trim()
+    ? jsonl
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 export function turnStats(rollouts: Rollout[]): TurnStats {
-  const solved = rollouts.filter((r) => r.reward === 1);
+  const messages = (r: Rollout) => r.calls.map((c) => c.response?.choices?.[0]?.message ?? {});
+  const calls = (r: Rollout) => messages(r).filter((m) => m.tool_calls?.length).length;
+  const malformed = (r: Rollout) =>
+    messages(r).filter((m) => !m.tool_calls?.length && (m.content ?? '').includes('<tool_call>')).length;
+  const per = (f: (r: Rollout) => number) => mean(rollouts.map(f)) ?? 0;
   return {
     episodes: rollouts.length,
-    toolCallsPerEpisode: mean(rollouts.map((r) => Math.max(0, r.calls - 1))) ?? 0,
-    noToolCall: rollouts.filter((r) => r.calls <= 1).length,
-    turnsToSuccess: mean(solved.map((r) => r.calls)),
+    toolCallsPerEpisode: per(calls),
+    malformedPerEpisode: per(malformed),
+    noToolCall: rollouts.filter((r) => calls(r) === 0).length,
+    turnsToSuccess: mean(rollouts.filter((r) => r.reward === 1).map((r) => r.calls.length)),
   };
 }
 

@@ -67,8 +67,8 @@ def request_tools(body):
 
 def parse_calls(text):
     """The model's text as (content, tool_calls): every well-formed `<tool_call>` block a call, the text before the
-    first one the content (None when empty). A block that is not a JSON object with a string `name` leaves the whole
-    text as content and no call, as vLLM's hermes parser does: a malformed call is the model's, and shows as text."""
+    first one the content (None when there is none). A block that is not a JSON object with a string `name` leaves the
+    whole text as content and no call, as vLLM's hermes parser does: a malformed call is the model's, shown as text."""
     blocks = _call.findall(text)
     if not blocks:
         return text, []
@@ -91,5 +91,7 @@ def parse_calls(text):
                 },
             }
         )
-    content = text[: text.index("<tool_call>")].strip()
+    # The text before the first call kept as written, spaces too: the harness sends it back, and the next turn's prompt
+    # then renders the very text the model sampled.
+    content = text[: text.index("<tool_call>")]
     return content or None, calls

@@ -26,7 +26,7 @@ CALL = '<tool_call>{"name": "calculate", "arguments": {"expression": "361 * 220"
 
 def test_reads_a_call_and_the_text_before_it():
     content, calls = parse_calls("Let me compute. " + CALL)
-    assert content == "Let me compute."
+    assert content == "Let me compute. "  # as written: the next turn renders it again
     assert [(c["type"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [
         ("function", "calculate", {"expression": "361 * 220"})
     ]
@@ -85,18 +85,19 @@ def test_openai_messages_as_templates_read_them():
     assert messages[2] == {"role": "tool", "content": "42", "tool_call_id": "c1"}
 
 
-def test_a_call_sent_back_renders_as_the_sampled_text():
+@pytest.mark.parametrize("before", ["", "```\n", "Let me compute. "])
+def test_a_call_sent_back_renders_as_the_sampled_text(before):
     tokenizer = make_tokenizer()
     with open(TEMPLATE) as f:
         tokenizer.chat_template = f.read()
     asked = [{"role": "system", "content": "Use the calculator."}, {"role": "user", "content": "361 * 220?"}]
     prompt = tokenizer.apply_chat_template(asked, tools=TOOLS, tokenize=False, add_generation_prompt=True)
     assert '"name": "calculate"' in prompt  # the tools are listed for the model
-    _, calls = parse_calls(CALL)
+    content, calls = parse_calls(before + CALL)
     # As a harness sends the turn back: OpenAI's shape, the arguments a JSON string.
-    back = template_messages([*asked, {"role": "assistant", "content": None, "tool_calls": calls}])
+    back = template_messages([*asked, {"role": "assistant", "content": content, "tool_calls": calls}])
     again = tokenizer.apply_chat_template(back, tools=TOOLS, tokenize=False)
-    assert again == prompt + CALL + "<|im_end|>\n"
+    assert again == prompt + before + CALL + "<|im_end|>\n"
 
 
 def test_without_tools_the_template_is_smollm2s_own():
