@@ -15,36 +15,42 @@ HELD_OUT = 400
 POOL = 6000
 
 
-def tasks():
+def tasks(dataset="chain_sum", size=POOL, config=None):
+    """The generator's unique questions in its seeded order, as task rows (examples/calculator/ asks for its own)."""
     seen, out = set(), []
-    for entry in reasoning_gym.create_dataset("chain_sum", size=POOL, seed=SEED, **CONFIG):
+    for entry in reasoning_gym.create_dataset(dataset, size=size, seed=SEED, **(config or CONFIG)):
         if entry["question"] in seen:
             continue
         seen.add(entry["question"])
         meta = entry["metadata"]
         out.append(
             {
-                "id": f"chain_sum-{meta['source_index']}",
+                "id": f"{dataset}-{meta['source_index']}",
                 "question": entry["question"],
                 "answer": entry["answer"],
-                "dataset": "chain_sum",
+                "dataset": dataset,
                 "expression": meta["expression"],
             }
         )
     return out
 
 
-def main():
+def write_splits(default_out, splits):
+    """Each split as JSONL in --out (default: `default_out`), and their sizes printed."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--out", default=default_out)
     args = parser.parse_args()
-    unique = tasks()
-    # The held-out split is the first HELD_OUT unique questions; the generator's order is already seeded-random.
-    splits = {"heldout.jsonl": unique[:HELD_OUT], "train.jsonl": unique[HELD_OUT:]}
     for name, rows in splits.items():
         with open(os.path.join(args.out, name), "w") as f:
             f.writelines(json.dumps(row) + "\n" for row in rows)
     print(json.dumps({name: len(rows) for name, rows in splits.items()}))
+
+
+def main():
+    unique = tasks()
+    # The held-out split is the first HELD_OUT unique questions; the generator's order is already seeded-random.
+    splits = {"heldout.jsonl": unique[:HELD_OUT], "train.jsonl": unique[HELD_OUT:]}
+    write_splits(os.path.dirname(os.path.abspath(__file__)), splits)
 
 
 if __name__ == "__main__":
