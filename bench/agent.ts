@@ -11,8 +11,12 @@
  *   3. RL through the harness (`alight train`, Dr. GRPO, the tool results masked out of the loss), then the held-out
  *      tasks through the same harness, greedy and sampled, warmed-up model against trained (bench:learn's table).
  *
+ *   4. TRL's GRPOTrainer with the same tool in process, from the same warmed-up model on the same budget, evaluated
+ *      through the same harness (bench/peers/trl_grpo.py --task calculator).
+ *
  *   npm run bench:agent     # BENCH_AGENT_STEPS (4), BENCH_AGENT_LR (1e-5), BENCH_AGENT_WARMUP (48)
  *                           # BENCH_AGENT_HELDOUT (200), BENCH_AGENT_SAMPLES (2), BENCH_AGENT_SEED (0)
+ *                           # BENCH_AGENT_SIDES (alight,trl)
  *
  * Writes ~/.cache/alight/bench-agent/ and bench/agent/results/summary.json; prints the table for BENCHMARKS.md.
  */
@@ -20,12 +24,13 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { runEntry } from '../commands/index.js';
+import { AlightError } from '../src/errors.js';
 import { ensurePythonEnv } from '../src/setup/python-env.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { type AgentEvaluation, calculatorHarness, evaluateAgent } from './agent/evaluate.js';
 import { startTeacher } from './agent/teacher.js';
 import { benchConfig, benchModel, bin, env, root, runSteps, step } from './learn/common.js';
-import { type Evaluation, report } from './learn/report.js';
+import { type Evaluation, report, type Side } from './learn/report.js';
 
 const settings = {
   steps: env('BENCH_AGENT_STEPS', 4),
@@ -39,6 +44,8 @@ const settings = {
   // Below 1 and 1: at the warmed-up model's temperature 1, a call is rarely well formed and most groups carry no signal.
   temperature: 0.8,
   topP: 0.9,
+  // A training row's response is the whole episode after its first prompt: calls, tool results and the answer.
+  episodeTokens: 160,
 };
 const work = join(homedir(), '.cache', 'alight', 'bench-agent');
 const results = join(root, 'bench', 'agent', 'results');
@@ -111,7 +118,7 @@ async function evaluate(folder: string, name: string, taskFile: string, ids: str
     samples: settings.samples,
     sampling: { temperature: settings.temperature, topP: settings.topP },
   });
-  const both: Evaluation & { turns: { greedy: AgentEvaluation['turns']; sampled: AgentEvaluation['turns'] } } = {
+  const both: Evaluation & { turns: Turns } = {
     ...greedy,
     sampled_pass_rate: sampled.sampled_pass_rate,
     sampled_per_task: sampled.sampled_per_task,
@@ -122,14 +129,14 @@ async function evaluate(folder: string, name: string, taskFile: string, ids: str
   return both;
 }
 
-async function train(from: string) {
+async function alightSide(from: string, heldOut: string, ids: string[]): Promise<AgentSide> {
   const dir = join(work, 'rl');
   mkdirSync(dir, { recursive: true });
   // bench:learn's settings, but a row's response is the whole episode after its first prompt (the call, the tool's
   // result, the answer: ~60 tokens), which bench:learn's 48 would cut before the answer.
   writeFileSync(
     join(dir, 'alight.config.yaml'),
-    'train:\n  dropZeroVariance: true\n  threads: 2\n  microBatchRows: 16\n  maxResponseTokens: 160\n  dropOverlong: true\n',
+    `train:\n  dropZeroVariance: true\n  threads: 2\n  microBatchRows: 16\n  maxResponseTokens: ${settings.episodeTokens}\n  dropOverlong: true\n`,
   );
   const run = `agent-${Date.now()}`;
   const args = ['train', '--model', from, '--tasks', example('train.jsonl'), '-n', String(settings.group)];
@@ -141,10 +148,54 @@ async function train(from: string) {
     CALCULATOR_TOP_P: String(settings.topP),
   });
   const steps = runSteps(dir, run);
-  return { run, seconds, steps, last: join(dir, '.alight', 'runs', run, 'checkpoints', `step-${settings.steps - 1}`) };
+  const last = join(dir, '.alight', 'runs', run, 'checkpoints', `step-${settings.steps - 1}`);
+  const trained = await evaluate(last, 'alight', heldOut, ids);
+  return {
+    name: 'alight',
+    trainSeconds: seconds,
+    trainReward: steps.map((s) => s.metrics.reward_mean ?? null),
+    evals: [{ step: settings.steps, evaluation: trained }],
+    extra: { run },
+    turns: trained.turns,
+  };
 }
 
+/**
+ * TRL's GRPOTrainer with the same tool in process (bench/peers/trl_grpo.py --task calculator: the harness's prompt and
+ * tool list, calculator.mjs's results, the tool's tokens masked), from the same warmed-up model, tasks in the same
+ * order, objective, sampling, episode budget and CPU; evaluated through the harness like alight's.
+ */
+async function trlSide(from: string, heldOut: string, ids: string[]): Promise<AgentSide> {
+  await step('bash', [join(root, 'bench/peers/setup-trl.sh')]);
+  const dir = join(work, 'trl');
+  const python = join(homedir(), '.cache', 'alight', 'trl', 'bin', 'python');
+  const args = [join(root, 'bench/peers/trl_grpo.py'), '--task', 'calculator', '--model', from, '--out', dir];
+  args.push('--steps', String(settings.steps), '--lr', String(settings.lr), '--seed', String(settings.seed));
+  args.push('--batch-tasks', String(settings.batchTasks), '--group', String(settings.group), '--threads', '2');
+  args.push('--objective', 'drgrpo', '--temperature', String(settings.temperature), '--top-p', String(settings.topP));
+  args.push('--max-tokens', String(settings.episodeTokens), '--mask-truncated');
+  const seconds = await step(python, args);
+  const result = JSON.parse(readFileSync(join(dir, 'trl-result.json'), 'utf8'));
+  const trained = await evaluate(join(dir, `step-${settings.steps}`), 'trl', heldOut, ids);
+  return {
+    name: 'TRL',
+    trainSeconds: seconds,
+    trainReward: result.train_reward_mean ?? [],
+    evals: [{ step: settings.steps, evaluation: trained }],
+    extra: result,
+    turns: trained.turns,
+  };
+}
+
+type Turns = { greedy: AgentEvaluation['turns']; sampled: AgentEvaluation['turns'] };
+type AgentSide = Side & { turns: Turns };
+const trainers = { alight: alightSide, trl: trlSide } satisfies Record<string, typeof alightSide>;
+const chosen = (process.env.BENCH_AGENT_SIDES ?? 'alight,trl').split(',') as (keyof typeof trainers)[];
+
 await runEntry(async () => {
+  const unknown = chosen.filter((name) => !(name in trainers));
+  if (unknown.length)
+    throw new AlightError(`BENCH_AGENT_SIDES: no trainer ${unknown.join(', ')} (${Object.keys(trainers).join(', ')})`);
   const started = performance.now();
   mkdirSync(results, { recursive: true });
   await ensurePythonEnv(setupProgress(), ['learn']);
@@ -153,22 +204,11 @@ await runEntry(async () => {
   const heldOut = join(work, 'heldout.jsonl');
   const ids = firstTasks(example('heldout.jsonl'), settings.heldOut, heldOut);
   const base = await evaluate(warmed, 'warmed-up', heldOut, ids);
-  const rl = await train(warmed);
-  const trained = await evaluate(rl.last, 'trained', heldOut, ids);
-  const side = {
-    name: 'alight',
-    trainSeconds: rl.seconds,
-    trainReward: rl.steps.map((s) => s.metrics.reward_mean ?? null),
-    evals: [{ step: settings.steps, evaluation: trained }],
-    extra: { run: rl.run },
-  };
+  const sides: AgentSide[] = [];
+  for (const name of chosen) sides.push(await trainers[name](warmed, heldOut, ids));
   const wall = (performance.now() - started) / 1000;
-  const summary = report({ settings, base, sides: [side], wall, out: results });
-  process.stdout.write(
-    `\nper episode (greedy, then sampled):\n${JSON.stringify({ base: base.turns, trained: trained.turns }, null, 2)}\n`,
-  );
-  writeFileSync(
-    join(results, 'summary.json'),
-    JSON.stringify({ ...summary, turns: { base: base.turns, trained: trained.turns } }, null, 2),
-  );
+  const summary = report({ settings, base, sides, wall, out: results });
+  const turns = { 'warmed-up': base.turns, ...Object.fromEntries(sides.map((s) => [s.name, s.turns])) };
+  process.stdout.write(`\nper episode (greedy, then sampled):\n${JSON.stringify(turns, null, 2)}\n`);
+  writeFileSync(join(results, 'summary.json'), JSON.stringify({ ...summary, turns }, null, 2));
 });

@@ -18,8 +18,11 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import time
+
+import trl_tools
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 SYSTEM = "Solve the problem. End your reply with the final answer."
@@ -68,7 +71,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="Hugging Face model folder (e.g. the converted SmolLM2-135M)")
     ap.add_argument("--out", required=True, help="output folder: step-N checkpoints and trl-result.json")
-    ap.add_argument("--train", default=DEFAULT_TRAIN, help="train split (jsonl with id, question, answer)")
+    ap.add_argument("--task", choices=["arithmetic", "calculator"], default="arithmetic", help="the example trained")
+    ap.add_argument("--train", help="train split (jsonl with id, question, answer; default: the example's)")
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--lr", type=float, default=1e-5)
     ap.add_argument("--seed", type=int, default=0)
@@ -85,6 +89,9 @@ def main() -> None:
     )
     ap.add_argument("--save-every", type=int, default=0, help="save --out/step-N every N steps (0: only the last)")
     args = ap.parse_args()
+    agent = args.task == "calculator"
+    args.train = args.train or (trl_tools.DEFAULT_TRAIN if agent else DEFAULT_TRAIN)
+    system = trl_tools.SYSTEM if agent else SYSTEM
 
     # Before torch is imported, so that no library starts more threads than asked (and TRL's vLLM path stays off).
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -113,18 +120,26 @@ def main() -> None:
     rows = []
     for s in range(args.steps):
         for t in tasks_for_step(tasks, args.batch_tasks, s, args.seed):
-            prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": t["question"]}]
+            prompt = [{"role": "system", "content": system}, {"role": "user", "content": t["question"]}]
             rows.append({"prompt": prompt, "answer": str(t["answer"]), "task_id": t["id"]})
     dataset = Dataset.from_list(rows)
 
+    def reply(completion) -> str:
+        if agent:
+            return trl_tools.final_reply(completion)
+        return completion[0]["content"] if isinstance(completion, list) else completion
+
     def reward(completions, answer, **_):
-        return [
-            float(compute_decimal_reward(final_answer(c[0]["content"] if isinstance(c, list) else c), oracle))
-            for c, oracle in zip(completions, answer)
-        ]
+        return [float(compute_decimal_reward(final_answer(reply(c)), oracle)) for c, oracle in zip(completions, answer)]
 
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
+    tools = None
+    if agent:
+        import trl.trainer.grpo_trainer as grpo_trainer
+
+        trl_tools.prepare_tokenizer(tokenizer, grpo_trainer)
+        tools = [trl_tools.tool_function(trl_tools.Calculator())]
 
     config = GRPOConfig(
         output_dir=args.out,
@@ -150,6 +165,7 @@ def main() -> None:
         num_generations=args.group,
         num_iterations=1,
         max_completion_length=args.max_tokens,
+        max_tool_calling_iterations=trl_tools.MAX_TOOL_ITERATIONS if agent else None,
         temperature=args.temperature,
         top_p=args.top_p,
         top_k=0,
@@ -201,6 +217,10 @@ def main() -> None:
         trainer.model.save_pretrained(path, safe_serialization=True)
         config.use_cache = use_cache
         tokenizer.save_pretrained(path)
+        # The source folder's template file as it is (the evaluation's server renders the harness's turns with it).
+        template = os.path.join(args.model, "chat_template.jinja")
+        if os.path.exists(template):
+            shutil.copyfile(template, os.path.join(path, "chat_template.jinja"))
         timings["save_s"] += time.perf_counter() - t0
         return path
 
@@ -226,6 +246,8 @@ def main() -> None:
                 "completion_tokens": timings["completion_tokens"] - self.at["completion_tokens"],
                 "mean_completion_length": logs.get("completions/mean_length"),
                 "clipped_ratio": logs.get("completions/clipped_ratio"),
+                "tool_call_frequency": logs.get("tools/call_frequency"),
+                "tool_failure_frequency": logs.get("tools/failure_frequency"),
                 "grad_norm": logs.get("grad_norm"),
                 "loss": logs.get("loss"),
                 "wall_s": wall,
@@ -255,6 +277,7 @@ def main() -> None:
         train_dataset=dataset,
         processing_class=tokenizer,
         callbacks=[Progress()],
+        tools=tools,
     )
     print(
         f"[trl] trl {trl.__version__}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
@@ -275,6 +298,7 @@ def main() -> None:
         "transformers_version": __import__("transformers").__version__,
         "model": os.path.abspath(args.model),
         "train": os.path.abspath(args.train),
+        "task": args.task,
         "seed": args.seed,
         "steps": len(per_step),
         "lr": args.lr,
