@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -16,6 +16,7 @@ import { tinyModel } from '../helpers/tiny-model.js';
 // `alight ui` in a real browser (Debian's Chromium through playwright-core) over runs the tests record: a training run
 // of the CPU trainer, a recorded run (two rollouts a task) whose model answers carry markup that must stay text and
 // whose task `c` delegates to a sub-agent, and two eval runs.
+const CALCULATOR = join(import.meta.dirname, '..', '..', 'examples', 'calculator');
 const hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> done';
 let dir: string;
 let db: string;
@@ -68,6 +69,7 @@ beforeAll(async () => {
     { timeoutMs: 120_000 },
   );
   expect(rec.code, rec.stderr).toBe(0);
+  await recordCalculator();
   writeFileSync(
     join(dir, 'train.jsonl'),
     [
@@ -136,6 +138,28 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 }, 600_000);
+
+/**
+ * One episode of the calculator example's agent (the OpenAI Agents SDK, unmodified) against a scripted model with
+ * known ids: it calls `calculate`, the harness runs the tool, and the model answers with the tool's result.
+ */
+async function recordCalculator(): Promise<void> {
+  const model = await startScriptedUpstream({
+    reply: (_i, body) =>
+      (body.messages as { role: string }[]).at(-1)?.role === 'tool'
+        ? 'The product is 86651705.'
+        : { toolCalls: [{ name: 'calculate', arguments: '{"expression":"9233 * 9385"}' }] },
+  });
+  const tasks = join(dir, 'calculator.jsonl');
+  writeFileSync(tasks, readFileSync(join(CALCULATOR, 'heldout.jsonl'), 'utf8').split('\n')[0]);
+  try {
+    const args = ['record', '--upstream', model.url, '--tasks', tasks, '--run', 'agent', '--db', db, '--'];
+    const res = await alight([...args, process.execPath, join(CALCULATOR, 'harness.mjs')], { timeoutMs: 120_000 });
+    expect(res.code, res.stderr).toBe(0);
+  } finally {
+    await model.close();
+  }
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -266,6 +290,30 @@ describe('alight ui', () => {
     const sampled = (await page.$$eval('.row .tok.sampled', (s) => s.map((x) => x.textContent))).join('');
     expect(sampled).toContain('window.__pwned');
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it("shows an agent's episode as one row whose tool result is prompt, out of the loss, between sampled turns", async () => {
+    const store = Store.open(db);
+    const [episode] = store.rolloutSummaries({ run: 'agent' });
+    store.close();
+    expect(episode.reward).toBe(1);
+    await open(`#/rollout/${episode.id}`, 'agent-rows');
+    expect(await page.$$eval('.row', (r) => r.length)).toBe(1);
+    const tokens = await page.$$eval('.row .tok', (s) =>
+      s.map((x) => ({ text: x.textContent ?? '', sampled: x.classList.contains('sampled') })),
+    );
+    // The row's spans, prompt or sampled in turn: the question, the call, the tool's turn, the answer.
+    const spans: { text: string; sampled: boolean }[] = [];
+    for (const t of tokens) {
+      if (spans.at(-1)?.sampled === t.sampled) spans[spans.length - 1].text += t.text;
+      else spans.push({ ...t });
+    }
+    expect(spans.map((x) => x.sampled)).toEqual([false, true, false, true]);
+    expect(spans[1].text).toContain('<tool_call>');
+    expect(spans[1].text).toContain('"name": "calculate"');
+    expect(spans[2].text).toContain('tool');
+    expect(spans[2].text).toContain('86651705');
+    expect(spans[3].text).toContain('The product is 86651705.');
   });
 
   it("filters a run's rollouts: failed, zero-variance groups, merge breaks", async () => {
