@@ -72,7 +72,7 @@ const gateway = z
   })
   .strict();
 
-export const runnerKinds = ['local', 'k8s'] as const;
+export const runnerKinds = ['local', 'pool', 'k8s'] as const;
 export const trackerKinds = ['tensorboard', 'wandb', 'mlflow'] as const;
 export type RunnerKind = (typeof runnerKinds)[number];
 
@@ -435,7 +435,10 @@ export const configSchema = z
     runner: z
       .enum(runnerKinds)
       .default('local')
-      .describe('where harnesses run: local (processes on this machine) or k8s (a Kubernetes Job per rollout)'),
+      .describe(
+        'where harnesses run: local (a process per rollout on this machine), pool (Node ES-module harnesses on this ' +
+          'machine, each rollout an episode of a warm process that loaded its imports once) or k8s (a Kubernetes Job per rollout)',
+      ),
     k8s: k8s.default(k8s.parse({})),
     gateway: gateway.default(gateway.parse({})),
     record: record.default(record.parse({})),

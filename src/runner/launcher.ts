@@ -60,7 +60,7 @@ export interface RunLauncher extends Launcher {
 }
 
 // The harness gets this long to exit after SIGTERM before SIGKILL.
-const killGraceMs = 3000;
+export const killGraceMs = 3000;
 
 /**
  * This machine: each harness in its own process group (unless it shares the terminal), so that a timeout or Ctrl-C
@@ -93,7 +93,7 @@ export const localLauncher: Launcher = {
 };
 
 /** This process's environment without the withheld variables, plus alight's. */
-function localEnv(spec: ProcessSpec): NodeJS.ProcessEnv {
+export function localEnv(spec: Pick<ProcessSpec, 'env' | 'withhold'>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of spec.withhold) delete env[name];
   return Object.assign(env, spec.env);

@@ -4,6 +4,7 @@ import type { Store } from '../store/store.js';
 import { withheldVars } from './env.js';
 import type { RunListener } from './events.js';
 import { localLauncher, type RunLauncher } from './launcher.js';
+import { startPoolLauncher } from './pool-launcher.js';
 import type { RunSession } from './run-rollouts.js';
 
 type Opener = (config: Config, notice: (message: string) => void) => Promise<RunLauncher>;
@@ -11,6 +12,7 @@ type Opener = (config: Config, notice: (message: string) => void) => Promise<Run
 // The Kubernetes client takes a second to load: only a run that uses it pays for it.
 const openers: Record<RunnerKind, Opener> = {
   local: async () => ({ ...localLauncher, gatewayHost: null, close: async () => {} }),
+  pool: async () => startPoolLauncher(),
   k8s: async (config, notice) => (await import('../k8s/job-launcher.js')).startK8sLauncher(config, notice),
 };
 

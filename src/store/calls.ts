@@ -154,6 +154,17 @@ export class CallStore {
     return seq;
   }
 
+  /** When each of a rollout's calls reached the gateway and how long it took (ms since the epoch; ms), in order. */
+  timings(rolloutId: string): { arrivedAt: number; latencyMs: number }[] {
+    // A call is stored when it ends: it arrived its latency earlier.
+    const rows = this.db
+      .prepare(
+        'SELECT created_at - latency_ms AS arrivedAt, latency_ms AS latencyMs FROM calls WHERE rollout_id = ? ORDER BY id',
+      )
+      .all(rolloutId);
+    return rows as { arrivedAt: number; latencyMs: number }[];
+  }
+
   count(rolloutId: string): number {
     return (this.db.prepare('SELECT count(*) AS n FROM calls WHERE rollout_id = ?').get(rolloutId) as { n: number }).n;
   }

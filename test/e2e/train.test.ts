@@ -240,6 +240,17 @@ describe('alight train', () => {
     expect(stepsOf(p.db, 'kill')[0].metrics).toMatchObject({ rollouts: 8, rollouts_failed: 1, rows: 7 });
   }, 120_000);
 
+  it('--runner pool: the steps run their rollouts as episodes of warm hosts; a SIGKILL costs one rollout', async () => {
+    const p = project([{ id: 'count', prompt: 'Count to three.', sigkill_marker: 'killed-once' }]);
+    const args = [...common(p, 2), '--batch-size', '1', '--runner', 'pool', '--run', 'pool'];
+    const res = await alight([...args, '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toMatch(/FAIL count ro_\w+: killed by SIGKILL/);
+    const [first, second] = stepsOf(p.db, 'pool').map((s) => s.metrics);
+    expect(first).toMatchObject({ rollouts: 8, rollouts_failed: 1, rows: 7 });
+    expect(second).toMatchObject({ rollouts: 8, rollouts_failed: 0, rows: 8 });
+  }, 300_000);
+
   it('replaces a worker killed mid-step (train.restarts): the run goes on from the last checkpoint and ends', async () => {
     const p = project([
       { id: 'count', prompt: 'Count to three.' },
