@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.js';
 
 /**
  * A pytest folder inside the one test command: collected when the file loads, run once, each test reported as a
- * vitest test of its own (a skip or a failure fails it).
+ * vitest test of its own (a skip or a failure fails it). A module that yields no test (one that skips itself as it
+ * is imported, or fails to) fails a test named after it, rather than leaving no trace.
  */
 export function pytestSuite(python: string, folder: string, env: NodeJS.ProcessEnv = {}): void {
   const pytest = (args: string[]) =>
@@ -30,6 +33,9 @@ export function pytestSuite(python: string, folder: string, env: NodeJS.ProcessE
   }, 600_000);
   describe(folder, () => {
     it('collects the Python tests', () => expect(collected.length).toBeGreaterThan(0));
+    for (const module of readdirSync(join(packageRoot, folder)).filter((f) => /^test_.*\.py$/.test(f)))
+      it(`${module} yields tests`, () =>
+        expect(collected.filter((id) => id.startsWith(`${folder}/${module}::`)).length).toBeGreaterThan(0));
     for (const id of collected) it(id, () => expect(outcomes.get(id), output.slice(-4000)).toBe('PASSED'));
   });
 }

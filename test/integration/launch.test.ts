@@ -1,8 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probe, run, start } from '../../src/process/launch.js';
 import { tempDir } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/train-project.js';
+
+// What these tests must not wait for (a sleeper that escaped the group, a grandchild that ignores SIGTERM) runs for
+// 10 minutes, past the test's timeout: a launcher that waited for it fails the test without any bound on durations.
 
 // Running, not a zombie waiting for a reaper (this machine's PID 1 may never reap).
 const alive = (pid: number): boolean => {
@@ -46,20 +50,17 @@ describe('the process launcher', () => {
   it('ends the whole process group at the timeout, what ignores SIGTERM included', async () => {
     const dir = tempDir();
     const pidFile = join(dir, 'grandchild');
-    const started = Date.now();
     // The grandchild ignores SIGTERM: only the SIGKILL after the grace ends it.
     const r = await run({
       command: 'sh',
-      args: ['-c', `sh -c 'trap "" TERM; echo $$ > ${pidFile}; sleep 30' & wait`],
+      args: ['-c', `sh -c 'trap "" TERM; echo $$ > ${pidFile}; sleep 600' & wait`],
       group: true,
       timeoutMs: 300,
       killGraceMs: 500,
     });
     expect(r.reason).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(5000);
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
-    await new Promise((r) => setTimeout(r, 700));
-    expect(alive(grandchild)).toBe(false);
+    await waitFor(() => !alive(grandchild), 30_000);
   });
 
   it('stops on the abort signal with its reason, and calls onStop once', async () => {
@@ -83,33 +84,35 @@ describe('the process launcher', () => {
   });
 
   it('is not held by a background process that left the group with a pipe open', async () => {
-    const started = Date.now();
+    const pidFile = join(tempDir(), 'escaped');
     const r = await run({
       command: 'sh',
-      args: ['-c', 'echo done; setsid sleep 20 & exit 0'],
+      args: ['-c', `echo done; setsid sleep 600 & echo $! > ${pidFile}; exit 0`],
       stdout: { tail: 1000 },
       group: true,
     });
     expect(r).toMatchObject({ exitCode: 0, reason: null, stdout: 'done\n' });
-    expect(Date.now() - started).toBeLessThan(3000);
+    process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
   });
 
   it('is not held by an escaped process that writes to its log file or prints without end', async () => {
-    const log = join(tempDir(), 'harness.log');
-    let started = Date.now();
+    const dir = tempDir();
+    const [log, go] = [join(dir, 'harness.log'), join(dir, 'go')];
     const toFile = await run({
       command: 'sh',
-      // The leader waits a moment: a child not yet past setsid() is still in the group, and goes with it.
-      args: ['-c', 'echo first; setsid sh -c "sleep 1; echo later" & sleep 0.2; exit 0'],
+      // The escaped writer waits for the test's word, so a launcher that waited for it would never return. The leader
+      // waits a moment: a child not yet past setsid() is still in the group, and goes with it.
+      args: [
+        '-c',
+        `echo first; setsid sh -c "while [ ! -e ${go} ]; do sleep 0.05; done; echo later" & sleep 0.2; exit 0`,
+      ],
       stdout: { file: log },
       stderr: { file: log },
       group: true,
     });
     expect(toFile).toMatchObject({ exitCode: 0, reason: null });
-    expect(Date.now() - started).toBeLessThan(900);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(readFileSync(log, 'utf8')).toBe('first\nlater\n');
-    started = Date.now();
+    writeFileSync(go, '');
+    await waitFor(() => readFileSync(log, 'utf8') === 'first\nlater\n', 30_000);
     const chatty = await run({
       command: 'sh',
       args: ['-c', 'setsid sh -c "while true; do echo x; sleep 0.01; done" & sleep 0.2; exit 0'],
@@ -117,15 +120,18 @@ describe('the process launcher', () => {
       group: true,
     });
     expect(chatty.exitCode).toBe(0);
-    expect(Date.now() - started).toBeLessThan(5000);
     await run({ command: 'pkill', args: ['-f', 'while true; do echo x'] });
   });
 
   it('says how the process itself ended before a pipe it left behind closes', async () => {
-    const running = start({ command: 'sh', args: ['-c', 'setsid sleep 3 & exit 7'], stdout: 'pipe' });
-    const started = Date.now();
+    const pidFile = join(tempDir(), 'escaped');
+    const running = start({
+      command: 'sh',
+      args: ['-c', `setsid sleep 600 & echo $! > ${pidFile}; exit 7`],
+      stdout: 'pipe',
+    });
     expect(await running.exit).toBe('exited with code 7');
-    expect(Date.now() - started).toBeLessThan(2000);
+    process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
     running.stdout?.destroy();
     expect((await running.finished).exitCode).toBe(7);
   });
