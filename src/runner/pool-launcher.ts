@@ -35,10 +35,11 @@ export function startPoolLauncher(): RunLauncher {
       if (files === null) return localLauncher.run(spec);
       const file = harnessModule(spec);
       for (const log of [files.stdout, files.stderr]) mkdirSync(dirname(log), { recursive: true });
-      const host = idle.pop() ?? startHost(spec, hosts);
+      const host = takeIdle(idle) ?? startHost(spec, hosts);
       const result = await episode(host, file, spec, files);
-      if (host.alive) idle.push(host);
-      else hosts.delete(host);
+      host.episodes++;
+      if (host.alive && host.episodes < episodesPerHost) idle.push(host);
+      else host.process.stdin?.end();
       const reward =
         result.reason === null && spec.rewardCmd
           ? await runRewardCommand(spec.rewardCmd, localEnv(spec), files, spec.timeoutMs, spec.signal)
@@ -51,10 +52,15 @@ export function startPoolLauncher(): RunLauncher {
   };
 }
 
+// Each episode's module stays in its host's module map (with what its top-level bindings hold): a host is retired after
+// this many, which bounds that and still loads the imports once per 100 rollouts.
+const episodesPerHost = 100;
+
 interface Host {
   process: Running;
   nonce: string;
   alive: boolean;
+  episodes: number;
   /** The episode running on it: its stdout file (lines the harness wrote to fd 1 itself), and how to end it. */
   current: { stdout: string; end: (end: { code: number; recycle: boolean }) => void } | null;
 }
@@ -65,7 +71,7 @@ const hostScript = join(packageRoot, 'bin', 'harness-host.mjs');
 function startHost(spec: ProcessSpec, hosts: Set<Host>): Host {
   const nonce = randomBytes(16).toString('hex');
   const env = localEnv({ env: {}, withhold: spec.withhold });
-  const host: Host = { nonce, alive: true, current: null, process: undefined as unknown as Running };
+  const host: Host = { nonce, alive: true, episodes: 0, current: null, process: undefined as unknown as Running };
   host.process = start({
     command: process.execPath,
     args: [hostScript],
@@ -77,10 +83,20 @@ function startHost(spec: ProcessSpec, hosts: Set<Host>): Host {
     killGraceMs,
   });
   hosts.add(host);
+  // A host that died between episodes is found dead when next taken; writing to its closed stdin must not throw.
+  host.process.stdin?.on('error', () => {});
+  // The run's close stops what is still in the set: a host leaves it once it has exited.
   host.process.exit.then(() => {
     host.alive = false;
+    hosts.delete(host);
   });
   return host;
+}
+
+/** An idle host still alive (one that died idle is dropped). */
+function takeIdle(idle: Host[]): Host | undefined {
+  for (let host = idle.pop(); host; host = idle.pop()) if (host.alive) return host;
+  return undefined;
 }
 
 /** A line from the host: an episode's end (with the host's nonce), else the harness's own output to fd 1. */
