@@ -131,13 +131,9 @@ async function evaluate(folder: string, name: string, taskFile: string, ids: str
 
 async function alightSide(from: string, heldOut: string, ids: string[]): Promise<AgentSide> {
   const dir = join(work, 'rl');
-  mkdirSync(dir, { recursive: true });
   // bench:learn's settings, but a row's response is the whole episode after its first prompt (the call, the tool's
   // result, the answer: ~60 tokens), which bench:learn's 48 would cut before the answer.
-  writeFileSync(
-    join(dir, 'alight.config.yaml'),
-    `train:\n  dropZeroVariance: true\n  threads: 2\n  microBatchRows: 16\n  maxResponseTokens: ${settings.episodeTokens}\n  dropOverlong: true\n`,
-  );
+  benchConfig(dir, settings.episodeTokens);
   const run = `agent-${Date.now()}`;
   const args = ['train', '--model', from, '--tasks', example('train.jsonl'), '-n', String(settings.group)];
   args.push('--batch-size', String(settings.batchTasks), '--steps', String(settings.steps));

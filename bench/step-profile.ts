@@ -6,9 +6,9 @@
  * gateway), generation (first request to last answer) and the tail (last answer to the harness's exit).
  *
  *   npm run bench:steps     # BENCH_STEPS_STEPS (4), BENCH_STEPS_RUNNERS (local,pool), BENCH_STEPS_SEED (0)
- *                           # BENCH_STEPS_HARNESS (examples/arithmetic/harness.mjs), BENCH_STEPS_TASKS, BENCH_STEPS_MODEL
+ *                           # BENCH_STEPS_EXAMPLE=calculator BENCH_STEPS_MODEL=<bench:agent's warmed-up checkpoint>
  *
- * Prints the table for bench/BENCHMARKS.md and writes bench/learn/results/steps-<runner>.json.
+ * Prints the table for bench/BENCHMARKS.md and writes bench/learn/results/steps-<example>-<runner>.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,8 +34,14 @@ import {
 const steps = env('BENCH_STEPS_STEPS', 4);
 const seed = env('BENCH_STEPS_SEED', 0);
 const runners = (process.env.BENCH_STEPS_RUNNERS ?? 'local,pool').split(',');
-const harness = process.env.BENCH_STEPS_HARNESS ?? join(root, 'examples', 'arithmetic', 'harness.mjs');
-const tasks = process.env.BENCH_STEPS_TASKS ?? join(root, 'examples', 'arithmetic', 'train.jsonl');
+const example = (name: string, file: string): string => join(root, 'examples', name, file);
+// What each example trains with: bench:learn's chain sums, or bench:agent's calculator agent from its warmed-up model
+// (BENCH_STEPS_MODEL: an episode's response is its calls, the tool's results and the answer).
+const examples = {
+  arithmetic: { maxTokens: settings.maxTokens, env: harnessEnv() },
+  calculator: { maxTokens: 160, env: { CALCULATOR_TEMPERATURE: '0.8', CALCULATOR_TOP_P: '0.9' } },
+};
+const chosen = (process.env.BENCH_STEPS_EXAMPLE ?? 'arithmetic') as keyof typeof examples;
 
 interface StepProfile {
   step: number;
@@ -52,9 +58,10 @@ interface StepProfile {
   completion_tokens: number;
 }
 
+// A synchronous step names its groups `<run>/step<N>[.<attempt>]/<task>` (src/train/step.ts).
 const stepOf = (group: string | null): number | null => {
-  const position = group === null ? null : /\/g(\d+)/.exec(group)?.[1];
-  return position == null ? null : Math.floor(Number(position) / settings.batchTasks);
+  const step = group === null ? undefined : /\/step(\d+)/.exec(group)?.[1];
+  return step === undefined ? null : Number(step);
 };
 
 /** The steps of `run` in `dir`'s store, each with its rollouts' timings. */
@@ -64,7 +71,6 @@ function profile(dir: string, run: string): StepProfile[] {
     const rollouts = store.rolloutSummaries({ run }).filter((r) => r.started_at !== null && r.ended_at !== null);
     return store.trainSteps(run).map((s) => {
       const m = s.metrics as Record<string, number>;
-      // A step's rollouts are its groups': train names a group by its task's position in the run (src/train/step.ts).
       const mine = rollouts.filter((r) => stepOf(r.group_id) === s.step);
       const timed = mine.map((r) => ({ r, calls: store.calls.timings(r.id) })).filter((x) => x.calls.length > 0);
       const first = timed.map((x) => x.calls[0].arrivedAt);
@@ -87,15 +93,17 @@ function profile(dir: string, run: string): StepProfile[] {
 }
 
 async function train(model: string, runner: string) {
-  const dir = join(work, `steps-${runner}`);
-  benchConfig(dir);
+  const dir = join(work, `steps-${chosen}-${runner}`);
+  benchConfig(dir, examples[chosen].maxTokens);
   writeFileSync(join(dir, 'alight.config.yaml'), `runner: ${runner}\n`, { flag: 'a' });
   const run = `steps-${runner}-${Date.now()}`;
+  const tasks = example(chosen, 'train.jsonl');
   const args = ['train', '--model', model, '--tasks', tasks, '-n', String(settings.group)];
   args.push('--batch-size', String(settings.batchTasks), '--steps', String(steps), '--seed', String(seed));
   args.push('--concurrency', String(settings.batchTasks * settings.group), '--lr', String(settings.lr));
-  args.push('--advantage', 'drgrpo', '--loss-norm', 'constant', '--run', run, '--', 'node', harness);
-  const seconds = await step(process.execPath, [bin, ...args], dir, harnessEnv());
+  args.push('--advantage', 'drgrpo', '--loss-norm', 'constant', '--run', run);
+  const harness = ['--', 'node', example(chosen, 'harness.mjs')];
+  const seconds = await step(process.execPath, [bin, ...args, ...harness], dir, examples[chosen].env);
   return { runner, run, seconds, steps: profile(dir, run) };
 }
 
@@ -104,13 +112,17 @@ const fmt = (x: number): string => x.toFixed(1);
 await runEntry(async () => {
   const unknown = runners.filter((r) => r !== 'local' && r !== 'pool');
   if (unknown.length) throw new AlightError(`BENCH_STEPS_RUNNERS: no runner ${unknown.join(', ')} (local, pool)`);
+  if (!(chosen in examples))
+    throw new AlightError(`BENCH_STEPS_EXAMPLE: no example ${chosen} (arithmetic, calculator)`);
+  if (chosen === 'calculator' && !process.env.BENCH_STEPS_MODEL)
+    throw new AlightError("BENCH_STEPS_EXAMPLE=calculator needs BENCH_STEPS_MODEL: bench:agent's warmed-up checkpoint");
   await ensurePythonEnv(setupProgress(), ['learn']);
   const model = process.env.BENCH_STEPS_MODEL ?? (await benchModel());
   mkdirSync(learnResults, { recursive: true });
   const rows: string[] = [];
   for (const runner of runners) {
     const result = await train(model, runner);
-    writeFileSync(join(learnResults, `steps-${runner}.json`), JSON.stringify(result, null, 1));
+    writeFileSync(join(learnResults, `steps-${chosen}-${runner}.json`), JSON.stringify(result, null, 1));
     // The first step pays for starting what the run keeps (the worker's first batch; the pool's hosts): medians of
     // the later steps, and the first one on its own.
     const later = result.steps.slice(1);

@@ -96,12 +96,12 @@ export const harnessEnv = () => ({
  * The project folder's alight.config.yaml: what the flags do not reach. Drop groups that carry no signal, all of a
  * step's harnesses at once (the worker batches their calls), the worker's torch threads.
  */
-export function benchConfig(dir: string): void {
+export function benchConfig(dir: string, maxResponseTokens = settings.maxTokens): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, 'alight.config.yaml'),
     `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n` +
-      `  maxResponseTokens: ${settings.maxTokens}\n  dropOverlong: ${settings.dropOverlong}\n`,
+      `  maxResponseTokens: ${maxResponseTokens}\n  dropOverlong: ${settings.dropOverlong}\n`,
   );
 }
 
