@@ -84,13 +84,19 @@ export const localLauncher: Launcher = {
       signal: spec.signal,
       killGraceMs,
     });
-    const reward =
-      result.reason === null && spec.rewardCmd
-        ? await runRewardCommand(spec.rewardCmd, env, files, spec.timeoutMs, spec.signal)
-        : undefined;
-    return { exitCode: result.exitCode, reason: result.reason, reward };
+    return { exitCode: result.exitCode, reason: result.reason, reward: await rewardAfter(spec, result, files) };
   },
 };
+
+/** The reward command's result, run on this machine once the harness ended by itself (none otherwise). */
+export async function rewardAfter(
+  spec: ProcessSpec,
+  ended: { reason: string | null },
+  files: { stdout: string; stderr: string } | null,
+): Promise<RewardResult | undefined> {
+  if (ended.reason !== null || !spec.rewardCmd) return undefined;
+  return runRewardCommand(spec.rewardCmd, localEnv(spec), files, spec.timeoutMs, spec.signal);
+}
 
 /** This process's environment without the withheld variables, plus alight's. */
 export function localEnv(spec: Pick<ProcessSpec, 'env' | 'withhold'>): NodeJS.ProcessEnv {

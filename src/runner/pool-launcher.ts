@@ -12,8 +12,8 @@ import {
   type ProcessResult,
   type ProcessSpec,
   type RunLauncher,
+  rewardAfter,
 } from './launcher.js';
-import { runRewardCommand } from './reward.js';
 
 /**
  * `runner: pool`: Node harnesses on this machine, each rollout an episode of a warm host (bin/harness-host.mjs) that
@@ -40,11 +40,7 @@ export function startPoolLauncher(): RunLauncher {
       host.episodes++;
       if (host.alive && host.episodes < episodesPerHost) idle.push(host);
       else host.process.stdin?.end();
-      const reward =
-        result.reason === null && spec.rewardCmd
-          ? await runRewardCommand(spec.rewardCmd, localEnv(spec), files, spec.timeoutMs, spec.signal)
-          : undefined;
-      return { ...result, reward };
+      return { ...result, reward: await rewardAfter(spec, result, files) };
     },
     async close() {
       await Promise.all([...hosts].map((h) => h.process.stop('the run ended', 0)));
