@@ -15,7 +15,8 @@
  *
  * Writes bench/learn/results/ (summary.json, curve.svg, each evaluation) and prints the table for BENCHMARKS.md.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { runEntry } from '../commands/index.js';
@@ -35,7 +36,7 @@ import {
   tasks,
   work,
 } from './learn/common.js';
-import { type Evaluation, report, type Side } from './learn/report.js';
+import { type Evaluation, type Row, report, type Side, seedMedians } from './learn/report.js';
 
 // LoRA's side keeps its settings to itself, so that sides run before it still join its table. Its learning rate is
 // 10× full fine-tuning's, the rule alight's LoRA default follows (docs/training.md).
@@ -107,6 +108,25 @@ async function evalCheckpoints(python: string, folder: (step: number) => Promise
 
 /** What two invocations must share for their sides to be compared: the base model's outcomes, task by task. */
 const sameBase = (e: Evaluation) => JSON.stringify([e.resolved_ids, e.sampled_per_task]);
+/** The settings two sides must share, the training seed aside; alight's runner changes its time only, not TRL's. */
+const shared = (s: Record<string, unknown>) => JSON.stringify({ ...s, seed: undefined, runner: undefined });
+
+/**
+ * The base's evaluation: an earlier invocation's when it scored the same model files on the same tasks with the same
+ * evaluation settings (its draws are seeded per task and sample, not by the training seed), else scored now (~10 min).
+ */
+async function baseEvaluation(python: string, model: string): Promise<Evaluation> {
+  const hash = createHash('sha256').update(readFileSync(tasks('heldout')));
+  for (const file of readdirSync(model).sort()) hash.update(`${file}:${statSync(join(model, file)).mtimeMs}`);
+  const { samples, topP, temperature, maxTokens } = settings;
+  const key = hash.update(JSON.stringify({ samples, topP, temperature, maxTokens })).digest('hex');
+  const [file, keyFile] = [join(learnResults, 'eval-base.json'), join(learnResults, 'eval-base.key')];
+  if (existsSync(file) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key)
+    return JSON.parse(readFileSync(file, 'utf8'));
+  const base = await baseEvaluation(python, model);
+  writeFileSync(keyFile, key);
+  return base;
+}
 
 /**
  * The sides an earlier invocation left in results/ that this one did not run (BENCH_LEARN_SIDES=alight, then =trl),
@@ -118,8 +138,24 @@ function earlierSides(base: Evaluation): Side[] {
       (name) => !chosen.includes(name as keyof typeof trainers) && existsSync(join(learnResults, `side-${name}.json`)),
     )
     .map((name) => JSON.parse(readFileSync(join(learnResults, `side-${name}.json`), 'utf8')))
-    .filter((saved) => JSON.stringify(saved.settings) === JSON.stringify(settings) && saved.base === sameBase(base))
+    .filter((saved) => shared(saved.settings) === shared(settings) && saved.base === sameBase(base))
     .map((saved) => saved.side as Side);
+}
+
+/**
+ * Each side's row under results/seeds/, one file per side, runner and seed, and the medians over the seeds kept with
+ * this invocation's other settings: one seed's gain per CPU-hour is noise here (bench/BENCHMARKS.md).
+ */
+function keepSeeds(rows: Row[]): void {
+  const dir = join(learnResults, 'seeds');
+  mkdirSync(dir, { recursive: true });
+  for (const row of rows) {
+    const runner = row.side === 'TRL' ? 'trl' : settings.runner;
+    const file = `${row.side.replace(/\W+/g, '-')}-${runner}-seed${settings.seed}.json`;
+    writeFileSync(join(dir, file), JSON.stringify({ settings, runner, row }));
+  }
+  const kept = readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
+  process.stdout.write(seedMedians(kept.filter((k) => shared(k.settings) === shared(settings))));
 }
 
 const trainers = {
@@ -137,7 +173,7 @@ await runEntry(async () => {
   mkdirSync(learnResults, { recursive: true });
   const python = await ensurePythonEnv(setupProgress(), ['learn']);
   const model = await benchModel();
-  const base = await evaluate(python, model, 'base', true);
+  const base = await baseEvaluation(python, model);
   const sides: Side[] = [];
   for (const name of chosen) {
     const side = await trainers[name](python, model);
@@ -147,4 +183,5 @@ await runEntry(async () => {
   const wall = (performance.now() - started) / 1000;
   const summary = report({ settings, base, sides: [...sides, ...earlierSides(base)], wall, out: learnResults });
   writeFileSync(join(learnResults, 'summary.json'), `${JSON.stringify(summary, null, 1)}\n`);
+  keepSeeds(summary.rows.slice(0, sides.length));
 });

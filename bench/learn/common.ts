@@ -31,6 +31,8 @@ export const settings = {
   topP: env('BENCH_LEARN_TOP_P', 0.9),
   // Replies cut at maxTokens leave the loss (alight's train.dropOverlong, TRL's mask_truncated_completions).
   dropOverlong: process.env.BENCH_LEARN_OVERLONG !== '0',
+  // Where alight's harnesses run (--runner): a process each (local) or episodes of warm hosts (pool).
+  runner: process.env.BENCH_LEARN_RUNNER ?? 'local',
 };
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const bin = join(root, 'bin', 'alight.js');
@@ -121,7 +123,7 @@ export async function alightTrain(o: {
   const args = ['train', ...o.init, '--tasks', tasks('train'), '-n', String(settings.group)];
   args.push('--batch-size', String(settings.batchTasks), '--steps', String(o.steps));
   args.push('--concurrency', String(settings.batchTasks * settings.group));
-  args.push('--lr', String(o.lr), '--seed', String(settings.seed), ...o.extra);
+  args.push('--lr', String(o.lr), '--seed', String(settings.seed), '--runner', settings.runner, ...o.extra);
   const loss = settings.objective === 'grpo' ? 'per-rollout-mean' : 'constant';
   args.push('--advantage', settings.objective, '--loss-norm', loss);
   const harness = ['--', 'node', join(root, 'examples/arithmetic/harness.mjs')];

@@ -126,3 +126,31 @@ export function report({ settings, base, sides, wall, out }: Input) {
   }));
   return { settings, wall, base: { greedy: base.pass_rate, sampled: base.sampled_pass_rate }, rows, curves };
 }
+
+export type Row = ReturnType<typeof report>['rows'][number];
+
+const middle = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const h = Math.floor(s.length / 2);
+  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+};
+
+type Kept = { settings: { seed: number }; runner: string; row: Row };
+
+/** One line per side and runner over the seeds kept: each seed's sampled gain, wall and gain per CPU-hour, and medians. */
+export function seedMedians(kept: Kept[]): string {
+  const groups = new Map<string, Kept[]>();
+  for (const k of kept)
+    groups.set(`${k.row.side} | ${k.runner}`, [...(groups.get(`${k.row.side} | ${k.runner}`) ?? []), k]);
+  const gain = (r: Row) => 100 * (r.sampled ? r.sampled.trained - r.sampled.base : r.greedy.trained - r.greedy.base);
+  const minutes = (r: Row) => r.trainSeconds / 60;
+  const perHour = (r: Row) => 100 * r.gainPerCpuHour;
+  const lines = [...groups].map(([name, runs]) => {
+    runs.sort((a, b) => a.settings.seed - b.settings.seed);
+    const cell = (f: (r: Row) => number) =>
+      `${runs.map((k) => f(k.row).toFixed(1)).join(', ')} (median ${middle(runs.map((k) => f(k.row))).toFixed(1)})`;
+    return `| ${name} | ${runs.map((k) => k.settings.seed).join(', ')} | ${cell(gain)} | ${cell(minutes)} | ${cell(perHour)} |`;
+  });
+  const head = '| trainer | runner | seeds | sampled gain, points | train wall, min | gain per CPU-hour |';
+  return `\n${head}\n|---|---|---|---|---|---|\n${lines.join('\n')}\n`;
+}
