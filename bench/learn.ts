@@ -123,7 +123,7 @@ async function baseEvaluation(python: string, model: string): Promise<Evaluation
   const [file, keyFile] = [join(learnResults, 'eval-base.json'), join(learnResults, 'eval-base.key')];
   if (existsSync(file) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key)
     return JSON.parse(readFileSync(file, 'utf8'));
-  const base = await baseEvaluation(python, model);
+  const base = await evaluate(python, model, 'base', true);
   writeFileSync(keyFile, key);
   return base;
 }
