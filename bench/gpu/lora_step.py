@@ -61,10 +61,15 @@ def batch_file(path):
     )
 
 
-def side(name, model, batch, work, **params):
+def side(name, model, batch, work, rank=0):
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    b = TorchBackend({"model": model, "seed": 0, "lr": 1e-5, **params})
+    # alight's defaults (src/config/schema.ts), whole: the worker has none of its own.
+    adapter = {"rank": rank, "alpha": 32, "dropout": 0.0, "targets": ["all-linear"], "from": None} if rank else None
+    update = {"objective": "rl", "kl_coef": 0, "is_correction": "none", "is_cap": 2.0, "lr": 1e-5, "weight_decay": 0}
+    update |= {"max_grad_norm": 1.0, "clip_low": 0.2, "clip_high": 0.28, "ppo_epochs": 1, "micro_batch_rows": 8}
+    serving = {"backend": "torch", "model": model, "name": None, "seed": 0, "threads": None, "max_batch": 64}
+    b = TorchBackend({**serving, "training": {**update, "lora": adapter}})
     times = []
     for step in range(STEPS):
         torch.cuda.synchronize()
@@ -95,7 +100,7 @@ def main():
         batch_file(batch)
     # One side per process (the worker's batching thread keeps a backend alive), so that each peak is its own.
     if sys.argv[3:] == ["lora-r16"]:
-        side("lora-r16", model, batch, work, lora_rank=16)
+        side("lora-r16", model, batch, work, rank=16)
     else:
         side("full", model, batch, work)
 

@@ -58,7 +58,9 @@ def main():
     args = parser.parse_args()
     started = time.perf_counter()
     tasks = [json.loads(line) for line in open(args.tasks) if line.strip()]
-    backend = TorchBackend({"model": args.model, "threads": args.threads, "max_batch": args.batch})
+    # A worker that serves only (src/worker/settings.ts's servingSettings), seeded as alight's are by default.
+    serving = {"backend": "torch", "model": args.model, "name": None, "seed": 0, "training": None}
+    backend = TorchBackend({**serving, "threads": args.threads, "max_batch": args.batch})
     texts = replies(backend, [t["question"] for t in tasks], args.max_tokens, args.batch)
     scores = [reward(r, t) for r, t in zip(texts, tasks)]
     summary = {

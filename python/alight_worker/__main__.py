@@ -11,6 +11,8 @@ import threading
 import time
 import traceback
 
+from .settings import checked
+
 
 def finite(value):
     """JSON has no NaN or Infinity: a non-finite number (say a diverged loss) goes back as null."""
@@ -94,21 +96,18 @@ def serve_rpc(state, reply):
 
 def dispatch(state, method, params):
     if method == "init":
-        backend_name = params.get("backend", "torch")
-        if backend_name == "verl":
+        # Checked whole against src/worker/settings.ts's schema before anything loads (alight_worker/settings.py).
+        settings = checked(params)
+        if settings["backend"] == "verl":
             from .verl_backend import VerlBackend
 
-            state["backend"] = VerlBackend(params)
+            state["backend"] = VerlBackend(settings)
             return {"endpoints": state["backend"].endpoints, "version": state["backend"].version}
-        if backend_name != "torch":
-            raise ValueError(f"unknown backend {backend_name!r} (this worker has: torch, verl)")
         from .server import start_server
         from .torch_backend import TorchBackend
 
-        state["backend"] = TorchBackend(params)
-        state["server"], url = start_server(
-            state["backend"], params.get("host", "127.0.0.1"), int(params.get("port", 0))
-        )
+        state["backend"] = TorchBackend(settings)
+        state["server"], url = start_server(state["backend"])
         return {"endpoints": [{"url": url, "model": state["backend"].name}], "version": state["backend"].version}
     if method == "shutdown":
         stop(state)

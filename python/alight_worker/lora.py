@@ -18,21 +18,6 @@ REFUSED_TARGETS = {"embed_tokens", "wte", "word_embeddings"}
 OUTPUT_LAYER = "lm_head"
 
 
-def lora_settings(params):
-    """The worker's LoRA parameters from init's params; None for full fine-tuning."""
-    rank = int(params.get("lora_rank") or 0)
-    if rank <= 0 and not params.get("lora_from"):
-        return None
-    targets = params.get("lora_targets") or "all-linear"
-    return {
-        "rank": rank,
-        "alpha": float(params.get("lora_alpha") or 32),
-        "dropout": float(params.get("lora_dropout") or 0.0),
-        "targets": [t.strip() for t in targets.split(",") if t.strip()],
-        "from": params.get("lora_from"),
-    }
-
-
 def wrap(model, settings):
     """The model with a trainable adapter: a fresh one (B = 0, so the policy starts as the base model) or, with
     `from`, the saved adapter to continue. Raises ValueError on settings that cannot work."""

@@ -16,6 +16,7 @@ from . import lora
 from .batching import Batcher, Request
 from .log import log
 from .policy_loss import pack, ppo_clip_loss, sft_loss, token_logprobs, unpack
+from .settings import checked
 
 
 def inputs(part):
@@ -23,33 +24,32 @@ def inputs(part):
 
 
 class TorchBackend:
-    def __init__(self, params):
+    def __init__(self, settings):
+        """`settings`: init's, checked against settings.schema.json (alight_worker/settings.py); `training` is None for
+        a worker that only serves."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.params = params
-        seed = int(params.get("seed", 0))
+        self.training = training = checked(settings)["training"]
+        seed = settings["seed"]
         torch.manual_seed(seed)
-        if params.get("threads"):
-            torch.set_num_threads(int(params["threads"]))
-        self.device = "cuda" if torch.cuda.is_available() and params.get("device", "auto") != "cpu" else "cpu"
-        path = params["model"]
-        self.name = params.get("name") or os.path.basename(os.path.normpath(path))
+        if settings["threads"] is not None:
+            torch.set_num_threads(settings["threads"])
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        path = settings["model"]
+        self.name = settings["name"] or os.path.basename(os.path.normpath(path))
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(self.device)
-        self.lora = lora.lora_settings(params)
+        self.lora = training and training["lora"]
         if self.lora:
             self.model = lora.wrap(self.model, self.lora)
         self.model.eval()
         self.reference = None
         # With LoRA the reference is the base model itself, the adapter switched off (no second copy).
-        if float(params.get("kl_coef", 0)) > 0 and not self.lora:
+        if training and training["kl_coef"] > 0 and not self.lora:
             self.reference = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(self.device).eval()
         self.trained = [p for p in self.model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(
-            self.trained,
-            lr=float(params.get("lr", 1e-5)),
-            weight_decay=float(params.get("weight_decay", 0.0)),
-            betas=(0.9, 0.999),
+        self.optimizer = training and torch.optim.AdamW(
+            self.trained, lr=training["lr"], weight_decay=training["weight_decay"], betas=(0.9, 0.999)
         )
         self.lock = threading.Lock()
         self.version = 0
@@ -64,7 +64,7 @@ class TorchBackend:
         self.suppress = torch.tensor(list(self.model.generation_config.suppress_tokens or []), dtype=torch.long)
         pad = self.tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else next(iter(self.stop_ids), 0)  # only ever masked out
-        self.batcher = Batcher(self, max_batch=int(params.get("max_batch", 64)))
+        self.batcher = Batcher(self, max_batch=settings["max_batch"])
         log(
             f"pid {os.getpid()}: loaded {path} ({sum(p.numel() for p in self.model.parameters()):,} parameters) "
             f"on {self.device}"
@@ -133,15 +133,12 @@ class TorchBackend:
         started = time.perf_counter()
         batch = load_file(batch_path)
         rows = len(batch["row_offsets"]) - 1
-        micro = int(self.params.get("micro_batch_rows", 8))
-        epochs = int(self.params.get("ppo_epochs", 1))
-        clip_low, clip_high = float(self.params.get("clip_low", 0.2)), float(self.params.get("clip_high", 0.28))
-        kl_coef = float(self.params.get("kl_coef", 0.0))
+        t = self.trains("train_step")
+        micro, epochs, kl_coef, is_cap = t["micro_batch_rows"], t["ppo_epochs"], t["kl_coef"], t["is_cap"]
         has_reference = kl_coef > 0
-        token_is = self.params.get("is_correction", "none") == "token"
-        is_cap = float(self.params.get("is_cap", 2.0))
+        token_is = t["is_correction"] == "token"
         loss_tokens = float(batch["loss_mask"].sum())
-        sft = self.params.get("objective") == "sft"
+        sft = t["objective"] == "sft"
         totals = {
             "loss": 0.0,
             "clipped_tokens": 0.0,
@@ -171,16 +168,15 @@ class TorchBackend:
                     if sft:
                         loss, sums = sft_loss(logp, part)
                     else:
-                        loss, sums = ppo_clip_loss(logp, part, clip_low, clip_high, f["ref"], kl_coef, f["old"], is_cap)
+                        clip = (t["clip_low"], t["clip_high"])
+                        loss, sums = ppo_clip_loss(logp, part, *clip, f["ref"], kl_coef, f["old"], is_cap)
                     # The weights already sum the step's objective: micro-batch losses add up, nothing is re-averaged.
                     loss.backward()
                     totals["loss"] += float(loss.detach())
                     for key, value in sums.items():
                         totals[key] += value
                     totals["entropy_sum"] += float((entropy.detach() * part["loss_mask"]).sum())
-                grad_norm = float(
-                    torch.nn.utils.clip_grad_norm_(self.trained, float(self.params.get("max_grad_norm", 1.0)))
-                )
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(self.trained, t["max_grad_norm"]))
                 self.optimizer.step()
             self.model.eval()
         n = max(loss_tokens * epochs, 1.0)
@@ -202,10 +198,16 @@ class TorchBackend:
         log(f"step {step}: loss {metrics['loss']:.4f}, grad norm {grad_norm:.3f}, {rows} rows")
         return {"metrics": metrics}
 
+    def trains(self, method):
+        """The update's settings; a worker started only to serve has none."""
+        if self.training is None:
+            raise ValueError(f"{method}: this worker serves only (it was started without training settings)")
+        return self.training
+
     def micro_batches(self, batch, rows, micro):
         """`micro` rows at a time on the device: padded to the longest, or for `alight sft` packed end to end (the same
         loss and gradient without the padding's compute: python/tests/test_worker.py)."""
-        cut = pack if self.params.get("objective") == "sft" else unpack
+        cut = pack if self.training["objective"] == "sft" else unpack
         return [
             {k: v.to(self.device) for k, v in cut(batch, list(range(start, min(rows, start + micro)))).items()}
             for start in range(0, rows, micro)
@@ -216,7 +218,7 @@ class TorchBackend:
         tokens, the mean when its weights are 1 / its loss tokens."""
         batch = load_file(batch_path)
         rows = len(batch["row_offsets"]) - 1
-        micro = int(self.params.get("micro_batch_rows", 8))
+        micro = self.trains("eval_loss")["micro_batch_rows"]
         total = 0.0
         with self.lock, torch.no_grad():
             for part in self.micro_batches(batch, rows, micro):
@@ -256,6 +258,7 @@ class TorchBackend:
             os.makedirs(path, exist_ok=True)
             if weights_only:
                 return self.save_for_serving(path)
+            self.trains("save")  # a checkpoint holds the optimizer's state
             if self.lora:
                 lora.save_adapter(self.model, path)
             else:
@@ -289,6 +292,7 @@ class TorchBackend:
     def load(self, path):
         from transformers import AutoModelForCausalLM
 
+        self.trains("load")
         with self.lock:
             if self.lora:
                 lora.load_adapter(self.model, path)

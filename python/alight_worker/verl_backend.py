@@ -38,9 +38,9 @@ def check_resources(params):
             f"the model {model} does not exist "
             "(a Hugging Face model folder, or a hub id such as Qwen/Qwen2.5-0.5B-Instruct)"
         )
-    if params.get("ray_address") or on_cpu():
+    if params["ray_address"] or on_cpu():
         return  # the cluster's GPUs, not this machine's, or the CPU
-    have, want = torch.cuda.device_count(), int(params["gpus"])
+    have, want = torch.cuda.device_count(), params["gpus"]
     if have < want:
         raise RuntimeError(f"--gpus {want}, but this machine has {have} CUDA GPU(s)")
 
@@ -54,7 +54,7 @@ def ray_options(params):
     """ray.init's arguments. On the CPU without a cluster, a local one whose GPUs are logical (one per --gpus: verl's
     placement counts them) with enough logical CPUs for verl's bundles (3 a GPU) and its helper actors; Ray enforces
     neither, the OS shares the cores. The platform's variables travel to every worker, on every node."""
-    local = not params.get("ray_address")
+    local = not params["ray_address"]
     env = {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"}
     if on_cpu():
         from .verl_cpu import PLATFORM_ENV  # loading it patches verl for the CPU: only where verl runs there
@@ -66,7 +66,7 @@ def ray_options(params):
     options = {
         # Without --ray-address a new local cluster, never the last one `ray start` left on this machine (Ray's default
         # for no address), which would not be sized or set up for this run.
-        "address": params.get("ray_address") or "local",
+        "address": params["ray_address"] or "local",
         "include_dashboard": False,
         # alight_worker travels to every Ray worker (and node): the loss set on the actor imports it there.
         "runtime_env": {
@@ -76,7 +76,7 @@ def ray_options(params):
         },
     }
     if local and on_cpu():
-        gpus = int(params["gpus"])
+        gpus = params["gpus"]
         options.update(num_gpus=gpus, num_cpus=3 * gpus + 8)
     return options
 
@@ -185,23 +185,23 @@ class VerlBackend:
             "sleep", self.trainer.checkpoint_manager.sleep_replicas
         )  # colocated: the servers' memory to the update
         # The PPO ratio's denominator: the policy as the update starts (recomputed), unless told to trust the engine's.
-        if p.get("old_logprobs", "recompute") == "rollout":
+        if p["old_logprobs"] == "rollout":
             data.batch["old_log_probs"] = data.batch["rollout_log_probs"].clone()
         else:
             data = data.union(self.call("old log-probs", lambda: self.trainer._compute_old_log_prob(data))[0])
             metrics.update(policy_metrics(data.batch))
-        if p.get("is_correction", "none") == "token":
+        if p["is_correction"] == "token":
             weights, capped = truncated_is_weights(
                 data.batch["old_log_probs"],
                 data.batch["rollout_log_probs"],
                 data.batch["response_mask"].float(),
-                float(p.get("is_cap", 2.0)),
+                p["is_cap"],
             )
             data.batch["alight_weights"] = data.batch["alight_weights"] * weights
             mask = data.batch["response_mask"].float()
             metrics["is_weight_mean"] = float((weights * mask).sum() / mask.sum().clamp(min=1))
             metrics["is_capped_fraction"] = capped / max(float(mask.sum()), 1.0)
-        if float(p.get("kl_coef", 0)) > 0:
+        if p["kl_coef"] > 0:
             data = data.union(self.call("reference log-probs", lambda: self.trainer._compute_ref_log_prob(data)))
         batch = left_right_2_no_padding(data.to_tensordict())
         # One optimizer step per epoch over the whole batch: the weights already sum the step's objective.
@@ -213,7 +213,7 @@ class VerlBackend:
             global_batch_size=rows,
             mini_batch_size=rows,
             epochs=int(actor.ppo_epochs),
-            seed=int(p.get("seed", 0)),
+            seed=p["seed"],
             dataloader_kwargs={"shuffle": False},
             compute_loss=True,
         )

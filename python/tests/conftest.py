@@ -59,3 +59,33 @@ def one_row_batch(prompt, ids, served):
         "loss_weights": np.array([m / len(ids) for m in mask], dtype=np.float32),
         "rollout_index": np.array([0], dtype=np.int32),
     }
+
+
+def torch_settings(model, training=None, **over):
+    """init's settings for the torch worker, whole (src/worker/settings.ts): the worker defaults none. `training`: the
+    update's (training_settings), or None to serve only."""
+    return {
+        "backend": "torch",
+        "model": model,
+        "name": None,
+        "seed": 0,
+        "threads": None,
+        "max_batch": 64,
+        "training": training,
+        **over,
+    }
+
+
+def training_settings(**over):
+    """The torch worker's update settings as these tests choose them (RL, lr 0.01, no KL, no LoRA)."""
+    fixed = {"objective": "rl", "kl_coef": 0, "is_correction": "none", "is_cap": 2.0, "lr": 0.01, "weight_decay": 0}
+    return {
+        **fixed,
+        "max_grad_norm": 1.0,
+        "clip_low": 0.2,
+        "clip_high": 0.28,
+        "ppo_epochs": 1,
+        "micro_batch_rows": 8,
+        "lora": None,
+        **over,
+    }

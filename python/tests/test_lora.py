@@ -9,13 +9,15 @@ import torch
 from safetensors.numpy import save_file
 
 from alight_worker.torch_backend import TorchBackend
-from conftest import one_row_batch
+from conftest import one_row_batch, torch_settings, training_settings
 
 PROBE = [{"role": "user", "content": "Reply with the letter a."}]
 
 
-def backend(model, **lora):
-    return TorchBackend({"model": model, "seed": 0, "lr": 0.01, **lora})
+def backend(model, rank=0, targets="all-linear", from_=None, **update):
+    """The targets as alight sends them: train.lora.targets split at its commas."""
+    adapter = {"rank": rank, "alpha": 32, "dropout": 0.0, "targets": targets.split(","), "from": from_}
+    return TorchBackend(torch_settings(model, training_settings(lora=adapter, **update)))
 
 
 def steps(b, tmp_path, count):
@@ -35,7 +37,7 @@ def logits(model, ids):
 
 
 def test_only_the_adapter_trains_and_the_base_weights_stay_bit_identical(tiny, tmp_path):
-    b = backend(tiny, lora_rank=2)
+    b = backend(tiny, rank=2)
     base = {k: v.clone() for k, v in b.model.named_parameters() if "lora_" not in k}
     # Σ r·(d_in + d_out) over the adapted layers, r = 2.
     expected = sum(2 * (m.in_features + m.out_features) for m in b.model.modules() if hasattr(m, "lora_A"))
@@ -53,7 +55,7 @@ def test_only_the_adapter_trains_and_the_base_weights_stay_bit_identical(tiny, t
 
 
 def test_a_checkpoint_is_the_adapter_alone_and_loads_back_exactly(tiny, tmp_path):
-    b = backend(tiny, lora_rank=2)
+    b = backend(tiny, rank=2)
     ids = steps(b, tmp_path, 2)
     saved = b.save(str(tmp_path / "ckpt"))["path"]
     assert {"adapter_model.safetensors", "adapter_config.json"} <= set(os.listdir(saved))
@@ -65,7 +67,7 @@ def test_a_checkpoint_is_the_adapter_alone_and_loads_back_exactly(tiny, tmp_path
     assert not torch.allclose(logits(b.model, ids), before)
     b.load(saved)
     assert torch.equal(logits(b.model, ids), before)
-    fresh = backend(tiny, lora_rank=2)
+    fresh = backend(tiny, rank=2)
     fresh.load(saved)
     assert torch.equal(logits(fresh.model, ids), before)
     assert fresh.optimizer.state_dict()["state"].keys() == b.optimizer.state_dict()["state"].keys()
@@ -76,11 +78,11 @@ def test_lora_from_continues_the_saved_adapter_and_merging_gives_its_logits(tiny
 
     from alight_worker.lora import merge
 
-    b = backend(tiny, lora_rank=2)
+    b = backend(tiny, rank=2)
     ids = steps(b, tmp_path, 2)
     saved = b.save(str(tmp_path / "ckpt"))["path"]
     trained = logits(b.model, ids)
-    continued = backend(tiny, lora_from=saved)
+    continued = backend(tiny, from_=saved)
     assert torch.equal(logits(continued.model, ids), trained)  # not a fresh (zero) adapter
     assert sum(p.numel() for p in continued.trained) == sum(p.numel() for p in b.trained)
     merged = AutoModelForCausalLM.from_pretrained(merge(saved, str(tmp_path / "merged"))["path"], dtype=torch.float32)
@@ -90,14 +92,14 @@ def test_lora_from_continues_the_saved_adapter_and_merging_gives_its_logits(tiny
 
 def test_settings_that_cannot_work_are_refused_with_what_to_do(tiny, tmp_path):
     with pytest.raises(ValueError, match="embed_tokens is not supported"):
-        backend(tiny, lora_rank=2, lora_targets="q_proj,embed_tokens")
+        backend(tiny, rank=2, targets="q_proj,embed_tokens")
     with pytest.raises(ValueError, match="not found in the base model"):
-        backend(tiny, lora_rank=2, lora_targets="not_a_layer")
-    saved = backend(tiny, lora_rank=2).save(str(tmp_path / "ckpt"))["path"]
+        backend(tiny, rank=2, targets="not_a_layer")
+    saved = backend(tiny, rank=2).save(str(tmp_path / "ckpt"))["path"]
     with pytest.raises(ValueError, match="has rank 2, not 4"):
-        backend(tiny, lora_rank=4, lora_from=saved)
+        backend(tiny, rank=4, from_=saved)
     with pytest.raises(ValueError, match="holds no LoRA adapter"):
-        backend(tiny, lora_from=str(tmp_path))
+        backend(tiny, from_=str(tmp_path))
 
 
 def test_all_linear_with_the_output_layer_adapts_it_too_and_merges_without_touching_the_embeddings(tiny, tmp_path):
@@ -105,7 +107,7 @@ def test_all_linear_with_the_output_layer_adapts_it_too_and_merges_without_touch
 
     from alight_worker.lora import merge
 
-    b = backend(tiny, lora_rank=2, lora_targets="all-linear,lm_head")
+    b = backend(tiny, rank=2, targets="all-linear,lm_head")
     adapted = {n.rsplit(".", 1)[-1] for n, m in b.model.named_modules() if hasattr(m, "lora_A")}
     assert adapted == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}
     ids = steps(b, tmp_path, 2)
@@ -123,7 +125,7 @@ def test_all_linear_with_the_output_layer_adapts_it_too_and_merges_without_touch
 
 
 def test_the_kl_reference_under_lora_is_the_base_model_with_the_adapter_off(tiny, tmp_path):
-    b = backend(tiny, lora_rank=2, kl_coef=0.5, ppo_epochs=3)
+    b = backend(tiny, rank=2, kl_coef=0.5, ppo_epochs=3)
     assert b.reference is None  # no second copy of the model
     steps(b, tmp_path, 1)
     m = b.train_step(str(tmp_path / "batch.safetensors"), 1)["metrics"]

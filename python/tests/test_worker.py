@@ -14,7 +14,7 @@ import torch
 from safetensors.numpy import save_file
 
 from alight_worker.policy_loss import ppo_clip_loss, token_logprobs
-from conftest import one_row_batch
+from conftest import one_row_batch, torch_settings, training_settings
 
 PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..")
 
@@ -75,7 +75,7 @@ def test_token_level_truncated_is_uses_the_update_start_policy_for_the_ratio_and
 
 
 class Worker:
-    def __init__(self, model, stderr=subprocess.DEVNULL, **init):
+    def __init__(self, model, stderr=subprocess.DEVNULL, seed=0, **update):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "alight_worker"],
             cwd=PYTHON_DIR,
@@ -85,7 +85,8 @@ class Worker:
             text=True,
         )
         self.next = 0
-        self.url = self.call("init", model=model, **{"lr": 0.01, "seed": 0, **init})["endpoints"][0]["url"]
+        settings = torch_settings(model, training_settings(**update), seed=seed)
+        self.url = self.call("init", **settings)["endpoints"][0]["url"]
 
     def call(self, method, **params):
         self.next += 1
@@ -283,7 +284,7 @@ def test_concurrent_requests_are_decoded_as_one_batch_and_answer_as_each_would_a
 
     from alight_worker.torch_backend import TorchBackend
 
-    backend = TorchBackend({"model": tiny, "seed": 0})
+    backend = TorchBackend(torch_settings(tiny))
     asks = [
         (backend.chat_prompt([{"role": "user", "content": "Say " + "a" * i + "."}]), 4 + 3 * i, i) for i in range(6)
     ]
@@ -312,7 +313,7 @@ def test_shutdown_decodes_what_was_submitted_then_ends_the_batching_thread(tiny)
     from alight_worker.batching import Request
     from alight_worker.torch_backend import TorchBackend
 
-    backend = TorchBackend({"model": tiny, "seed": 0})
+    backend = TorchBackend(torch_settings(tiny))
     prompt = backend.chat_prompt([{"role": "user", "content": "Say a."}])
     requests = [backend.batcher.submit(Request(prompt, 5, 1.0, 1.0, seed)) for seed in range(3)]
     backend.shutdown()

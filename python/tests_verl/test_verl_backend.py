@@ -199,15 +199,21 @@ def rpc(proc, method, params=None, id_=1):
     return json.loads(proc.stdout.readline())
 
 
+def verl_settings(model, **over):
+    """init's settings for verl, whole (src/worker/settings.ts): the worker defaults none."""
+    fixed = {"backend": "verl", "seed": 0, "kl_coef": 0, "is_correction": "none", "is_cap": 2.0, "gpus": 1}
+    return {**fixed, "model": model, "ray_address": None, "old_logprobs": "recompute", "overrides": [], **over}
+
+
 def test_the_worker_refuses_a_missing_model_and_missing_gpus_with_clear_errors_and_exits_cleanly(tmp_path):
     """Without alight's CPU platform selected (VERL_PLATFORM=cpu, which alight sets where there is no CUDA), verl wants
     as many CUDA GPUs as asked for; there are none here."""
     proc = worker({k: v for k, v in os.environ.items() if k != "VERL_PLATFORM"})
     try:
-        missing = rpc(proc, "init", {"backend": "verl", "model": str(tmp_path / "nope"), "gpus": 1, "overrides": []})
+        missing = rpc(proc, "init", verl_settings(str(tmp_path / "nope")))
         assert "does not exist" in missing["error"]["message"]
         (tmp_path / "model").mkdir()
-        no_gpu = rpc(proc, "init", {"backend": "verl", "model": str(tmp_path / "model"), "gpus": 1, "overrides": []}, 2)
+        no_gpu = rpc(proc, "init", verl_settings(str(tmp_path / "model")), 2)
         assert "--gpus 1, but this machine has 0 CUDA GPU(s)" in no_gpu["error"]["message"]
         assert rpc(proc, "shutdown", {}, 3)["result"] == {}
         assert proc.wait(timeout=30) == 0
@@ -224,14 +230,15 @@ def test_a_failing_start_stops_ray_with_it(tmp_path):
         check=True,
         capture_output=True,
     )
+    overrides = [f"actor_rollout_ref.model.path={tmp_path}", "trainer.n_gpus_per_node=1"]
+    settings = verl_settings(str(tmp_path), overrides=overrides)
     script = f"""
 import sys, ray
 sys.path.insert(0, {str(REPO / "python")!r})
 import alight_worker.verl_backend as vb
 vb.check_resources = lambda params: None  # past the CUDA check, as on a GPU machine whose vLLM then fails
 try:
-    vb.VerlBackend({{"model": {str(tmp_path)!r}, "gpus": 1,
-                    "overrides": ["actor_rollout_ref.model.path={tmp_path}", "trainer.n_gpus_per_node=1"]}})
+    vb.VerlBackend({settings!r})
 except Exception as err:
     print("failed:", type(err).__name__, str(err)[:200])
 print("ray still up:", ray.is_initialized())

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { Worker } from '../worker/client.js';
+import { servingSettings } from '../worker/settings.js';
 import { promptLogprobs, type ScoringEngine } from './score.js';
 
 /** The run's teacher: the engine that scores the student's rows, and how to stop what alight started for it. */
@@ -37,7 +38,7 @@ export async function openTeacher(
   try {
     const init = await worker.call(
       'init',
-      { backend: 'torch', model: spec, seed: c.seed, threads: c.threads ?? null, name: 'teacher' },
+      servingSettings(spec, { name: 'teacher', seed: c.seed, threads: c.threads }),
       o.timeoutMs,
     );
     return { engine: init.endpoints[0], stop: () => worker.stop() };

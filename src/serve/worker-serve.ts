@@ -4,6 +4,7 @@ import { AlightError, ExitCode } from '../errors.js';
 import type { SetupListener } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
 import { Worker } from '../worker/client.js';
+import { servingSettings } from '../worker/settings.js';
 import type { ManagedServe } from './managed.js';
 
 // A model load on a loaded 2-core machine takes seconds; a first Python set-up is ensured before the clock starts.
@@ -27,7 +28,7 @@ export async function startWorkerServe(
   const python = await ensurePythonEnv(o.setup);
   const worker = Worker.start({ python, logFile: o.logFile });
   try {
-    const init = await worker.call('init', { backend: 'torch', model: folder }, loadTimeoutMs);
+    const init = await worker.call('init', servingSettings(folder), loadTimeoutMs);
     return { ...init.endpoints[0], stop: () => worker.stop() };
   } catch (err) {
     await worker.stop();

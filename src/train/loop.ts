@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type Config, learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
+import { type Config, type TrainConfig, trainsLora } from '../config/schema.js';
 import type { ScoringEngine } from '../distill/score.js';
 import { checkTeacher, openTeacher, type Teacher } from '../distill/teacher.js';
 import { AlightError, ExitCode } from '../errors.js';
@@ -14,14 +14,13 @@ import { asLines } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
 import { ensureVerlEnv } from '../setup/verl-env.js';
 import type { Store } from '../store/store.js';
-import { Worker } from '../worker/client.js';
-import type { GroupPool } from './async-groups.js';
 import type { StepMetrics, TrainListener } from './events.js';
 import { type ServedCheck, servedPolicyCheck } from './served-check.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
-import { groupPool, runStep, type StepContext } from './step.js';
+import { runStep, type StepContext } from './step.js';
 import { recentSamples, runTrackers, type Trackers } from './trackers.js';
 import { type VerlPlan, verlHost, verlPlan } from './verl-config.js';
+import { abortedByRunOrWorker, WorkerSupervisor, workerEnded } from './workers.js';
 
 export interface TrainOptions {
   store: Store;
@@ -320,149 +319,6 @@ async function recover(s: Session, err: unknown, step: number): Promise<number> 
   return restore(s);
 }
 
-/** A signal that aborts when the run's does (Ctrl-C) or, with `workerEnded` as the reason, when `worker` exits. */
-function abortedByRunOrWorker(
-  run: AbortSignal,
-  worker: Worker,
-): { signal: AbortSignal; abort(why: string): void; release(): void } {
-  const controller = new AbortController();
-  const abort = (): void => controller.abort();
-  run.addEventListener('abort', abort, { once: true });
-  void worker.exit.then(() => controller.abort(workerEnded));
-  return {
-    signal: controller.signal,
-    abort: (why) => controller.abort(why),
-    release: () => run.removeEventListener('abort', abort),
-  };
-}
-
-type StartedWorker = { worker: Worker; endpoints: { url: string; model: string }[] };
-
-/**
- * The run's Python workers: the current one, the async group pool it serves, and every one started (all stopped when
- * the run ends). Ctrl-C stops whichever worker is current, even while it is still loading the model.
- */
-class WorkerSupervisor {
-  /** Restarts after a worker died, so far. */
-  restarts = 0;
-  private readonly started: Worker[] = [];
-  private latest: StartedWorker | null = null;
-  private pool: { pool: GroupPool; stop: ReturnType<typeof abortedByRunOrWorker> } | null = null;
-  private readonly stopCurrent = (): void => this.started.at(-1)?.kill('SIGTERM');
-
-  constructor(private readonly o: WorkerStart) {
-    o.signal.addEventListener('abort', this.stopCurrent, { once: true });
-  }
-
-  get current(): StartedWorker {
-    return this.latest!;
-  }
-
-  /** A new current worker, initialised. */
-  async start(): Promise<StartedWorker> {
-    this.latest = await startWorker(this.o, this.started);
-    return this.latest;
-  }
-
-  /**
-   * Async groups (asyncGroups > 0) outlive a step: made at the first step that needs them, they stop with the run or
-   * with the worker that serves them.
-   */
-  poolFor(ctx: StepContext, step: number): GroupPool | undefined {
-    if (this.o.c.asyncGroups > 0 && !this.pool) {
-      const stop = abortedByRunOrWorker(this.o.signal, this.current.worker);
-      this.pool = { pool: groupPool(ctx, step, stop.signal), stop };
-    }
-    return this.pool?.pool;
-  }
-
-  /**
-   * Stops the async harnesses still running (the run ended, or their worker died) and waits for them; `why` becomes
-   * their rollouts' error.
-   */
-  async stopPool(why: string): Promise<void> {
-    if (!this.pool) return;
-    const { pool, stop } = this.pool;
-    this.pool = null;
-    stop.abort(why);
-    await pool.settle();
-  }
-
-  /** Ctrl-C no longer stops a worker: the run is ending. */
-  unwatch(): void {
-    this.o.signal.removeEventListener('abort', this.stopCurrent);
-  }
-
-  async stopAll(): Promise<void> {
-    for (const w of this.started) await w.stop();
-  }
-}
-
-/**
- * What starting a worker takes: its Python, its log, the run's settings (verl's overrides), its Ctrl-C, and what it
- * trains for (RL's objective unless `alight sft`).
- */
-interface WorkerStart {
-  python: string;
-  logFile: string;
-  c: TrainConfig;
-  signal: AbortSignal;
-  overrides?: string[];
-  env?: Record<string, string>;
-  objective?: 'sft';
-}
-
-/**
- * The worker process, initialised: its engine endpoints (one for torch, one per vLLM server for verl, given its
- * overrides). It joins `started` before it loads the model, so that Ctrl-C can stop it meanwhile.
- */
-export async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWorker> {
-  const { c } = o;
-  const worker = Worker.start({ python: o.python, logFile: o.logFile, env: o.env });
-  started.push(worker);
-  if (o.signal.aborted) worker.kill('SIGTERM');
-  const sft = o.objective === 'sft';
-  const common = {
-    backend: c.backend,
-    model: c.model,
-    seed: c.seed,
-    // Supervised steps have no reference to stay near and no rollout policy to correct for.
-    kl_coef: sft ? 0 : c.klCoef,
-    is_correction: sft ? 'none' : c.isCorrection,
-    is_cap: c.isCap,
-    ...(sft && { objective: 'sft' }),
-  };
-  const init = await worker.call(
-    'init',
-    c.backend === 'verl'
-      ? {
-          ...common,
-          gpus: c.gpus,
-          nodes: c.nodes,
-          ray_address: c.rayAddress ?? null,
-          old_logprobs: c.oldLogprobs,
-          overrides: o.overrides,
-        }
-      : {
-          ...common,
-          lr: learningRate(c),
-          weight_decay: c.weightDecay,
-          max_grad_norm: c.maxGradNorm,
-          clip_low: c.clipLow,
-          clip_high: c.clipHigh,
-          ppo_epochs: c.ppoEpochs,
-          micro_batch_rows: c.microBatchRows,
-          threads: c.threads ?? null,
-          // No more calls than harnesses can wait at once: a batch that has them all runs without waiting out the
-          // worker's gather window for one that cannot come (0.5 s a batch: most of a small step's time).
-          max_batch: Math.min(c.concurrency, c.n * c.batchSize),
-          ...loraParams(c),
-        },
-    c.workerTimeoutS * 1000,
-  );
-  return { worker, endpoints: init.endpoints };
-}
-
 /**
  * The served-policy check on the engine the gateway routes to (the torch worker's server, alight's vLLM, or verl's first
  * vLLM server, scored by verl's actor).
@@ -470,19 +326,6 @@ export async function startWorker(o: WorkerStart, started: Worker[]): Promise<St
 function servedCheckFor(c: TrainConfig, gateway: Gateway, serving: Serving): ServedCheck {
   const engine = () => ({ ...gateway.endpoints.all()[0], apiKey: serving.apiKey });
   return servedPolicyCheck(engine, c.servedTolerance, c.workerTimeoutS * 1000);
-}
-
-/** The torch worker's LoRA settings (alight_worker/lora.py); none for full fine-tuning. */
-function loraParams(c: TrainConfig): Record<string, unknown> {
-  const { lora } = c;
-  if (!trainsLora(c)) return {};
-  return {
-    lora_rank: lora.rank,
-    lora_alpha: lora.alpha,
-    lora_dropout: lora.dropout,
-    lora_targets: lora.targets,
-    lora_from: lora.from ?? null,
-  };
 }
 
 /**
@@ -506,9 +349,6 @@ async function restore({ store, run, workers, gateway, serving, served, c }: Ses
   await served.check(worker, version);
   return saved ? saved.step + 1 : 0;
 }
-
-/** The error of the rollouts a dying worker takes with it (they are redone by the step's next attempt). */
-const workerEnded = 'stopped: the worker serving it ended';
 
 /** A suffix that tells a step's groups from those of an earlier, interrupted attempt at the same step. */
 function attemptTag(restarts: number): string {

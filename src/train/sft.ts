@@ -9,9 +9,9 @@ import { asLines } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
 import type { Store } from '../store/store.js';
 import type { StepMetrics } from './events.js';
-import { startWorker } from './loop.js';
 import { tasksForStep } from './schedule.js';
 import { runTrackers, type Trackers } from './trackers.js';
+import { startWorker } from './workers.js';
 
 /** What `alight sft` reports as it runs; `src/ui/` renders these. */
 export type SftEvent =

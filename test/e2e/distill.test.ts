@@ -8,6 +8,7 @@ import { buildBatch, type RolloutRows } from '../../src/samples/batch.js';
 import { envPython } from '../../src/setup/python-env.js';
 import { Store } from '../../src/store/store.js';
 import { Worker } from '../../src/worker/client.js';
+import { servingSettings } from '../../src/worker/settings.js';
 import { alight } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
@@ -24,7 +25,7 @@ const started: Worker[] = [];
 async function serve(model: string): Promise<Served> {
   const worker = Worker.start({ python: envPython(), logFile: join(tempDir(), 'worker.log') });
   started.push(worker);
-  const init = await worker.call('init', { backend: 'torch', model, seed: 0 }, 600_000);
+  const init = await worker.call('init', servingSettings(model), 600_000);
   return { worker, engine: init.endpoints[0] };
 }
 

@@ -2,9 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
 import { readSafetensors } from '../../src/samples/safetensors.js';
 import { envPython } from '../../src/setup/python-env.js';
 import { Store } from '../../src/store/store.js';
+import { trainingWorkerSettings } from '../../src/train/workers.js';
 import { Worker } from '../../src/worker/client.js';
 import { alight } from '../helpers/cli.js';
 import { tinyModel } from '../helpers/tiny-model.js';
@@ -153,7 +155,8 @@ describe('alight sft', () => {
     const worker = Worker.start({ python: envPython(), logFile: join(p.dir, 'reference.log') });
     let reference: number;
     try {
-      await worker.call('init', { backend: 'torch', model, seed: 0 }, 300_000);
+      const { train } = configSchema.parse({ train: { model } });
+      await worker.call('init', trainingWorkerSettings({ c: train, objective: 'sft' }), 300_000);
       reference = (await worker.call('eval_loss', { batch_path: file }, 300_000)).loss;
     } finally {
       await worker.stop();
