@@ -8,24 +8,32 @@ import { readAllRows } from '../src/data/read.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { gradeInstance } from '../src/eval/grade/grader.js';
 import { workspaceDiff } from '../src/eval/grade/workspace.js';
+import { withGrader } from '../src/eval/graders/index.js';
+import { hostSandbox } from '../src/eval/graders/local.js';
 import { compareRuns } from '../src/eval/run/compare.js';
 import { gradePredictions } from '../src/eval/run/grade-run.js';
 import { gradeTask, readGradeTasks, readPredictions } from '../src/eval/run/inputs.js';
+import { storeProbes } from '../src/eval/run/probe.js';
 import { type EvalResult, evalSwebench } from '../src/eval/run/swebench-run.js';
 import type { Store } from '../src/store/store.js';
+import { renderProbe } from '../src/ui/data-measure-report.js';
 import { renderCompare, renderEval, renderGrade } from '../src/ui/eval-report.js';
 import { plainProgress } from '../src/ui/plain-progress.js';
-import { graderFor, sandboxFor, withGrader } from './grading.js';
+import { setupProgress } from '../src/ui/setup-progress.js';
 import {
   defaultRunName,
   flagOf,
+  graderOf,
+  gradingAt,
   newSecret,
+  notice,
   printJson,
   withInterrupt,
   withRunner,
   withStore,
   withUpstream,
 } from './shared.js';
+import type { ProbeFlags } from './table/declared-data.js';
 import type { CompareFlags, GradeFlags, RewardFlags, SwebenchFlags } from './table/declared-eval.js';
 
 /** `eval grade` reads the config only for `--grader k8s`: the cluster, the namespace, the pods' resources. */
@@ -53,9 +61,8 @@ export async function gradeCommand(flags: GradeFlags) {
   ]);
   if (predictions.length === 0) throw new AlightError(`${flags.predictions} has no predictions`, ExitCode.input);
   const out = resolve(flags.out ?? join('.alight', 'eval', `grade-${Date.now()}`));
-  const chosen = graderFor(flags);
-  const at = { k8s, timeoutS: flags.timeout };
-  const { summary, reports } = await withGrader(chosen, at, (grader) =>
+  const { name, options } = graderOf(flags);
+  const { summary, reports } = await withGrader(name, options, gradingAt(k8s, flags.timeout), (grader) =>
     gradePredictions(tasks, predictions, {
       grader,
       runId: basename(out),
@@ -82,7 +89,7 @@ export async function swebenchCommand(
   probe?: (result: EvalResult, store: Store) => void,
 ) {
   refuseSwebenchFlags(flags);
-  const chosen = graderFor(flags);
+  const { name, options } = graderOf(flags);
   return withStore(flags, async (store, fileConfig) => {
     const tasks = await instancesFor(store, flags, Boolean(probe));
     const config = withRunner(
@@ -93,7 +100,7 @@ export async function swebenchCommand(
     );
     return withUpstream(config, flags, (c, upstreamApiKey) =>
       withInterrupt((signal) =>
-        withGrader(chosen, { k8s: c.k8s, timeoutS: flags.gradeTimeout }, async (grader) => {
+        withGrader(name, options, gradingAt(c.k8s, flags.gradeTimeout), async (grader) => {
           const run = flags.run ?? defaultRunName('eval');
           const result = await evalSwebench({
             store,
@@ -186,7 +193,11 @@ export async function rewardCommand(flags: RewardFlags) {
   const dir = mkdtempSync(join(tmpdir(), 'alight-reward-'));
   try {
     const report = await gradeInstance(task, workspaceDiff(resolve(flags.workspace ?? '.')), {
-      site: { kind: 'host', reposDir: resolve(flags.repos), sandbox: await sandboxFor(flags.sandbox !== false) },
+      site: {
+        kind: 'host',
+        reposDir: resolve(flags.repos),
+        sandbox: await hostSandbox(flags.sandbox !== false, setupProgress(), notice),
+      },
       timeoutMs: flags.timeout * 1000,
       allowTestEdits: Boolean(flags.allowTestEdits),
       logFile: join(dir, 'test_output.txt'),
@@ -201,4 +212,17 @@ export async function rewardCommand(flags: RewardFlags) {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * `alight data probe`: the harness k times on each task kept before selection, through eval swebench's machinery
+ * (recorded, mode val, graded); each task's pass count stored with the run that measured it. Resumable by --run.
+ */
+export async function probeCommand(cmd: string, args: string[], flags: ProbeFlags) {
+  const run = flags.run ?? defaultRunName('probe');
+  return swebenchCommand(cmd, args, { ...flags, run, fromDb: true }, (result, store) => {
+    const summary = storeProbes(store, result, flags.n);
+    if (flags.json) printJson(summary);
+    else process.stdout.write(renderProbe(summary));
+  });
 }

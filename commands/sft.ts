@@ -3,14 +3,14 @@ import { join, resolve } from 'node:path';
 import type { TrainConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { cudaGpus, hasFlashAttention, verlPython } from '../src/setup/verl-env.js';
+import { refuseLoraUnsupported } from '../src/train/rules.js';
 import { readExamples, type SftResult, sft } from '../src/train/sft.js';
 import { composedVerlConfig } from '../src/train/verl-config.js';
 import { sftOnVerl, verlSftOverrides } from '../src/train/verl-sft.js';
 import { plainSftProgress } from '../src/ui/train-progress.js';
 import { renderSftResult, renderVerlOverrides } from '../src/ui/train-report.js';
-import { defaultRunName, printJson, withInterrupt, withStore } from './shared.js';
+import { defaultRunName, printJson, resolvedConfig, withInterrupt, withStore } from './shared.js';
 import type { SftFlags } from './table/declared.js';
-import { refuseLoraUnsupported, resolvedConfig } from './train.js';
 
 /** `alight sft --data <curated>`: supervised fine-tuning on the examples `samples curate` wrote. */
 export async function sftCommand(flags: SftFlags): Promise<SftResult | VerlSftDryRun> {

@@ -1,16 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
 import type { JudgeConfig } from '../src/config/reward.js';
-import type { Config } from '../src/config/schema.js';
+import type { Config, K8sConfig, TrainConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
+import type { GraderOptions, GradingAt } from '../src/eval/grade/grade-types.js';
+import { chooseGrader, type GraderName } from '../src/eval/graders/index.js';
 import { type ManagedServe, startManagedServe } from '../src/serve/managed.js';
 import { startVllm } from '../src/serve/vllm.js';
 import { startWorkerServe } from '../src/serve/worker-serve.js';
 import { Store } from '../src/store/store.js';
+import { backendFor } from '../src/train/backend-choice.js';
 import { setupProgress } from '../src/ui/setup-progress.js';
 import { configValues, type FlagsOf } from './flags.js';
 import { type engineFlags, judgeFlags, runnerFlags, type storeFlags } from './options.js';
+import { type TrainFlags, trainFlags } from './table/declared.js';
+import type { graderFlags, gradingFlags, reposOption, runtimeOption } from './table/declared-eval.js';
 
 /** `--db` and `--config`: every command that opens the store declares them. */
 export type StoreFlags = FlagsOf<ReturnType<typeof storeFlags>>;
@@ -170,3 +176,86 @@ export function rewardWithFlags(config: Config, f: JudgeFlags): Config['reward']
 
 /** The command-line flag of an option's attribute name (`kubeContext` → `--kube-context`). */
 export const flagOf = (attribute: string): string => `--${attribute.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/**
+ * The config file under the flags. A resumed run keeps its own settings (model, tasks, seed: the same data order);
+ * flags given now still win. Paths are made absolute: stored with the run, they must not depend on where a later
+ * --resume is run from.
+ */
+export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
+  const stored = flags.resume
+    ? (JSON.parse(store.getRun(flags.resume)?.config ?? '{}') as { train?: TrainConfig }).train
+    : undefined;
+  const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
+  // Each flag lands on the key its option declares (--device on train.vllmDevice); the runner's, the judge's and the
+  // gateway's through the helpers record shares, which refuse what does not apply.
+  const { lora, distill, ...train } = (configValues(trainFlags(), flags).train ?? {}) as Partial<TrainConfig>;
+  const given: Config = withRunner(
+    withOverrides(base, {
+      reward: rewardWithFlags(base, flags),
+      train: {
+        ...train,
+        backend: backendFor(flags),
+        lora: { ...base.train.lora, ...lora },
+        distill: { ...base.train.distill, ...distill },
+      },
+    }),
+    flags,
+    { port: flags.port },
+  );
+  const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
+  // A hub id (owner/name, not here as a folder) stays as it is: verl loads it.
+  const model =
+    given.train.model && !existsSync(given.train.model) && /^[^./~][^/]*\/[^/]+$/.test(given.train.model)
+      ? given.train.model
+      : absolute(given.train.model);
+  return {
+    ...given,
+    train: {
+      ...given.train,
+      model,
+      tasks: absolute(given.train.tasks),
+      valTasks: absolute(given.train.valTasks),
+      lora: { ...given.train.lora, from: absolute(given.train.lora.from) },
+      distill: { ...given.train.distill, teacher: teacherPath(given.train.distill.teacher) },
+    },
+  };
+}
+
+/** A teacher folder made absolute (stored with the run); a URL as it is. */
+const teacherPath = (spec: string | undefined): string | undefined =>
+  spec === undefined || /^https?:\/\//.test(spec) ? spec : resolve(spec);
+
+/**
+ * What picks the grader: the grader flags, --repos, --no-sandbox and eval swebench's --runtime; each command that
+ * grades (eval swebench, eval grade, data validate) declares some of them.
+ */
+export type GraderFlags = Partial<
+  FlagsOf<
+    ReturnType<typeof graderFlags> &
+      Pick<ReturnType<typeof gradingFlags>, 'sandbox'> & {
+        repos: ReturnType<typeof reposOption>;
+        runtime: ReturnType<typeof runtimeOption>;
+      }
+  >
+>;
+
+/** The grader the flags name (checked before anything runs), and the options it opens with. */
+export function graderOf(flags: GraderFlags): { name: GraderName; options: GraderOptions } {
+  const reposDir = flags.repos ? resolve(flags.repos) : undefined;
+  const options = { reposDir, image: flags.image, sandboxed: flags.sandbox !== false };
+  return { name: chooseGrader(flags.grader, options, flags.runtime), options };
+}
+
+/** Where a command grades (the cluster for k8s, the tests' timeout), its notices and set-up shown on stderr. */
+export const gradingAt = (k8s: K8sConfig, timeoutS: number): GradingAt => ({
+  k8s,
+  timeoutS,
+  notice,
+  setup: setupProgress(),
+});
+
+/** A line for the user on stderr, as alight's notices are written. */
+export const notice = (line: string): void => {
+  process.stderr.write(`alight: ${line}\n`);
+};

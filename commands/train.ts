@@ -1,29 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { withOverrides } from '../src/config/load.js';
-import { type Config, type TrainConfig, trainsLora } from '../src/config/schema.js';
+import { join } from 'node:path';
+import type { Config, TrainConfig } from '../src/config/schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { readTasks, type Task } from '../src/runner/tasks.js';
 import { verlPython } from '../src/setup/verl-env.js';
 import type { Store } from '../src/store/store.js';
-import { backendFor } from '../src/train/backend-choice.js';
 import type { TrainListener } from '../src/train/events.js';
 import { type TrainResult, train } from '../src/train/loop.js';
+import { refuseLoraUnsupported } from '../src/train/rules.js';
 import { composedVerlConfig, verlHost, verlPlan } from '../src/train/verl-config.js';
 import { plainTrainProgress } from '../src/ui/train-progress.js';
 import { renderVerlPlan } from '../src/ui/train-report.js';
-import { configValues } from './flags.js';
-import {
-  defaultRunName,
-  newSecret,
-  printJson,
-  rewardWithFlags,
-  withInterrupt,
-  withRunner,
-  withStore,
-} from './shared.js';
-import { type TrainFlags, trainFlags } from './table/declared.js';
+import { defaultRunName, newSecret, printJson, resolvedConfig, withInterrupt, withStore } from './shared.js';
+import type { TrainFlags } from './table/declared.js';
 
 export async function trainCommand(cmd: string, args: string[], flags: TrainFlags): Promise<TrainResult | DryRun> {
   if (flags.resume && flags.run && flags.resume !== flags.run)
@@ -57,55 +47,6 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
     return result;
   });
 }
-
-/**
- * The config file under the flags. A resumed run keeps its own settings (model, tasks, seed: the same data order);
- * flags given now still win. Paths are made absolute: stored with the run, they must not depend on where a later
- * --resume is run from.
- */
-export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
-  const stored = flags.resume
-    ? (JSON.parse(store.getRun(flags.resume)?.config ?? '{}') as { train?: TrainConfig }).train
-    : undefined;
-  const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
-  // Each flag lands on the key its option declares (--device on train.vllmDevice); the runner's, the judge's and the
-  // gateway's through the helpers record shares, which refuse what does not apply.
-  const { lora, distill, ...train } = (configValues(trainFlags(), flags).train ?? {}) as Partial<TrainConfig>;
-  const given: Config = withRunner(
-    withOverrides(base, {
-      reward: rewardWithFlags(base, flags),
-      train: {
-        ...train,
-        backend: backendFor(flags),
-        lora: { ...base.train.lora, ...lora },
-        distill: { ...base.train.distill, ...distill },
-      },
-    }),
-    flags,
-    { port: flags.port },
-  );
-  const absolute = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(path));
-  // A hub id (owner/name, not here as a folder) stays as it is: verl loads it.
-  const model =
-    given.train.model && !existsSync(given.train.model) && /^[^./~][^/]*\/[^/]+$/.test(given.train.model)
-      ? given.train.model
-      : absolute(given.train.model);
-  return {
-    ...given,
-    train: {
-      ...given.train,
-      model,
-      tasks: absolute(given.train.tasks),
-      valTasks: absolute(given.train.valTasks),
-      lora: { ...given.train.lora, from: absolute(given.train.lora.from) },
-      distill: { ...given.train.distill, teacher: teacherPath(given.train.distill.teacher) },
-    },
-  };
-}
-
-/** A teacher folder made absolute (stored with the run); a URL as it is. */
-const teacherPath = (spec: string | undefined): string | undefined =>
-  spec === undefined || /^https?:\/\//.test(spec) ? spec : resolve(spec);
 
 /**
  * `--init-from <run>`: RL starts from that run's last checkpoint (an `alight sft` run's, or another train run's): its
@@ -150,39 +91,6 @@ function refuseTorchIgnored(train: TrainConfig, flags: TrainFlags): void {
         'this run trains on torch: pass --backend verl, or leave them out',
       ExitCode.usage,
     );
-}
-
-/** LoRA settings the chosen backend or engine cannot honour, refused rather than ignored. */
-export function refuseLoraUnsupported(train: TrainConfig): void {
-  const { lora } = train;
-  if (!trainsLora(train)) return;
-  const adapterConfig = lora.from ? resolve(lora.from, 'adapter_config.json') : null;
-  const refusals: [boolean, string][] = [
-    [
-      adapterConfig !== null && !existsSync(adapterConfig),
-      `--lora-from ${lora.from}: no LoRA adapter there (adapter_config.json)`,
-    ],
-    [
-      (train.serveVllm || train.backend === 'verl') && adaptsOutput(lora.targets, adapterConfig),
-      'an adapter on lm_head is served by the torch worker alone: vLLM drops its delta from prompt logprobs ' +
-        '(vLLM #51594), so the served policy would not be the trained one; leave lm_head out of --lora-targets',
-    ],
-    [train.backend === 'verl' && lora.dropout > 0, "verl's LoRA has no dropout setting: leave out --lora-dropout"],
-    [
-      train.backend === 'verl' && lora.rank === 0,
-      "verl needs the adapter's rank to continue it: pass --lora-rank with --lora-from",
-    ],
-  ];
-  const refusal = refusals.find(([applies]) => applies)?.[1];
-  if (refusal) throw new AlightError(refusal, ExitCode.usage);
-}
-
-/** Whether the adapter trained (a new one's targets, or the continued one's) includes the output layer. */
-function adaptsOutput(targets: string, adapterConfig: string | null): boolean {
-  if (adapterConfig === null) return targets.split(',').some((t) => t.trim() === 'lm_head');
-  if (!existsSync(adapterConfig)) return false; // refused for that already
-  const saved = JSON.parse(readFileSync(adapterConfig, 'utf8')) as { target_modules?: string[] | string };
-  return [saved.target_modules ?? []].flat().includes('lm_head');
 }
 
 /** The tasks to train on: a file, or the ones `alight data` kept; exactly one of the two. */

@@ -7,7 +7,7 @@ reply, scored by reasoning-gym's compute_decimal_reward against the task's answe
 mean) / (unbiased std + eps)), each sequence's token-mean loss averaged over the step's sequences (alight's default
 lossNorm per-rollout-mean, TRL's loss_type "grpo"), AdamW (betas 0.9/0.999, weight decay 0) at a constant learning
 rate, grad-norm clip 1.0, PPO clip 0.2 / 0.28, one PPO epoch, no KL (beta 0), fp32 on CPU, and the task order: step s
-trains on positions s*B .. s*B+B-1 of the train split shuffled with alight's own permutation (src/train/schedule.ts,
+trains on positions s*B .. s*B+B-1 of the train split shuffled with alight's own permutation (src/algo/schedule.ts,
 ported below), so both trainers see the same tasks in the same order for the same seed.
 
 Run with the venv from setup-trl.sh:
@@ -32,7 +32,7 @@ M32 = 0xFFFFFFFF
 
 
 def permutation(n: int, seed: int) -> list[int]:
-    """alight's permutation (src/train/schedule.ts): Fisher-Yates driven by mulberry32, in uint32 arithmetic."""
+    """alight's permutation (src/algo/schedule.ts): Fisher-Yates driven by mulberry32, in uint32 arithmetic."""
     state = seed & M32
 
     def random() -> float:

@@ -63,7 +63,7 @@ function defineSelection(data: Command): void {
     options: probeFlags(),
     examples: ['alight data probe -k 4 --repos repos/ --upstream http://127.0.0.1:8000/v1 -- python agent.py'],
     action: async (cmd: string, args: string[], opts: ProbeFlags) =>
-      (await import('../data-measure.js')).probeCommand(cmd, args, opts),
+      (await import('../eval.js')).probeCommand(cmd, args, opts),
   });
   define(data, {
     name: 'select',

@@ -1,6 +1,6 @@
 import { Option } from 'commander';
 import { type Runtime, runtimeNames, swebenchImageTemplate } from '../../src/eval/grade/container.js';
-import { type GraderName, graderNames } from '../../src/eval/run/grade-run.js';
+import { type GraderName, graderNames } from '../../src/eval/graders/index.js';
 import { allOnlyWith, alwaysSet, type FlagsOf, flag } from '../flags.js';
 import {
   aliased,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { type AdvantageEstimator, advantageEstimators, missingRewardPolicies } from '../algo/advantages.js';
 import { lossNorms } from '../algo/loss-weights.js';
-import { mergeLevels } from '../samples/merge.js';
 import { callPurposes } from '../store/calls.js';
 import { defaultCache } from '../store/idle-cache.js';
 import { reward } from './reward.js';
@@ -72,6 +71,9 @@ const gateway = z
   })
   .strict();
 
+/** How a rollout's calls become training rows (src/samples/merge.ts). */
+export const mergeLevels = ['trajectory', 'transition'] as const;
+export type MergeLevel = (typeof mergeLevels)[number];
 export const runnerKinds = ['local', 'pool', 'k8s'] as const;
 export const trackerKinds = ['tensorboard', 'wandb', 'mlflow'] as const;
 export type RunnerKind = (typeof runnerKinds)[number];

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { fileWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
+import { permutation } from '../algo/schedule.js';
 import { AlightError, ExitCode } from '../errors.js';
-import { permutation } from '../train/schedule.js';
 import { type DataTask, type ExportFormat, toSweBenchRow } from './task.js';
 
 /** `train=0.95,val=0.05` → named shares summing to 1. */

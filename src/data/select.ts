@@ -1,8 +1,8 @@
+import { permutation } from '../algo/schedule.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Drop } from '../store/data.js';
 import type { Probe } from '../store/data-measures.js';
 import type { Store } from '../store/store.js';
-import { permutation } from '../train/schedule.js';
 
 /** A solve-rate range as written on the command line: `0<r<1`, `0<=r<1`, `0.25<=r<=0.75`. */
 export interface RateRange {

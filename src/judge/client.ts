@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AlightError, ExitCode } from '../errors.js';
-import type { Slots } from '../runner/slots.js';
+import type { Slots } from '../slots.js';
 import { judgePrompt, type Scale, type Trajectory } from './prompt.js';
 import { readVerdict, type Score, verdictSchema } from './verdict.js';
 

@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Gateway } from '../gateway/server.js';
 import { infraFailure, type RolloutMode } from '../rollouts/state.js';
+import type { Slots } from '../slots.js';
 import type { Store } from '../store/store.js';
 import { harnessEnv } from './env.js';
 import type { RunListener } from './events.js';
 import { GroupDeadlines } from './group-deadline.js';
 import { abortReason, type Launcher, localLauncher, type ProcessOutput } from './launcher.js';
-import type { Slots } from './slots.js';
 import type { Task } from './tasks.js';
 import { substitute } from './template.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { permutation } from '../algo/schedule.js';
 import { mean } from '../algo/stats.js';
-import { permutation } from '../train/schedule.js';
 import type { Row } from './merge.js';
 import type { TaskFilter, TaskStats } from './task-filter.js';
 

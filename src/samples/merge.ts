@@ -1,3 +1,4 @@
+import type { MergeLevel } from '../config/schema.js';
 import { commonPrefix } from '../store/codec.js';
 import type { AnswerSpan, Diagnosis } from './diagnose.js';
 
@@ -51,9 +52,6 @@ export interface Merged {
   breaks: MergeBreak[];
   skipped: { errors: number; withoutTokens: number };
 }
-
-export const mergeLevels = ['trajectory', 'transition'] as const;
-export type MergeLevel = (typeof mergeLevels)[number];
 
 const around = 8;
 

@@ -1,9 +1,10 @@
+import type { MergeLevel } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { CallPurpose } from '../store/calls.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import { type Batch, type BatchOptions, type BatchTensors, buildBatch, type RolloutRows } from './batch.js';
 import { type BreakKind, summariseBreaks } from './diagnose.js';
-import { type Explain, type MergeBreak, type MergeLevel, mergeCalls } from './merge.js';
+import { type Explain, type MergeBreak, mergeCalls } from './merge.js';
 import { writeSafetensors } from './safetensors.js';
 
 export interface MergeCounts {

@@ -1,6 +1,6 @@
+import { tasksForStep } from '../algo/schedule.js';
 import { type RolloutBatch, type RolloutJob, type RunSession, runRollouts } from '../runner/run-rollouts.js';
 import type { Task } from '../runner/tasks.js';
-import { tasksForStep } from './schedule.js';
 
 /** A group of rollouts (one task × n) that has ended: its rollout ids, and its place in the data order. */
 export interface DoneGroup {

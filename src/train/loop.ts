@@ -15,11 +15,12 @@ import { ensurePythonEnv } from '../setup/python-env.js';
 import { ensureVerlEnv } from '../setup/verl-env.js';
 import type { Store } from '../store/store.js';
 import type { StepMetrics, TrainListener } from './events.js';
+import { checkedTrainConfig } from './rules.js';
 import { type ServedCheck, servedPolicyCheck } from './served-check.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
 import { runStep, type StepContext } from './step.js';
 import { recentSamples, runTrackers, type Trackers } from './trackers.js';
-import { type VerlPlan, verlHost, verlPlan } from './verl-config.js';
+import { verlHost, verlPlan } from './verl-config.js';
 import { abortedByRunOrWorker, WorkerSupervisor, workerEnded } from './workers.js';
 
 export interface TrainOptions {
@@ -169,35 +170,6 @@ function gatewayOptions(
     holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
     onCall: (call) => onEvent({ type: 'call', ...call }),
   };
-}
-
-/**
- * The run's train settings, checked before anything starts. verl: the cluster and model are checked too, and rows come
- * in multiples of the data-parallel size.
- */
-function checkedTrainConfig(train: TrainConfig): { c: TrainConfig; plan: VerlPlan | null } {
-  const plan = train.backend === 'verl' ? verlPlan(train, verlHost(train, null)) : null;
-  const c = plan ? { ...train, rowMultiple: train.rowMultiple ?? plan.worldSize } : train;
-  const refuse = (message: string): never => {
-    throw new AlightError(message, ExitCode.usage);
-  };
-  if (plan && c.rowMultiple! % plan.worldSize !== 0)
-    refuse(
-      `train.rowMultiple (${c.rowMultiple}) must be a multiple of the ${plan.worldSize} GPUs: each gets whole rows`,
-    );
-  if (!c.model) refuse('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml');
-  if (c.serveVllm && c.backend === 'verl')
-    refuse('--serve-vllm is for the torch backend: verl serves the policy with vLLM already');
-  if (c.vllmDevice && !c.serveVllm && c.backend !== 'verl')
-    refuse('--device chooses the vLLM of --serve-vllm (or where verl runs): pass both, or neither');
-  if (!c.distill.taskReward && !(c.distill.teacher && c.distill.coef > 0))
-    refuse('--task-reward off leaves nothing to learn from: pass a --teacher (and a --distill-coef above 0)');
-  if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize)
-    refuse(
-      `train.asyncGroups (${c.asyncGroups}) must be at least ` +
-        `train.batchSize (${c.batchSize}): a step trains on batchSize groups`,
-    );
-  return { c, plan };
 }
 
 /** The run in the store: new, or (`resume`) an existing one, with the settings it continues with. */

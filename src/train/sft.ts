@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { tasksForStep } from '../algo/schedule.js';
 import type { TrainConfig } from '../config/schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { meanLossBatch } from '../samples/batch.js';
@@ -9,7 +10,6 @@ import { asLines } from '../setup/events.js';
 import { ensurePythonEnv } from '../setup/python-env.js';
 import type { Store } from '../store/store.js';
 import type { StepMetrics } from './events.js';
-import { tasksForStep } from './schedule.js';
 import { runTrackers, type Trackers } from './trackers.js';
 import { startWorker } from './workers.js';
 

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { tasksForStep } from '../algo/schedule.js';
 import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { type DistillMetrics, distilBatch, type ScoringEngine } from '../distill/score.js';
@@ -8,15 +9,14 @@ import { type JudgeRun, judgeRollouts } from '../judge/rewards.js';
 import { isInfraFailure } from '../rollouts/state.js';
 import type { Launcher } from '../runner/launcher.js';
 import { groupJobs, type RolloutBatch, type RunSession, runRollouts } from '../runner/run-rollouts.js';
-import { Slots } from '../runner/slots.js';
 import type { Task } from '../runner/tasks.js';
 import type { BatchTensors } from '../samples/batch.js';
 import { buildStepBatch } from '../samples/run-samples.js';
+import { Slots } from '../slots.js';
 import type { RolloutSummary, Store } from '../store/store.js';
 import type { Worker } from '../worker/client.js';
 import { type DoneGroup, GroupPool } from './async-groups.js';
 import type { StepMetrics, TrainListener } from './events.js';
-import { tasksForStep } from './schedule.js';
 import type { ServedCheck } from './served-check.js';
 import type { Serving } from './serving.js';
 

@@ -1,5 +1,5 @@
 import { type AdvantageEstimator, advantageEstimators, groupAdvantages } from '../algo/advantages.js';
-import type { MergeLevel } from '../samples/merge.js';
+import type { MergeLevel } from '../config/schema.js';
 import type { CallPurpose } from '../store/calls.js';
 import type { GroupRule, Store } from '../store/store.js';
 

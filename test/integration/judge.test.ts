@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JudgeSettings, judgeGroup, TokenBudget } from '../../src/judge/client.js';
 import type { Trajectory } from '../../src/judge/prompt.js';
-import { Slots } from '../../src/runner/slots.js';
+import { Slots } from '../../src/slots.js';
 import { type JudgeReply, type ScriptedJudge, startScriptedJudge } from '../helpers/scripted-judge.js';
 
 // The judge client against a scripted OpenAI-compatible judge on a real socket: what it sends, how it reads the

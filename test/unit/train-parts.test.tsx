@@ -1,7 +1,7 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import { permutation, tasksForStep } from '../../src/algo/schedule.js';
 import { backendFor } from '../../src/train/backend-choice.js';
-import { permutation, tasksForStep } from '../../src/train/schedule.js';
 import { plotSvg } from '../../src/ui/plot.js';
 import { foldTrain, initialTrainState, sparkline } from '../../src/ui/train-state.js';
 import { TrainView } from '../../src/ui/train-view.js';

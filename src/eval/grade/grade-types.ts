@@ -1,3 +1,5 @@
+import type { K8sConfig } from '../../config/schema.js';
+import type { SetupListener } from '../../setup/events.js';
 import type { Runtime } from './container.js';
 import type { TestsReport } from './grading.js';
 import type { GuardResult } from './guards.js';
@@ -7,7 +9,7 @@ import type { Sandbox } from './sandbox.js';
 import type { TestSources } from './xfail-sources.js';
 
 // The shapes grading one instance passes around (grader.ts, image-site.ts, pod-site.ts, the SWE-bench runs) and the
-// ways of grading (Grader), apart from the code, so that no module of grading needs another's code for its types.
+// ways of grading (a Grader of src/eval/graders/), apart from the code, so that no module of grading needs another's code for its types.
 
 /** What grading needs of an instance (SWE-bench's columns, plus how to run its tests). */
 export interface GradeTask {
@@ -58,13 +60,6 @@ export interface InstanceReport {
  * - `official`: the official swebench package (run/swebench-grader.ts).
  * Made ready to grade (a ReadyGrader: the sandbox set up, the site opened) by withGrader there.
  */
-export type Grader =
-  | { kind: 'host'; reposDir: string; sandboxed: boolean }
-  | MountedGrader
-  | { kind: 'image'; runtime: Runtime }
-  | { kind: 'pods' }
-  | { kind: 'official' };
-
 export type MountedGrader = { kind: 'mounted'; reposDir: string; runtime: Runtime; image: string };
 
 /**
@@ -132,3 +127,30 @@ export interface ImageSite {
 }
 
 export type OpenSite = (task: GradeTask) => Promise<ImageSite>;
+
+/** What the grading flags say, as every grader reads it. */
+export interface GraderOptions {
+  /** --repos: the workspaces are made here from these clones (local, or mounted into podman/docker's image). */
+  reposDir?: string;
+  /** --image: the one image --repos workspaces are mounted into. */
+  image?: string;
+  /** false: --no-sandbox, the local grader runs the tests as the user. */
+  sandboxed: boolean;
+}
+
+/** Where and how long grading runs, and where it reports what it does meanwhile. */
+export interface GradingAt {
+  k8s: K8sConfig;
+  /** One instance's tests' timeout (seconds). */
+  timeoutS: number;
+  /** A line for the user (a grader image built, a pod problem). */
+  notice: (line: string) => void;
+  setup: SetupListener;
+}
+
+export interface Grader {
+  /** Refuses options that do not apply to this grader, before anything runs. */
+  check(o: GraderOptions): void;
+  /** The grader made ready for `work`; what it opened is closed after, however `work` ends. */
+  open<T>(o: GraderOptions, at: GradingAt, work: (grader: ReadyGrader) => Promise<T>): Promise<T>;
+}

@@ -26,9 +26,6 @@ export interface GradeSummary {
   flagged_ids: string[];
 }
 
-export const graderNames = ['local', 'podman', 'docker', 'k8s', 'swebench'] as const;
-export type GraderName = (typeof graderNames)[number];
-
 export type GradeRunOptions = Omit<GradeOptions, 'logFile' | 'site'> & {
   out: string;
   workers: number;
