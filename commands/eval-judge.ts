@@ -1,7 +1,5 @@
 import { withOverrides } from '../src/config/load.js';
-import { AlightError, ExitCode } from '../src/errors.js';
-import { type RejudgeSummary, rejudgeRun } from '../src/judge/rejudge.js';
-import { judgeRun } from '../src/judge/rewards.js';
+import { type RejudgeSummary, rejudgeRun } from '../src/rewards/rejudge.js';
 import { renderRejudge } from '../src/ui/eval-report.js';
 import { printJson, rewardWithFlags, withStore } from './shared.js';
 import type { EvalJudgeFlags } from './table/declared-eval.js';
@@ -10,10 +8,7 @@ import type { EvalJudgeFlags } from './table/declared-eval.js';
 export async function evalJudgeCommand(run: string, flags: EvalJudgeFlags): Promise<RejudgeSummary> {
   return withStore(flags, async (store, fileConfig) => {
     const config = withOverrides(fileConfig, { reward: rewardWithFlags(fileConfig, flags) });
-    const judge = judgeRun(config.reward);
-    if (!judge)
-      throw new AlightError('no judge: pass --judge <url> (or set reward.judge in the config)', ExitCode.usage);
-    const summary = await rejudgeRun(store, judge, run);
+    const summary = await rejudgeRun(store, config.reward, run);
     if (flags.json) printJson(summary);
     else process.stdout.write(renderRejudge(summary));
     return summary;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { decodePathPart, HttpError, type Params, parseBody, Router, readJson, sendJson, smallBody } from '../http.js';
+import { putReward } from '../rewards/index.js';
 import { isTerminal } from '../rollouts/state.js';
 import type { RolloutRow } from '../store/store.js';
 import { countGeminiTokens, countTokens } from './count-tokens.js';
@@ -55,7 +56,7 @@ on('POST', ['v1beta/models/{model}:countTokens', 'v1/models/{model}:countTokens'
 on('POST', ['reward'], {
   handle: async ({ state, rollout, req, res }) => {
     const { value, reason } = parseBody(rewardBody, await readJson(req, smallBody));
-    state.store.addReward(rollout.id, value, reason ?? null, 'harness');
+    putReward(state.store, rollout.id, 'harness', value, reason ?? null);
     sendJson(res, 200, { ok: true });
   },
 });

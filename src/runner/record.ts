@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { judgeRollouts, judgeRun } from '../judge/rewards.js';
+import { openScoring, scoreRollouts } from '../rewards/index.js';
 import type { Store } from '../store/store.js';
 import type { RunListener } from './events.js';
 import { throughGateway } from './open-launcher.js';
@@ -44,7 +44,7 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
     // The pods' variables may hold credentials: their names only.
     ...(config.runner === 'k8s' ? { k8s: { ...config.k8s, env: Object.keys(config.k8s.env) } } : {}),
   });
-  const judge = judgeRun(config.reward);
+  const scoring = openScoring({ store, run, reward: config.reward });
   await throughGateway({ ...options, total: jobs.length, logDir }, async (session) => {
     try {
       const ids = await runRollouts(
@@ -57,11 +57,11 @@ export async function record(options: RecordOptions): Promise<RecordSummary> {
           concurrency: options.tasks ? config.record.concurrency : 1,
           logDir,
           harnessStdoutToStderr: options.harnessStdoutToStderr,
-          groupDeadlineMs: judge?.deadlineMs,
+          groupDeadlineMs: scoring.groupDeadlineMs,
         },
         jobs,
       );
-      if (judge && !signal.aborted) await judgeRollouts(store, judge, run, ids);
+      if (!signal.aborted) await scoreRollouts(store, scoring, ids);
     } finally {
       if (signal.aborted) onEvent({ type: 'stopping', reason: 'interrupted' });
     }

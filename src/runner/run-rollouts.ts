@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Gateway } from '../gateway/server.js';
+import { putReward } from '../rewards/index.js';
 import { infraFailure, type RolloutMode } from '../rollouts/state.js';
 import type { Slots } from '../slots.js';
 import type { Store } from '../store/store.js';
@@ -194,7 +195,7 @@ async function runPrepared(
     rollout: { id: rolloutId, run, taskId, task },
   });
   if (result.infra) return { infra: true, reason: result.reason, exitCode: result.exitCode };
-  if (result.reward?.value != null) store.addReward(rolloutId, result.reward.value, null, 'reward-cmd');
+  if (result.reward?.value != null) putReward(store, rolloutId, 'reward-cmd', result.reward.value, null);
   else if (result.reward) store.addEvent(rolloutId, 'reward-missing', { problem: result.reward.problem });
   if (result.reason !== null) return done('failed', result.reason, result.exitCode);
   if (result.exitCode !== 0) {

@@ -5,7 +5,7 @@ import type { ScoringEngine } from '../distill/score.js';
 import { checkTeacher, openTeacher, type Teacher } from '../distill/teacher.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway/server.js';
-import { type JudgeRun, judgeRun } from '../judge/rewards.js';
+import { openScoring, type Scoring } from '../rewards/index.js';
 import { withheldVars } from '../runner/env.js';
 import type { RunLauncher } from '../runner/launcher.js';
 import { gatewayFor, openLauncher } from '../runner/open-launcher.js';
@@ -93,7 +93,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     gateway = await startGateway(gatewayOptions(options, c, serving, launcher));
     const reporting = trackers && { trackers, since: Date.now() };
     const served = servedCheckFor(c, gateway, serving);
-    const judge = judgeRun(config.reward);
+    const scoring = openScoring({ store, run, reward: config.reward });
     const student = { ...serving.endpoints(first.endpoints)[0], apiKey: serving.apiKey };
     teacher = await distillTeacher(c, { python, logFile: join(runDir, 'teacher.log') }, student);
     await trainSteps({
@@ -107,7 +107,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
       workers,
       launcher,
       reporting,
-      judge,
+      scoring,
       teacher: teacher?.engine ?? null,
     });
     const steps = store.trainSteps(run).map((s) => ({ step: s.step, metrics: s.metrics as StepMetrics }));
@@ -192,8 +192,8 @@ interface Session extends TrainOptions {
   gateway: Gateway;
   serving: Serving;
   served: ServedCheck;
-  /** reward.judge: scores each step's groups before the batch (null: the rewards are the harness's). */
-  judge: JudgeRun | null;
+  /** The sources that score each step's groups before the batch (reward.judge), src/rewards/. */
+  scoring: Scoring;
   /** train.distill.teacher: scores each step's rows before the update (null: no distillation). */
   teacher: ScoringEngine | null;
   workers: WorkerSupervisor;
@@ -239,7 +239,7 @@ async function trainStep(s: Session, step: number): Promise<void> {
       launcher: s.launcher,
       serving: s.serving,
       served: s.served,
-      judge: s.judge,
+      scoring: s.scoring,
       teacher: s.teacher,
       worker,
       config: s.c,

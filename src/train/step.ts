@@ -5,7 +5,7 @@ import { mean, sampleStd } from '../algo/stats.js';
 import type { TrainConfig } from '../config/schema.js';
 import { type DistillMetrics, distilBatch, type ScoringEngine } from '../distill/score.js';
 import { AlightError, ExitCode } from '../errors.js';
-import { type JudgeRun, judgeRollouts } from '../judge/rewards.js';
+import { type Scoring, scoreRollouts } from '../rewards/index.js';
 import { isInfraFailure } from '../rollouts/state.js';
 import type { Launcher } from '../runner/launcher.js';
 import { groupJobs, type RolloutBatch, type RunSession, runRollouts } from '../runner/run-rollouts.js';
@@ -38,8 +38,8 @@ export interface StepContext extends RunSession {
   attempt: string;
   /** The served-policy check after each sync. */
   served: ServedCheck;
-  /** The judge whose scores are the rewards (reward.judge), or null. */
-  judge: JudgeRun | null;
+  /** The sources that score after the rollouts (reward.judge): src/rewards/. */
+  scoring: Scoring;
   /** On-policy distillation's teacher (train.distill.teacher), or null. */
   teacher: ScoringEngine | null;
   /** Async rollouts (asyncGroups > 0): the groups in flight across steps. */
@@ -63,9 +63,9 @@ export async function runStep(
   const fresh = ctx.pool ? await freshGroups(ctx, ctx.pool, step) : null;
   const ids = fresh ? fresh.ids : await stepRollouts(ctx, step);
   if (ctx.signal.aborted) throw new Error('interrupted');
-  // The judge reads the recorded calls (not the engine), so it runs before the drain; what it cannot score is left out.
-  if (ctx.judge) timer.start('judge');
-  const judged = ctx.judge ? await judgeRollouts(ctx.store, ctx.judge, ctx.run, ids) : null;
+  // Scorers (a judge) read the recorded calls, not the engine, so they run before the drain, each a phase of its own;
+  // what they cannot score is left out.
+  const judged = await scoreRollouts(ctx.store, ctx.scoring, ids, (source) => timer.start(source));
   // No call may reach the engine while the weights change: new calls wait (async) or are refused, those under way
   // finish.
   timer.start('drain');
@@ -74,7 +74,7 @@ export async function runStep(
   await gateway.drain(30_000);
 
   timer.start('batch');
-  const scored = judged ? ids.filter((id) => !judged.failed.has(id)) : ids;
+  const scored = ids.filter((id) => !judged.failed.has(id));
   const out = join(ctx.runDir, 'batches', `step-${step}.safetensors`);
   const distilled: Partial<DistillMetrics> = {};
   const distil = ctx.teacher && distiller(ctx.teacher, c, timer, (m) => Object.assign(distilled, m));
@@ -105,7 +105,7 @@ export async function runStep(
       version,
       ...batchMetrics(prepared, valReward),
       ...(fresh ? asyncMetrics(fresh, inFlight) : {}),
-      ...judged?.metrics,
+      ...judged.metrics,
       ...distilled,
       ...update.metrics,
       ...served,
@@ -139,7 +139,7 @@ async function validate(ctx: StepContext, valTasks: Task[], step: number, timer:
     { ...rolloutBatch(ctx, join(ctx.runDir, 'rollouts', `val-${step}`)), mode: 'val' },
     valTasks.flatMap((t) => groupJobs(ctx.args, t, 1, `${ctx.run}/val${step}${ctx.attempt}/${t.id}`)),
   );
-  if (ctx.judge) await judgeRollouts(ctx.store, ctx.judge, ctx.run, valIds);
+  await scoreRollouts(ctx.store, ctx.scoring, valIds);
   return mean(ctx.store.rolloutSummaries({ ids: valIds }).map((r) => r.reward ?? 0));
 }
 
@@ -300,7 +300,7 @@ function rolloutBatch(ctx: StepContext, logDir: string): RolloutBatch {
     rewardCmd: ctx.config.rewardCmd,
     concurrency: ctx.config.concurrency,
     logDir,
-    groupDeadlineMs: ctx.judge?.deadlineMs,
+    groupDeadlineMs: ctx.scoring.groupDeadlineMs,
   };
 }
 

@@ -2,7 +2,7 @@ import type { InstanceReport } from '../eval/grade/grade-types.js';
 import type { Comparison } from '../eval/run/compare.js';
 import { type GradeSummary, wilson } from '../eval/run/grade-run.js';
 import { type AttemptResult, type EvalResult, passAtK } from '../eval/run/swebench-run.js';
-import type { RejudgeSummary } from '../judge/rejudge.js';
+import type { RejudgeSummary } from '../rewards/rejudge.js';
 import { table } from './summary.js';
 
 const percent = (x: number): string => (x * 100).toFixed(1);

@@ -2,25 +2,33 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { RewardConfig } from '../config/reward.js';
 import { AlightError, ExitCode } from '../errors.js';
+import { type JudgeCall, type JudgeSettings, judgeGroup, TokenBudget } from '../judge/client.js';
+import type { Trajectory } from '../judge/prompt.js';
 import { noRedactions, rolloutConversations, Unrenderable } from '../samples/conversation.js';
 import { Slots } from '../slots.js';
 import type { CachedScore } from '../store/judge.js';
 import { JUDGE_FAILED, type RolloutSummary, type Store } from '../store/store.js';
-import { type JudgeCall, type JudgeSettings, judgeGroup, TokenBudget } from './client.js';
-import type { Trajectory } from './prompt.js';
+import type { RewardScorer, ScoreOutcome, ScorerContext } from './types.js';
 
-/** A command's judge: its settings (one concurrency limit and token budget for the whole command), mode and weights. */
-export interface JudgeRun {
+// reward.judge as a source of rewards: a model scores each group's trajectories against a rubric.
+
+/** A command's judge: its settings (one concurrency limit and token budget for the whole command) and mode. */
+interface JudgeRun {
   settings: JudgeSettings;
   single: boolean;
-  weights: RewardConfig['weights'];
   cache: boolean;
   /** Stragglers of a group stopped this long after the rest ended (run-rollouts' groupDeadlineMs), or undefined. */
   deadlineMs?: number;
 }
 
+/** The judge's scorer for a run whose reward settings name one (reward.judge); null without. */
+export function judgeScorer({ store, run, reward }: ScorerContext): RewardScorer | null {
+  const j = judgeRun(reward);
+  return j && { score: (ids) => judgeRollouts(store, j, run, ids), groupDeadlineMs: j.deadlineMs };
+}
+
 /** The judge that reward.judge describes, or null without one. The rubric may name a file; the key is read from env. */
-export function judgeRun(reward: RewardConfig): JudgeRun | null {
+function judgeRun(reward: RewardConfig): JudgeRun | null {
   const j = reward.judge;
   if (!j) return null;
   const apiKey = j.apiKeyEnv ? process.env[j.apiKeyEnv] : undefined;
@@ -40,17 +48,14 @@ export function judgeRun(reward: RewardConfig): JudgeRun | null {
       budget: new TokenBudget(j.budgetTokens ?? null),
     },
     single: j.mode === 'single',
-    weights: reward.weights,
     cache: j.cache,
     deadlineMs: j.deadlineS && j.deadlineS * 1000,
   };
 }
 
-export interface JudgeOutcome {
-  /** The rollouts the judge could not score: in no baseline, never trained on. */
-  failed: Set<string>;
+type JudgeOutcome = ScoreOutcome & {
   metrics: { judge_calls: number; judge_failed: number; judge_cached_groups: number; judge_tokens: number };
-}
+};
 
 const sha = (x: unknown): string => createHash('sha256').update(JSON.stringify(x)).digest('hex');
 
@@ -62,12 +67,12 @@ function trajectory(store: Store, r: RolloutSummary): Trajectory {
 
 /**
  * Scores the succeeded rollouts among `ids` with the judge, a group (or, single, a rollout) a call, all groups at once
- * within the judge's concurrency: the score is kept as a reward of its own (source `judge`, the explanation as its
- * reason), then the weighted sum with the verifiable reward where the weights ask for one (`combined`). A rollout the
- * judge fails gets the `judge-failed` event and no score. Each call is stored apart from the policy's.
+ * within the judge's concurrency: each score with the judge's explanation as its reason. A rollout the judge fails gets
+ * the `judge-failed` event and no score. Each call is stored apart from the policy's.
  */
-export async function judgeRollouts(store: Store, j: JudgeRun, run: string, ids: string[]): Promise<JudgeOutcome> {
+async function judgeRollouts(store: Store, j: JudgeRun, run: string, ids: string[]): Promise<JudgeOutcome> {
   const outcome: JudgeOutcome = {
+    scored: [],
     failed: new Set(),
     metrics: { judge_calls: 0, judge_failed: 0, judge_cached_groups: 0, judge_tokens: 0 },
   };
@@ -113,7 +118,7 @@ async function judgeOne(store: Store, j: JudgeRun, run: string, members: Rollout
     : await ask(store, j, run, group, members[0].group_id, o);
   for (const t of group) {
     const s = scores.get(t.key);
-    if (s) keepScore(store, j, t.key, s);
+    if (s) o.scored.push({ id: t.key, value: s.score, reason: s.explanation || null });
   }
   const unscored = group.filter((t) => !scores.get(t.key)).map((t) => t.key);
   if (unscored.length) fail(unscored, problem ?? 'the judge gave no score');
@@ -147,22 +152,4 @@ function storeCall(
   store.judge.addCall({ run, groupId, rollouts: group.map((t) => t.key), model: j.settings.endpoint.model, ...c });
   o.metrics.judge_calls++;
   o.metrics.judge_tokens += (c.promptTokens ?? 0) + (c.completionTokens ?? 0);
-}
-
-/** The judge's score as its own reward row, then the weighted sum where the verifiable reward has a weight. */
-function keepScore(store: Store, j: JudgeRun, id: string, s: CachedScore): void {
-  const verifiable = verifiableReward(store, id);
-  store.addReward(id, s.score, s.explanation || null, 'judge');
-  const { verifiable: wv, judge: wj } = j.weights;
-  if (wv !== 0 || wj !== 1) store.addReward(id, wv * (verifiable ?? 0) + wj * s.score, null, 'combined');
-}
-
-/** A rollout's latest reward that is not a judge's (nor a sum with one): a re-judged rollout keeps its own check. */
-export function verifiableReward(store: Store, id: string): number | null {
-  return (
-    store
-      .rewards(id)
-      .filter((r) => r.source !== 'judge' && r.source !== 'combined')
-      .at(-1)?.value ?? null
-  );
 }

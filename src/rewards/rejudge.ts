@@ -1,7 +1,8 @@
 import { mean, pearson } from '../algo/stats.js';
+import type { RewardConfig } from '../config/reward.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { type JudgeOutcome, type JudgeRun, judgeRollouts, verifiableReward } from './rewards.js';
+import { openScoring, scoreRollouts, verifiableReward } from './index.js';
 
 export interface RejudgeSummary {
   run: string;
@@ -11,7 +12,7 @@ export interface RejudgeSummary {
   judgeMean: number | null;
   /** Over the judged rollouts that also have a verifiable reward: its mean, and how the two agree. */
   verifiable: { rollouts: number; mean: number | null; pearson: number | null } | null;
-  metrics: JudgeOutcome['metrics'];
+  metrics: Record<string, number>;
 }
 
 /**
@@ -19,14 +20,16 @@ export interface RejudgeSummary {
  * of their own; a run recorded with a check gets both, side by side, so a judge can be measured against the check
  * before it is trusted where there is none).
  */
-export async function rejudgeRun(store: Store, j: JudgeRun, run: string): Promise<RejudgeSummary> {
+export async function rejudgeRun(store: Store, reward: RewardConfig, run: string): Promise<RejudgeSummary> {
+  if (!reward.judge)
+    throw new AlightError('no judge: pass --judge <url> (or set reward.judge in the config)', ExitCode.usage);
   if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
   const rollouts = store.rolloutSummaries({ run }).filter((r) => r.state === 'succeeded');
   if (rollouts.length === 0) throw new AlightError(`run ${run} has no succeeded rollouts to judge`, ExitCode.input);
-  const outcome = await judgeRollouts(
+  const scoring = openScoring({ store, run, reward });
+  const outcome = await scoreRollouts(
     store,
-    j,
-    run,
+    { ...scoring, scorers: scoring.scorers.filter((s) => s.name === 'judge') },
     rollouts.map((r) => r.id),
   );
   const judged = rollouts.filter((r) => !outcome.failed.has(r.id));
