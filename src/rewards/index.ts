@@ -2,7 +2,7 @@
 // rollouts) a file beside this one; training, record and eval judge score through `scoreRollouts`, and every reward
 // row is written by `putReward`, so that a row's source is always one of these names.
 import type { RewardConfig } from '../config/reward.js';
-import type { RewardRow, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { judgeScorer } from './judge.js';
 import type { RewardScorer, RewardSource, ScorerContext } from './types.js';
 
@@ -19,20 +19,18 @@ export const rewardSources = {
 /** A reward row's source: a source's name, or `combined`, the weighted sum of the others (reward.weights). */
 export type RewardSourceName = keyof typeof rewardSources | 'combined';
 
-/** The one writer of reward rows (a registry a test extends writes its own names through `scoreRollouts`). */
+/**
+ * The one writer of reward rows (a registry a test extends writes its own names through `scoreRollouts`). The ordering
+ * rule: a rollout's reward is its latest row (the store's summaries read it so), and rows come in the order the sources
+ * can write them: the harness while it runs, the reward command after it, the scorers after the group in
+ * `rewardSources`' order (`scoreRollouts`), `combined` last, so that the latest is the most derived.
+ */
 export function putReward(store: Store, id: string, source: RewardSourceName, value: number, reason: string | null) {
   row(store, id, source, value, reason);
 }
 
 const row = (store: Store, id: string, source: string, value: number, reason: string | null): void =>
   store.addReward(id, value, reason, source);
-
-/**
- * The ordering rule: a rollout's reward is its latest row (the store's summaries read it so). Rows come in this order
- * because of when each source writes: the harness while it runs, the reward command after it, the scorers after the
- * group, in `rewardSources`' order, and `combined` last of all.
- */
-export const rewardOf = (rows: readonly RewardRow[]): RewardRow | null => rows.at(-1) ?? null;
 
 /** A rollout's latest reward from a verifiable source: a re-scored rollout keeps its own check. */
 export function verifiableReward(store: Store, id: string, sources: Record<string, RewardSource> = rewardSources) {

@@ -1,14 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reward as rewardSchema } from '../../src/config/reward.js';
-import {
-  openScoring,
-  putReward,
-  rewardOf,
-  rewardSources,
-  scoreRollouts,
-  verifiableReward,
-} from '../../src/rewards/index.js';
+import { openScoring, putReward, rewardSources, scoreRollouts, verifiableReward } from '../../src/rewards/index.js';
 import type { RewardSource } from '../../src/rewards/types.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers/gateway.js';
@@ -60,7 +53,6 @@ describe('reward sources (src/rewards/)', () => {
       ['toy', -0.2],
       ['combined', 0.3],
     ]);
-    expect(rewardOf(store.rewards('bb'))?.source).toBe('combined');
     expect(store.rolloutSummaries({ ids: ['bb'] })[0].reward).toBe(0.3);
     expect(verifiableReward(store, 'bb', sources)).toBe(1);
     // What it could not score keeps only the harness's reward, and no combined row.
