@@ -1,4 +1,5 @@
-import { type AdvantageEstimator, advantageEstimators, groupAdvantages } from '../algo/advantages.js';
+import { type AdvantageEstimator, groupAdvantages } from '../algo/advantages.js';
+import { runTrainSettings } from '../config/run-settings.js';
 import type { MergeLevel } from '../config/schema.js';
 import type { CallPurpose } from '../store/calls.js';
 import type { GroupRule, Store } from '../store/store.js';
@@ -12,12 +13,11 @@ export interface RunRules {
 }
 
 export function rulesOf(store: Store, run: string): RunRules {
-  const train = (JSON.parse(store.getRun(run)?.config ?? '{}') as { train?: Record<string, unknown> }).train ?? {};
-  const named = train.advantage;
+  const train = runTrainSettings(store, run);
   return {
-    estimator: (typeof named === 'string' && named in advantageEstimators ? named : 'grpo') as AdvantageEstimator,
-    level: train.level === 'transition' ? 'transition' : 'trajectory',
-    purposes: Array.isArray(train.purposes) ? (train.purposes as CallPurpose[]) : ['main'],
+    estimator: train.advantage,
+    level: train.level,
+    purposes: train.purposes,
     group: { failedAsZero: train.failedRollouts === 'zero', dropMissing: train.missingReward === 'drop' },
   };
 }
