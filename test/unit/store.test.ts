@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runSettings, runTrainSettings } from '../../src/config/run-settings.js';
 import { buildBatch } from '../../src/samples/batch.js';
 import { mergeCalls } from '../../src/samples/merge.js';
 import type { CallRecord } from '../../src/store/calls.js';
@@ -59,6 +60,26 @@ describe('store', () => {
     store.db.pragma(`user_version = ${migrations.length + 1}`);
     store.close();
     expect(() => Store.open(path)).toThrow(/newer alight/);
+  });
+
+  it("reads a run's stored settings through the config schema: its defaults for what was not stored", () => {
+    const store = Store.open(join(tempDir(), 's.db'));
+    store.ensureRun('old', 'train', { train: { model: '/m', lr: 2e-6, gone: 1 } });
+    expect(runTrainSettings(store, 'old')).toMatchObject({
+      model: '/m',
+      lr: 2e-6,
+      advantage: 'grpo',
+      level: 'trajectory',
+    });
+    expect(runTrainSettings(store, 'old')).not.toHaveProperty('gone');
+    store.ensureRun('recorded', 'record', undefined);
+    expect(runSettings(store, 'recorded')).toEqual({});
+    expect(runTrainSettings(store, 'recorded').purposes).toEqual(['main']);
+    store.ensureRun('sft', 'sft', { sft: { data: '/d', epochs: 2, backend: 'verl' } });
+    expect(runSettings(store, 'sft').sft).toEqual({ data: '/d', epochs: 2 });
+    store.ensureRun('bad', 'train', { train: { lr: 'fast' } });
+    expect(() => runSettings(store, 'bad')).toThrow(/run bad's stored settings do not read:\n {2}train.lr/);
+    store.close();
   });
 
   it('stores growing prompts as references and rebuilds them exactly, across parallel chains', () => {
