@@ -99,7 +99,7 @@ def dispatch(state, method, params):
         # Checked whole against src/worker/settings.ts's schema before anything loads (alight_worker/settings.py).
         settings = checked(params)
         if settings["backend"] == "verl":
-            from .verl_backend import VerlBackend
+            from .verl.backend import VerlBackend
 
             state["backend"] = VerlBackend(settings)
             return {"endpoints": state["backend"].endpoints, "version": state["backend"].version}

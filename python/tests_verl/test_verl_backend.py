@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from alight_worker.policy_loss import truncated_is_weights
-from alight_worker.verl_batch import to_dataproto
+from alight_worker.verl.batch import to_dataproto
 from conftest import REPO, node
 
 
@@ -59,8 +59,8 @@ def actor_config(**overrides):
     from omegaconf import OmegaConf
     from verl.utils.config import omega_conf_to_dataclass
 
-    import alight_worker.verl_loss  # noqa: F401  registers `alight`
-    from alight_worker.verl_config import compose
+    import alight_worker.verl.loss  # noqa: F401  registers `alight`
+    from alight_worker.verl.config import compose
 
     plan = node(
         f"""import {{ verlPlan }} from '{REPO}/dist/src/train/verl-config.js';
@@ -123,7 +123,7 @@ def test_the_actor_loss_on_verls_micro_batch_adds_the_weighted_k3_kl_to_the_refe
     from verl.utils import tensordict_utils as tu
     from verl.workers.utils.padding import left_right_2_no_padding
 
-    from alight_worker.verl_loss import alight_loss
+    from alight_worker.verl.loss import alight_loss
 
     _, actor = actor_config(klCoef=0.1)
     dp = to_dataproto(packed, pad_token_id=0)
@@ -235,7 +235,7 @@ def test_a_failing_start_stops_ray_with_it(tmp_path):
     script = f"""
 import sys, ray
 sys.path.insert(0, {str(REPO / "python")!r})
-import alight_worker.verl_backend as vb
+import alight_worker.verl.backend as vb
 vb.check_resources = lambda params: None  # past the CUDA check, as on a GPU machine whose vLLM then fails
 try:
     vb.VerlBackend({settings!r})
@@ -256,7 +256,7 @@ def test_a_ray_worker_that_dies_takes_the_worker_process_down_with_exit_3_and_ra
     script = f"""
 import os, sys, ray
 sys.path.insert(0, {str(REPO / "python")!r})
-from alight_worker.verl_backend import VerlBackend
+from alight_worker.verl.backend import VerlBackend
 ray.init(address="local", num_cpus=1, include_dashboard=False)
 
 @ray.remote(max_restarts=0)

@@ -1,4 +1,4 @@
-"""alight's curated rows as verl's SFT dataset (alight_worker/verl_sft_data.py), built the way verl's trainer builds
+"""alight's curated rows as verl's SFT dataset (alight_worker/verl/sft_data.py), built the way verl's trainer builds
 it (its create_sft_dataset with data.custom_cls)."""
 
 import pytest
@@ -7,7 +7,7 @@ from omegaconf import OmegaConf
 from safetensors.torch import save_file
 from verl.trainer.sft_trainer import create_sft_dataset
 
-from alight_worker.verl_sft_data import __file__ as dataset_file
+from alight_worker.verl.sft_data import __file__ as dataset_file
 
 
 @pytest.fixture

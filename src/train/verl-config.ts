@@ -235,7 +235,7 @@ function loraOverrides(c: TrainConfig): string[] {
  * python, as YAML; a key verl does not have is refused with verl's words.
  */
 export function composedVerlConfig(python: string, config: string, overrides: string[]): string {
-  const res = probe(python, ['-m', 'alight_worker.verl_config', '--config', config, ...overrides], { cwd: PYTHON_DIR });
+  const res = probe(python, ['-m', 'alight_worker.verl.config', '--config', config, ...overrides], { cwd: PYTHON_DIR });
   if (res.exitCode !== 0)
     throw new AlightError(
       `verl refused the config:\n${(res.startError ?? res.stderr).trim().split('\n').slice(-6).join('\n')}`,

@@ -1,14 +1,14 @@
 /**
  * verl on a machine without CUDA: the same trainers and workers as on GPUs, through alight's platform plugin
- * (python/alight_worker/verl_cpu.py), which verl loads at import where these variables say so. Only settings differ:
+ * (python/alight_worker/verl/cpu.py), which verl loads at import where these variables say so. Only settings differ:
  * float32 throughout (verl computes in bf16 by default), FSDP2 on gloo, nothing compiled, and vLLM's CPU build without
  * sleep mode (it has none: verl's sleep and wake become a pause). Slow; for checking a set-up, and how the suite runs
  * verl's own code here.
  */
 
-/** The environment that selects alight's CPU platform in verl's processes (alight_worker/verl_cpu.py). */
+/** The environment that selects alight's CPU platform in verl's processes (alight_worker/verl/cpu.py). */
 export const verlCpuEnv = {
-  VERL_USE_EXTERNAL_MODULES: 'alight_worker.verl_cpu',
+  VERL_USE_EXTERNAL_MODULES: 'alight_worker.verl.cpu',
   VERL_PLATFORM: 'cpu',
   VERL_ENGINE_DEVICE: 'cuda',
   VERL_ENGINE_VENDOR: 'nvidia',

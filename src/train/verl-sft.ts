@@ -19,7 +19,7 @@ export interface VerlSftInputs {
   run: string;
   /** The longest curated row, in tokens (verl's data.max_length). */
   maxLength: number;
-  /** No GPU here: verl's trainer on the CPU (alight_worker/verl_cpu.py). */
+  /** No GPU here: verl's trainer on the CPU (alight_worker/verl/cpu.py). */
   cpu: boolean;
   /** flash-attn is installed beside verl (verl's default attention, and its padding removal, need it). */
   flashAttention: boolean;
@@ -27,7 +27,7 @@ export interface VerlSftInputs {
 
 /**
  * alight's SFT settings as overrides of verl's SFT trainer config (sft_trainer_engine.yaml): alight's curated rows as
- * they are (data.custom_cls: alight_worker/verl_sft_data.py, no re-rendering), the model, its optimiser and LoRA, the
+ * they are (data.custom_cls: alight_worker/verl/sft_data.py, no re-rendering), the model, its optimiser and LoRA, the
  * epochs, checkpoints with Hugging Face weights (what `train --init-from` starts from). On verl a step is batchSize
  * rows. `train.verl` overrides come last.
  */
@@ -45,7 +45,7 @@ export function verlSftOverrides(c: TrainConfig, o: VerlSftInputs): string[] {
   return [
     `data.train_files=${resolve(o.data)}`,
     `data.val_files=${o.val ? resolve(o.val) : 'null'}`,
-    `data.custom_cls.path=${join(PYTHON_DIR, 'alight_worker', 'verl_sft_data.py')}`,
+    `data.custom_cls.path=${join(PYTHON_DIR, 'alight_worker', 'verl', 'sft_data.py')}`,
     'data.custom_cls.name=AlightSftDataset',
     'data.pad_mode=no_padding',
     `data.max_length=${o.maxLength}`,
@@ -163,7 +163,7 @@ export async function sftOnVerl(o: SftOptions): Promise<SftResult> {
     sft: { data: resolve(o.data), val: o.val, epochs: o.epochs, backend: 'verl' },
   });
   mkdirSync(runDir, { recursive: true });
-  if (cpu) log("no GPU here: verl's SFT trainer runs on the CPU (alight_worker/verl_cpu.py), for small checks only");
+  if (cpu) log("no GPU here: verl's SFT trainer runs on the CPU (alight_worker/verl/cpu.py), for small checks only");
   const logFile = join(runDir, 'verl-sft.log');
   const steps = new Map<number, StepMetrics>();
   const perEpoch = Math.max(1, Math.floor(rows.length / c.batchSize));

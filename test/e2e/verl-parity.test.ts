@@ -12,7 +12,7 @@ import type { Worker } from '../../src/worker/client.js';
 import { tempDir } from '../helpers/gateway.js';
 import { tinyModel } from '../helpers/tiny-model.js';
 
-// verl 0.9.1's own RL workers, for real, on this machine's CPU (alight's platform plugin, alight_worker/verl_cpu.py):
+// verl 0.9.1's own RL workers, for real, on this machine's CPU (alight's platform plugin, alight_worker/verl/cpu.py):
 // here its FSDP actor and the torch worker make the same update from one batch. Whole runs of `alight train --backend
 // verl` (the vLLM servers synced by verl's checkpoint engine, LoRA, the served-policy check and its fault injection, a
 // Ray node killed mid-run, verl's checkpoints loaded back): test/e2e/verl-nodes.test.ts. The demo-scale learning run

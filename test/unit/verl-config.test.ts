@@ -128,7 +128,7 @@ describe('alight settings as verl overrides', () => {
       expect(value(plan.overrides, '+actor_rollout_ref.rollout.enable_sleep_mode')).toBe('false');
       expect(value(plan.overrides, 'actor_rollout_ref.rollout.gpu_memory_utilization')).toBe('0.1');
       expect(value(plan.overrides, 'actor_rollout_ref.actor.optim.clip_grad')).toBe('1');
-      expect(plan.env).toMatchObject({ VERL_PLATFORM: 'cpu', VERL_USE_EXTERNAL_MODULES: 'alight_worker.verl_cpu' });
+      expect(plan.env).toMatchObject({ VERL_PLATFORM: 'cpu', VERL_USE_EXTERNAL_MODULES: 'alight_worker.verl.cpu' });
       expect(plan.overrides.at(-1)).toBe('trainer.device=cpu');
       expect(verlPlan(train({ gpus: 2 })).env).toEqual({});
     },

@@ -1,7 +1,7 @@
 """The `verl` backend: verl 0.9.1's FSDP actor (and reference) workers on Ray with vLLM servers in server mode,
 colocated on the same GPUs. The servers' OpenAI endpoints go to alight's gateway, which routes the harnesses to them;
 alight's orchestrator keeps rollouts, merging, advantages and loss weights, and this backend runs verl's actor update
-on alight's batch with alight's loss (verl_loss.py). verl's RayPPOTrainer builds the workers exactly as its own
+on alight's batch with alight's loss (verl/loss.py). verl's RayPPOTrainer builds the workers exactly as its own
 trainer does; its data loading and its `fit` loop are not used.
 
 Sync: the servers sleep (their memory freed) for the update; `sync_weights` pushes the new weights into them through
@@ -18,10 +18,10 @@ from functools import partial
 import torch
 from safetensors.torch import load_file
 
-from .policy_loss import truncated_is_weights
-from .verl_batch import to_dataproto
+from ..policy_loss import truncated_is_weights
+from .batch import to_dataproto
 
-PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def log(message):
@@ -30,7 +30,7 @@ def log(message):
 
 def check_resources(params):
     """Refuses before Ray starts: a model folder that is not there, fewer CUDA GPUs than asked for. Without CUDA (and
-    without a cluster) verl runs on the CPU through alight's platform (verl_cpu.py), which the caller selects."""
+    without a cluster) verl runs on the CPU through alight's platform (verl/cpu.py), which the caller selects."""
     model = params["model"]
     looks_local = model.startswith(("/", ".", "~")) or model.count("/") != 1  # a hub id is owner/name
     if looks_local and not os.path.isdir(os.path.expanduser(model)):
@@ -57,11 +57,11 @@ def ray_options(params):
     local = not params["ray_address"]
     env = {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"}
     if on_cpu():
-        from .verl_cpu import PLATFORM_ENV  # loading it patches verl for the CPU: only where verl runs there
+        from .cpu import PLATFORM_ENV  # loading it patches verl for the CPU: only where verl runs there
 
         env.update({k: os.environ[k] for k in PLATFORM_ENV + CPU_ENV if k in os.environ})
     if local:
-        # One machine: the servers verl starts listen on loopback, not on the network (verl_worker_setup.py).
+        # One machine: the servers verl starts listen on loopback, not on the network (verl/worker_setup.py).
         env["ALIGHT_VERL_HOST"] = "127.0.0.1"
     options = {
         # Without --ray-address a new local cluster, never the last one `ray start` left on this machine (Ray's default
@@ -71,7 +71,7 @@ def ray_options(params):
         # alight_worker travels to every Ray worker (and node): the loss set on the actor imports it there.
         "runtime_env": {
             "py_modules": [os.path.join(PYTHON_DIR, "alight_worker")],
-            "worker_process_setup_hook": "alight_worker.verl_worker_setup.setup",
+            "worker_process_setup_hook": "alight_worker.verl.worker_setup.setup",
             "env_vars": env,
         },
     }
@@ -95,7 +95,7 @@ def skip_sync(version):
 def policy_metrics(batch):
     """The torch worker's entropy and kl_rollout (k3 of the rollout policy against the one updated, per loss token),
     from verl's log-prob pass before the update: the same names on both backends."""
-    from .policy_loss import k3
+    from ..policy_loss import k3
 
     mask = batch["response_mask"].float()
     tokens = float(mask.sum().clamp(min=1))
@@ -135,7 +135,7 @@ class VerlBackend:
         import ray
         from omegaconf import OmegaConf
 
-        from .verl_config import compose
+        from .config import compose
 
         check_resources(params)
         self.params = params
@@ -328,7 +328,7 @@ def actor_config(config):
 
 
 def loss_fn():
-    from .verl_loss import alight_loss
+    from .loss import alight_loss
 
     return alight_loss
 

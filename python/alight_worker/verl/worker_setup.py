@@ -5,7 +5,7 @@ import os
 
 
 def setup():
-    from .verl_loss import register
+    from .loss import register
 
     register()
     pin_node_ip()

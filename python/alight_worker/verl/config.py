@@ -1,6 +1,6 @@
 """verl's trainer config (its own Hydra `ppo_trainer.yaml`, or with `--config sft_trainer_engine` its SFT trainer's)
 composed with the overrides alight maps its settings onto (src/train/verl-config.ts, verl-sft.ts).
-`python -m alight_worker.verl_config [--config NAME] KEY=VALUE ...` prints the composed config as YAML: what
+`python -m alight_worker.verl.config [--config NAME] KEY=VALUE ...` prints the composed config as YAML: what
 `alight train --backend verl --dry-run` and `alight sft --backend verl --dry-run` show."""
 
 import os
