@@ -7,6 +7,7 @@ import threading
 import time
 import traceback
 import uuid
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .log import log
@@ -24,6 +25,46 @@ def start_server(backend, host="127.0.0.1", port=0):
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://{host}:{server.server_address[1]}/v1"
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One completion request as the engine answers it: what to sample, and what the answer carries."""
+
+    body: dict
+    prompt: list
+    chat: bool
+    max_tokens: int
+    temperature: float
+    top_p: float
+    seed: object
+    want_ids: bool
+    want_logprobs: bool
+    kind: str
+    head: dict
+
+
+def asked(body, prompt, chat, model):
+    """The request's sampling settings with the OpenAI API's defaults, and its answer's id, time and model."""
+    temperature = body.get("temperature")
+    top_p = body.get("top_p")
+    return Ask(
+        body=body,
+        prompt=prompt,
+        chat=chat,
+        max_tokens=int(body.get("max_completion_tokens") or body.get("max_tokens") or 256),
+        temperature=float(temperature if temperature is not None else 1.0),
+        top_p=float(top_p if top_p is not None else 1.0),
+        seed=body.get("seed"),
+        want_ids=bool(body.get("return_token_ids")),
+        want_logprobs=bool(body.get("logprobs")) if chat else body.get("logprobs") is not None,
+        kind="chat.completion" if chat else "text_completion",
+        head={
+            "id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}",
+            "created": int(time.time()),
+            "model": model,
+        },
+    )
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -88,20 +129,12 @@ class Handler(BaseHTTPRequestHandler):
             )
         if int(body.get("n") or 1) != 1:
             raise BadRequest("n > 1 is not supported")
-        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 256)
-        temperature = float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0)
-        top_p = float(body.get("top_p") if body.get("top_p") is not None else 1.0)
-        seed = body.get("seed")
-        want_ids = bool(body.get("return_token_ids"))
-        want_logprobs = bool(body.get("logprobs")) if chat else body.get("logprobs") is not None
-        kind = "chat.completion" if chat else "text_completion"
-        rid = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
-        head = {"id": rid, "created": int(time.time()), "model": self.backend.name}
-        self.backend.check_length(len(prompt), max_tokens)  # a 400 now, not an error inside a stream
+        ask = asked(body, prompt, chat, self.backend.name)
+        self.backend.check_length(len(prompt), ask.max_tokens)  # a 400 now, not an error inside a stream
         if body.get("stream"):
-            return self.stream(
-                head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body
-            )
+            return self.stream(ask)
+        max_tokens, temperature, top_p, seed = ask.max_tokens, ask.temperature, ask.top_p, ask.seed
+        want_ids, want_logprobs, kind, head = ask.want_ids, ask.want_logprobs, ask.kind, ask.head
         greedy_one = max_tokens == 1 and temperature == 0
         scored = None if chat else self.scored_prompt(body, prompt, greedy_next=greedy_one)
         if scored and "next" in scored:
@@ -113,7 +146,7 @@ class Handler(BaseHTTPRequestHandler):
         text = self.backend.decode(ids)
         choice = {"index": 0, "finish_reason": finish}
         if chat:
-            choice["message"] = self.message(body, text, choice)
+            choice["message"], choice["finish_reason"] = self.message(body, text, finish)
             choice["logprobs"] = (
                 {"content": [self.chat_logprob(t, lp) for t, lp in zip(ids, logprobs)]} if want_logprobs else None
             )
@@ -147,13 +180,13 @@ class Handler(BaseHTTPRequestHandler):
             answer["prompt_token_ids"] = prompt
         self.send_json(200, answer, version)
 
-    def message(self, body, text, choice):
-        """The assistant's message: its text, or with tools offered, the tool calls it wrote (tool_calls.py)."""
+    def message(self, body, text, finish):
+        """The assistant's message and the finish reason: its text, or with tools offered, the tool calls it wrote
+        (tool_calls.py), which finish as `tool_calls`."""
         content, calls = parse_calls(text) if request_tools(body) else (text, [])
         if not calls:
-            return {"role": "assistant", "content": content}
-        choice["finish_reason"] = "tool_calls"
-        return {"role": "assistant", "content": content, "tool_calls": calls}
+            return {"role": "assistant", "content": content}, finish
+        return {"role": "assistant", "content": content, "tool_calls": calls}, "tool_calls"
 
     def scored_prompt(self, body, prompt, greedy_next):
         """vLLM's `prompt_logprobs`, if asked: each prompt token's log-probability given the ones before, under the
@@ -168,8 +201,10 @@ class Handler(BaseHTTPRequestHandler):
         text = self.backend.tokenizer.convert_ids_to_tokens(token)
         return {"token": text, "logprob": logprob, "bytes": list(text.encode()), "top_logprobs": []}
 
-    def stream(self, head, kind, prompt, max_tokens, temperature, top_p, seed, want_ids, want_logprobs, chat, body):
-        kind = f"{kind}.chunk" if chat else kind
+    def stream(self, ask):
+        head, prompt, chat, body = ask.head, ask.prompt, ask.chat, ask.body
+        want_ids, want_logprobs = ask.want_ids, ask.want_logprobs
+        kind = f"{ask.kind}.chunk" if chat else ask.kind
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -215,7 +250,9 @@ class Handler(BaseHTTPRequestHandler):
             send({**head, "object": kind, "choices": [choice]})
 
         try:
-            ids, _, finish, _ = self.backend.generate(prompt, max_tokens, temperature, top_p, seed, on_token)
+            ids, _, finish, _ = self.backend.generate(
+                prompt, ask.max_tokens, ask.temperature, ask.top_p, ask.seed, on_token
+            )
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             return  # the client left; the gateway records what it got
         except Exception as err:  # after the headers, an error can only travel as an event
