@@ -122,13 +122,12 @@ describe('alight eval grade', () => {
     expect(report.guard).toEqual([{ file: 'logo.png', reason: 'binary hunk', removed: true }]);
     expect(report.status).toBe('resolved'); // the text part is the fix
     const hanging = join(root, 'hanging.jsonl');
-    writeFileSync(hanging, `${JSON.stringify({ ...fx.instance, test_cmd: 'sleep 60; true' })}\n`);
+    writeFileSync(hanging, `${JSON.stringify({ ...fx.instance, test_cmd: 'sleep 100000; true' })}\n`);
     const preds = join(root, 'hang-preds.jsonl');
     writeFileSync(
       preds,
       `${JSON.stringify({ instance_id: fx.instance.instance_id, model_patch: fx.instance.patch })}\n`,
     );
-    const started = Date.now();
     const res = await alight([
       'eval',
       'grade',
@@ -150,8 +149,8 @@ describe('alight eval grade', () => {
         fx.instance.instance_id
       ].error,
     ).toBe('tests timed out');
-    expect(Date.now() - started).toBeLessThan(20_000);
-  }, 60_000);
+    // The tests never end by themselves: the grade ending at all (within the test's bound) is the timeout's kill.
+  }, 300_000);
 
   it('grades in a podman container built here from a ' +
     'debootstrap rootfs (network off), with the same verdicts', async () => {

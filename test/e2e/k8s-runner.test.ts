@@ -159,14 +159,11 @@ describe('alight record --runner k8s: how rollouts end', () => {
     );
     // The image comes from a task field; the harness command too.
     writeFileSync(p.config, readFileSync(p.config, 'utf8').replace(`image: ${IMAGE}`, "image: '{{image}}'"));
-    const started = Date.now();
     const res = await alight(
       [...recordArgs(p, 'k8s-fail', '--concurrency', '6', '--timeout', '8', '--json', '--'), 'sh', '-c', '{{script}}'],
       { env, timeoutMs: 300_000 },
     );
     expect(res.code).toBe(0);
-    // The bad image failed at the pending limit, not the 8 s deadline's end plus the cluster's slack.
-    expect(Date.now() - started).toBeLessThan(60_000);
     const store = Store.open(p.db);
     const byTask = new Map<string, RolloutSummary[]>();
     for (const r of store.rolloutSummaries({ run: 'k8s-fail' }))
@@ -184,6 +181,7 @@ describe('alight record --runner k8s: how rollouts end', () => {
     // An infrastructure failure: marked, run again once as a new rollout (retryInfra: 1), never trained on.
     const bad = byTask.get('badimage')!;
     expect(bad).toHaveLength(2);
+    // Failed at the pending limit, as the infrastructure's (a wait to the 8 s deadline would read `timeout`).
     for (const r of bad) expect(r.error).toMatch(/^infrastructure: (ErrImagePull|ImagePullBackOff)/);
     expect(await jobsOf('k8s-fail')).toEqual([]);
   }, 300_000);

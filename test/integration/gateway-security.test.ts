@@ -125,10 +125,9 @@ describe('gateway control', () => {
       });
     await new Promise((r) => setTimeout(r, 300));
     expect(answered).toBe(false); // held, not refused
-    const resumed = Date.now();
     expect(await (await admin('/api/resume', { method: 'POST' })).json()).toMatchObject({ paused: false });
+    // Released by the resume: the SDK does not retry (maxRetries 0), so a refused call would have thrown.
     expect((await call).choices[0].message.content).toBe('reply 0');
-    expect(Date.now() - resumed).toBeLessThan(5000);
   });
 
   it(
