@@ -21,7 +21,7 @@ export async function validateCommand(o: ValidateFlags) {
   return withStore(o, (store, config) =>
     withInterrupt((signal) =>
       withGrader(name, options, gradingAt(config.k8s, o.timeout), async (site) => {
-        if (site.kind === 'official') throw officialRefused();
+        if (site.kind === 'official') throw officialRefused(); // refused above; this narrows the type
         const progress = progressBars(!o.json && Boolean(process.stderr.isTTY));
         const s = await validateTasks(
           store,

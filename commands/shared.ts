@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
 import type { JudgeConfig } from '../src/config/reward.js';
-import { runSettings } from '../src/config/run-settings.js';
+import { storedTrain } from '../src/config/run-settings.js';
 import type { Config, K8sConfig, TrainConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import type { GraderOptions, GradingAt } from '../src/eval/grade/grade-types.js';
@@ -184,7 +184,7 @@ export const flagOf = (attribute: string): string => `--${attribute.replace(/[A-
  * --resume is run from.
  */
 export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
-  const stored = flags.resume ? runSettings(store, flags.resume).train : undefined;
+  const stored = flags.resume ? storedTrain(store, flags.resume) : undefined;
   const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
   // Each flag lands on the key its option declares (--device on train.vllmDevice); the runner's, the judge's and the
   // gateway's through the helpers record shares, which refuse what does not apply.
@@ -243,7 +243,7 @@ export type GraderFlags = Partial<
 export function graderOf(flags: GraderFlags): { name: GraderName; options: GraderOptions } {
   const reposDir = flags.repos ? resolve(flags.repos) : undefined;
   const options = { reposDir, image: flags.image, sandboxed: flags.sandbox !== false };
-  return { name: chooseGrader(flags.grader, options, flags.runtime), options };
+  return { name: chooseGrader(flags.grader, options, notice, flags.runtime), options };
 }
 
 /** Where a command grades (the cluster for k8s, the tests' timeout), its notices and set-up shown on stderr. */

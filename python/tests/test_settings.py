@@ -61,7 +61,7 @@ def test_no_module_gives_a_setting_a_default_of_its_own():
     assert {"lr", "micro_batch_rows", "ray_address", "max_batch", "lora"} <= keys
     found = [
         f"{file.name}:{node.lineno}"
-        for file in WORKER.glob("*.py")
+        for file in WORKER.rglob("*.py")
         for node in ast.walk(ast.parse(file.read_text()))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)

@@ -2,26 +2,39 @@ import { z } from 'zod';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { formatIssues } from './load.js';
-import { reward } from './reward.js';
-import { configSchema } from './schema.js';
+import { configSchema, type TrainConfig } from './schema.js';
 
 // What a run stored of its settings (store.ensureRun, setRunConfig), read back through the schema that checked them:
-// a key the run did not store gets the schema's default, not a reader's own; a key a later alight dropped is left out.
-const stored = z.object({
-  train: configSchema.shape.train.unwrap().strip().optional(),
-  reward: reward.strip().optional(),
-  sft: z.object({ data: z.string(), val: z.string().nullish(), epochs: z.number() }).optional(),
-});
-export type RunSettings = z.infer<typeof stored>;
+// a key the run did not store takes the schema's default, not a reader's own. Each reader parses only its part; an
+// unknown key directly under train is left out, a value the schema no longer takes is an error naming it.
+const trainSchema = configSchema.shape.train.unwrap();
+const parts = {
+  train: trainSchema.strip(),
+  sft: z.object({ data: z.string(), val: z.string().nullish(), epochs: z.number() }),
+};
 
-/** The one reader of a run's stored settings; a run with none (or none stored) reads as {}. */
-export function runSettings(store: Store, run: string): RunSettings {
-  const parsed = stored.safeParse(JSON.parse(store.getRun(run)?.config ?? 'null') ?? {});
+function stored<K extends keyof typeof parts>(
+  store: Store,
+  run: string,
+  key: K,
+): z.infer<(typeof parts)[K]> | undefined {
+  const raw = (JSON.parse(store.getRun(run)?.config ?? 'null') as Record<string, unknown> | null)?.[key];
+  if (raw === undefined) return undefined;
+  const parsed = parts[key].safeParse(raw);
   if (!parsed.success)
-    throw new AlightError(`run ${run}'s stored settings do not read:\n${formatIssues(parsed.error)}`, ExitCode.input);
-  return parsed.data;
+    throw new AlightError(
+      `run ${run}'s stored ${key} settings do not read:\n${formatIssues(parsed.error)}`,
+      ExitCode.input,
+    );
+  return parsed.data as z.infer<(typeof parts)[K]>;
 }
 
-/** The train settings a run stored, with the schema's defaults for what it did not (a recorded run: all of them). */
-export const runTrainSettings = (store: Store, run: string) =>
-  runSettings(store, run).train ?? configSchema.shape.train.unwrap().parse({});
+/** The train settings a run stored, or undefined for a run that stored none (a recorded one). */
+export const storedTrain = (store: Store, run: string): TrainConfig | undefined => stored(store, run, 'train');
+
+/** The train settings a run trained with: the schema's defaults for what it did not store (a recorded run: all). */
+export const runTrainSettings = (store: Store, run: string): TrainConfig =>
+  storedTrain(store, run) ?? trainSchema.parse({});
+
+/** An `alight sft` run's examples, validation file and epochs; undefined for another run. */
+export const storedSft = (store: Store, run: string) => stored(store, run, 'sft');

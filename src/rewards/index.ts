@@ -20,7 +20,8 @@ export const rewardSources = {
 export type RewardSourceName = keyof typeof rewardSources | 'combined';
 
 /**
- * The one writer of reward rows (a registry a test extends writes its own names through `scoreRollouts`). The ordering
+ * The writer of reward rows by a source's name; `scoreRollouts` writes its scorers' (their names are its registry's,
+ * which a test may extend) through the same `row`. The ordering
  * rule: a rollout's reward is its latest row (the store's summaries read it so), and rows come in the order the sources
  * can write them: the harness while it runs, the reward command after it, the scorers after the group in
  * `rewardSources`' order (`scoreRollouts`), `combined` last, so that the latest is the most derived.
@@ -79,17 +80,20 @@ export async function scoreRollouts(
   const failed = new Set<string>();
   const metrics: Record<string, number> = {};
   const scores = new Map<string, Map<string, number>>();
-  for (const { name, scorer } of scoring.scorers) {
-    onSource?.(name);
-    const outcome = await scorer.score(ids);
-    for (const s of outcome.scored) {
-      row(store, s.id, name, s.value, s.reason);
-      scores.set(s.id, (scores.get(s.id) ?? new Map()).set(name, s.value));
+  try {
+    for (const { name, scorer } of scoring.scorers) {
+      onSource?.(name);
+      const outcome = await scorer.score(ids, (s) => {
+        row(store, s.id, name, s.value, s.reason);
+        scores.set(s.id, (scores.get(s.id) ?? new Map()).set(name, s.value));
+      });
+      for (const id of outcome.failed) failed.add(id);
+      Object.assign(metrics, outcome.metrics);
     }
-    for (const id of outcome.failed) failed.add(id);
-    Object.assign(metrics, outcome.metrics);
+  } finally {
+    // What was scored before a scorer failed is kept whole: its rows, and their sum.
+    for (const [id, bySource] of scores) if (!failed.has(id)) combine(store, scoring, id, bySource);
   }
-  for (const [id, bySource] of scores) if (!failed.has(id)) combine(store, scoring, id, bySource);
   return { failed, metrics };
 }
 

@@ -8,7 +8,7 @@ import { noRedactions, rolloutConversations, Unrenderable } from '../samples/con
 import { Slots } from '../slots.js';
 import type { CachedScore } from '../store/judge.js';
 import { JUDGE_FAILED, type RolloutSummary, type Store } from '../store/store.js';
-import type { RewardScorer, ScoreOutcome, ScorerContext } from './types.js';
+import type { RewardScorer, Scored, ScoreOutcome, ScorerContext } from './types.js';
 
 // reward.judge as a source of rewards: a model scores each group's trajectories against a rubric.
 
@@ -24,7 +24,7 @@ interface JudgeRun {
 /** The judge's scorer for a run whose reward settings name one (reward.judge); null without. */
 export function judgeScorer({ store, run, reward }: ScorerContext): RewardScorer | null {
   const j = judgeRun(reward);
-  return j && { score: (ids) => judgeRollouts(store, j, run, ids), groupDeadlineMs: j.deadlineMs };
+  return j && { score: (ids, keep) => judgeRollouts(store, j, run, ids, keep), groupDeadlineMs: j.deadlineMs };
 }
 
 /** The judge that reward.judge describes, or null without one. The rubric may name a file; the key is read from env. */
@@ -54,6 +54,7 @@ function judgeRun(reward: RewardConfig): JudgeRun | null {
 }
 
 type JudgeOutcome = ScoreOutcome & {
+  keep: (scored: Scored) => void;
   metrics: { judge_calls: number; judge_failed: number; judge_cached_groups: number; judge_tokens: number };
 };
 
@@ -70,9 +71,15 @@ function trajectory(store: Store, r: RolloutSummary): Trajectory {
  * within the judge's concurrency: each score with the judge's explanation as its reason. A rollout the judge fails gets
  * the `judge-failed` event and no score. Each call is stored apart from the policy's.
  */
-async function judgeRollouts(store: Store, j: JudgeRun, run: string, ids: string[]): Promise<JudgeOutcome> {
+async function judgeRollouts(
+  store: Store,
+  j: JudgeRun,
+  run: string,
+  ids: string[],
+  keep: (scored: Scored) => void,
+): Promise<ScoreOutcome> {
   const outcome: JudgeOutcome = {
-    scored: [],
+    keep,
     failed: new Set(),
     metrics: { judge_calls: 0, judge_failed: 0, judge_cached_groups: 0, judge_tokens: 0 },
   };
@@ -82,7 +89,7 @@ async function judgeRollouts(store: Store, j: JudgeRun, run: string, ids: string
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   await Promise.all([...groups.values()].map((members) => judgeOne(store, j, run, members, outcome)));
-  return outcome;
+  return { failed: outcome.failed, metrics: outcome.metrics };
 }
 
 async function judgeOne(store: Store, j: JudgeRun, run: string, members: RolloutSummary[], o: JudgeOutcome) {
@@ -118,7 +125,7 @@ async function judgeOne(store: Store, j: JudgeRun, run: string, members: Rollout
     : await ask(store, j, run, group, members[0].group_id, o);
   for (const t of group) {
     const s = scores.get(t.key);
-    if (s) o.scored.push({ id: t.key, value: s.score, reason: s.explanation || null });
+    if (s) o.keep({ id: t.key, value: s.score, reason: s.explanation || null });
   }
   const unscored = group.filter((t) => !scores.get(t.key)).map((t) => t.key);
   if (unscored.length) fail(unscored, problem ?? 'the judge gave no score');

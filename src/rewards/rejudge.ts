@@ -23,10 +23,11 @@ export interface RejudgeSummary {
 export async function rejudgeRun(store: Store, reward: RewardConfig, run: string): Promise<RejudgeSummary> {
   if (!reward.judge)
     throw new AlightError('no judge: pass --judge <url> (or set reward.judge in the config)', ExitCode.usage);
+  // The judge's settings are checked first (its key's variable set, its scale), as before any run is read.
+  const scoring = openScoring({ store, run, reward });
   if (!store.getRun(run)) throw new AlightError(`no run ${run} in ${store.path} (alight runs list)`, ExitCode.input);
   const rollouts = store.rolloutSummaries({ run }).filter((r) => r.state === 'succeeded');
   if (rollouts.length === 0) throw new AlightError(`run ${run} has no succeeded rollouts to judge`, ExitCode.input);
-  const scoring = openScoring({ store, run, reward });
   const outcome = await scoreRollouts(
     store,
     { ...scoring, scorers: scoring.scorers.filter((s) => s.name === 'judge') },

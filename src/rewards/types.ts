@@ -9,9 +9,8 @@ export interface Scored {
   reason: string | null;
 }
 
-/** What a scorer made of the rollouts it was given. */
+/** What a scorer made of the rollouts it was given, besides the scores it handed over as it went. */
 export interface ScoreOutcome {
-  scored: Scored[];
   /** The rollouts it could not score: in no baseline, never trained on. */
   failed: Set<string>;
   /** Counters for the step's metrics (the judge's calls, tokens, …). */
@@ -20,7 +19,8 @@ export interface ScoreOutcome {
 
 /** A source that scores after the rollouts: it reads what the store recorded of them, a group (or one) at a time. */
 export interface RewardScorer {
-  score(ids: string[]): Promise<ScoreOutcome>;
+  /** Each score goes to `keep` as soon as it is known: a scorer that fails later (a spent token budget) loses none. */
+  score(ids: string[], keep: (scored: Scored) => void): Promise<ScoreOutcome>;
   /** Stragglers of a group are stopped this long after the rest ended, so that whole groups are scored (ms). */
   groupDeadlineMs?: number;
 }

@@ -19,9 +19,9 @@ import { checkedTrainConfig } from './rules.js';
 import { type ServedCheck, servedPolicyCheck } from './served-check.js';
 import { type Serving, vllmServing, workerServing } from './serving.js';
 import { runStep, type StepContext } from './step.js';
+import { abortedByRunOrWorker, WorkerSupervisor, workerEnded } from './supervisor.js';
 import { recentSamples, runTrackers, type Trackers } from './trackers.js';
 import { verlHost, verlPlan } from './verl-config.js';
-import { abortedByRunOrWorker, WorkerSupervisor, workerEnded } from './workers.js';
 
 export interface TrainOptions {
   store: Store;

@@ -1,10 +1,9 @@
 // The Python workers of a training run, RL's or SFT's: what each is told at init (from the run's settings, through
 // src/worker/settings.ts), and the supervisor that starts, replaces and stops them.
 import { learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
+import { AlightError, ExitCode } from '../errors.js';
 import { Worker } from '../worker/client.js';
 import { checkedSettings, type TorchTraining, type WorkerSettings } from '../worker/settings.js';
-import type { GroupPool } from './async-groups.js';
-import { groupPool, type StepContext } from './step.js';
 
 export type StartedWorker = { worker: Worker; endpoints: { url: string; model: string }[] };
 
@@ -42,17 +41,25 @@ function torchTraining(c: TrainConfig, sft: boolean): TorchTraining {
           rank: lora.rank,
           alpha: lora.alpha,
           dropout: lora.dropout,
-          targets: lora.targets.split(',').flatMap((t) => t.trim() || []),
+          targets: loraTargets(lora.targets),
           from: lora.from ?? null,
         }
       : null,
   };
 }
 
+/** train.lora.targets' comma-separated names; none at all (an empty setting) is the default, every linear layer. */
+function loraTargets(spec: string): string[] {
+  const names = spec.split(',').flatMap((t) => t.trim() || []);
+  return names.length ? names : ['all-linear'];
+}
+
 /** Everything a training run's worker reads at init, checked against the settings schema before it is sent. */
 export function trainingWorkerSettings(o: Pick<WorkerStart, 'c' | 'overrides' | 'objective'>): WorkerSettings {
   const { c } = o;
   const sft = o.objective === 'sft';
+  if (!c.model)
+    throw new AlightError('no model: pass --model <Hugging Face model folder> or set train.model', ExitCode.usage);
   if (c.backend === 'verl')
     return checkedSettings({
       backend: 'verl',
@@ -84,88 +91,10 @@ export function trainingWorkerSettings(o: Pick<WorkerStart, 'c' | 'overrides' | 
  * overrides). It joins `started` before it loads the model, so that Ctrl-C can stop it meanwhile.
  */
 export async function startWorker(o: WorkerStart, started: Worker[]): Promise<StartedWorker> {
+  const settings = trainingWorkerSettings(o);
   const worker = Worker.start({ python: o.python, logFile: o.logFile, env: o.env });
   started.push(worker);
   if (o.signal.aborted) worker.kill('SIGTERM');
-  const init = await worker.call('init', trainingWorkerSettings(o), o.c.workerTimeoutS * 1000);
+  const init = await worker.call('init', settings, o.c.workerTimeoutS * 1000);
   return { worker, endpoints: init.endpoints };
-}
-
-/** A signal that aborts when the run's does (Ctrl-C) or, with `workerEnded` as the reason, when `worker` exits. */
-export function abortedByRunOrWorker(
-  run: AbortSignal,
-  worker: Worker,
-): { signal: AbortSignal; abort(why: string): void; release(): void } {
-  const controller = new AbortController();
-  const abort = (): void => controller.abort();
-  run.addEventListener('abort', abort, { once: true });
-  void worker.exit.then(() => controller.abort(workerEnded));
-  return {
-    signal: controller.signal,
-    abort: (why) => controller.abort(why),
-    release: () => run.removeEventListener('abort', abort),
-  };
-}
-
-/** The error of the rollouts a dying worker takes with it (they are redone by the step's next attempt). */
-export const workerEnded = 'stopped: the worker serving it ended';
-
-/**
- * The run's Python workers: the current one, the async group pool it serves, and every one started (all stopped when
- * the run ends). Ctrl-C stops whichever worker is current, even while it is still loading the model.
- */
-export class WorkerSupervisor {
-  /** Restarts after a worker died, so far. */
-  restarts = 0;
-  private readonly started: Worker[] = [];
-  private latest: StartedWorker | null = null;
-  private pool: { pool: GroupPool; stop: ReturnType<typeof abortedByRunOrWorker> } | null = null;
-  private readonly stopCurrent = (): void => this.started.at(-1)?.kill('SIGTERM');
-
-  constructor(private readonly o: WorkerStart) {
-    o.signal.addEventListener('abort', this.stopCurrent, { once: true });
-  }
-
-  get current(): StartedWorker {
-    return this.latest!;
-  }
-
-  /** A new current worker, initialised. */
-  async start(): Promise<StartedWorker> {
-    this.latest = await startWorker(this.o, this.started);
-    return this.latest;
-  }
-
-  /**
-   * Async groups (asyncGroups > 0) outlive a step: made at the first step that needs them, they stop with the run or
-   * with the worker that serves them.
-   */
-  poolFor(ctx: StepContext, step: number): GroupPool | undefined {
-    if (this.o.c.asyncGroups > 0 && !this.pool) {
-      const stop = abortedByRunOrWorker(this.o.signal, this.current.worker);
-      this.pool = { pool: groupPool(ctx, step, stop.signal), stop };
-    }
-    return this.pool?.pool;
-  }
-
-  /**
-   * Stops the async harnesses still running (the run ended, or their worker died) and waits for them; `why` becomes
-   * their rollouts' error.
-   */
-  async stopPool(why: string): Promise<void> {
-    if (!this.pool) return;
-    const { pool, stop } = this.pool;
-    this.pool = null;
-    stop.abort(why);
-    await pool.settle();
-  }
-
-  /** Ctrl-C no longer stops a worker: the run is ending. */
-  unwatch(): void {
-    this.o.signal.removeEventListener('abort', this.stopCurrent);
-  }
-
-  async stopAll(): Promise<void> {
-    for (const w of this.started) await w.stop();
-  }
 }

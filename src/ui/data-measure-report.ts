@@ -4,7 +4,6 @@ import type { ProbeSummary } from '../eval/run/probe.js';
 import { clearedNote } from './data-report.js';
 import { table } from './summary.js';
 
-/** What `alight data probe` measured: how many tasks were solved how often in k attempts ("2/3": 2 of 3). */
 export function renderValidate(s: ValidateSummary, interrupted: boolean): string {
   return (
     `${s.checked} tasks checked: ${s.validated} validated now (${s.seconds.toFixed(1)} s), ` +

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { runSettings } from '../config/run-settings.js';
+import { storedSft } from '../config/run-settings.js';
 import { AlightError } from '../errors.js';
 import type { Detokenize } from '../samples/diagnose.js';
 import type { Store } from '../store/store.js';
@@ -16,7 +16,7 @@ const cache = new Map<string, { mtimeMs: number; examples: Example[] }>();
 function examplesOf(store: Store, run: string): Read | null {
   const row = store.getRun(run);
   if (row?.mode !== 'sft') return null;
-  const file = runSettings(store, run).sft?.data;
+  const file = storedSft(store, run)?.data;
   if (!file || !existsSync(file)) return { error: `the examples file of run ${run} is gone (${file ?? 'none named'})` };
   const { mtimeMs } = statSync(file);
   const hit = cache.get(file);

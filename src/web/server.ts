@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { runSettings } from '../config/run-settings.js';
+import { storedTrain } from '../config/run-settings.js';
 import { packageRoot } from '../package-root.js';
 import type { Detokenize } from '../samples/diagnose.js';
 import type { Store } from '../store/store.js';
@@ -84,7 +84,7 @@ export async function startUiServer(store: Store, port = 0, tokenizer?: string):
 function detokenizers(store: Store, given?: string): (run: string) => Promise<Detokenize | null> {
   const loaded = new Map<string, Promise<Detokenize | null>>();
   return (run) => {
-    const model = runSettings(store, run).train?.model;
+    const model = storedTrain(store, run)?.model;
     const spec = given ?? (model && existsSync(join(model, 'tokenizer.json')) ? model : null);
     if (!spec) return Promise.resolve(null);
     if (!loaded.has(spec))

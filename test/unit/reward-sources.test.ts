@@ -15,11 +15,10 @@ const toy: RewardSource = {
     reward.judge === undefined
       ? {
           groupDeadlineMs: 5_000,
-          score: async (ids) => ({
-            scored: ids.filter((id) => id !== 'c').map((id) => ({ id, value: -id.length / 10, reason: 'short' })),
-            failed: new Set(ids.filter((id) => id === 'c')),
-            metrics: { toy_calls: 1 },
-          }),
+          score: async (ids, keep) => {
+            for (const id of ids.filter((x) => x !== 'c')) keep({ id, value: -id.length / 10, reason: 'short' });
+            return { failed: new Set(ids.filter((id) => id === 'c')), metrics: { toy_calls: 1 } };
+          },
         }
       : null,
 };
@@ -68,5 +67,23 @@ describe('reward sources (src/rewards/)', () => {
     expect(none.scorers).toEqual([]);
     expect(await scoreRollouts(store, none, ['a'])).toEqual({ failed: new Set(), metrics: {} });
     expect(Object.keys(rewardSources)).toEqual(['harness', 'reward-cmd', 'judge']);
+    // A scorer that fails partway (a judge whose token budget ran out) loses none of the scores it gave.
+    const failing = {
+      name: 'toy',
+      scorer: {
+        score: async (_ids: string[], keep: (s: { id: string; value: number; reason: null }) => void) => {
+          keep({ id: 'a', value: 0.5, reason: null });
+          throw new Error('budget spent');
+        },
+      },
+    };
+    const weighted = { ...plain, scorers: [failing], weights: { verifiable: 1, judge: 1 } };
+    await expect(scoreRollouts(store, weighted, ['a'])).rejects.toThrow('budget spent');
+    expect(store.rewards('a').map((r) => [r.source, r.value])).toEqual([
+      ['harness', 1],
+      ['toy', -0.1],
+      ['toy', 0.5],
+      ['combined', 1.5],
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runSettings, runTrainSettings } from '../../src/config/run-settings.js';
+import { runTrainSettings, storedSft, storedTrain } from '../../src/config/run-settings.js';
 import { buildBatch } from '../../src/samples/batch.js';
 import { mergeCalls } from '../../src/samples/merge.js';
 import type { CallRecord } from '../../src/store/calls.js';
@@ -73,12 +73,12 @@ describe('store', () => {
     });
     expect(runTrainSettings(store, 'old')).not.toHaveProperty('gone');
     store.ensureRun('recorded', 'record', undefined);
-    expect(runSettings(store, 'recorded')).toEqual({});
+    expect(storedTrain(store, 'recorded')).toBeUndefined();
     expect(runTrainSettings(store, 'recorded').purposes).toEqual(['main']);
     store.ensureRun('sft', 'sft', { sft: { data: '/d', epochs: 2, backend: 'verl' } });
-    expect(runSettings(store, 'sft').sft).toEqual({ data: '/d', epochs: 2 });
+    expect(storedSft(store, 'sft')).toEqual({ data: '/d', epochs: 2 });
     store.ensureRun('bad', 'train', { train: { lr: 'fast' } });
-    expect(() => runSettings(store, 'bad')).toThrow(/run bad's stored settings do not read:\n {2}train.lr/);
+    expect(() => storedTrain(store, 'bad')).toThrow(/run bad's stored train settings do not read:\n {2}lr: /);
     store.close();
   });
 

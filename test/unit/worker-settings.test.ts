@@ -50,10 +50,17 @@ describe("the worker's settings", () => {
     });
   });
 
-  it('refuse what cannot be sent with a usage error naming it; a serving worker has no update', () => {
-    expect(() => trainingWorkerSettings({ c: train({ lora: { rank: 8, targets: ' , ' } }) })).toThrow(
-      expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/training\.lora\.targets/) }),
+  it('refuse a run without a model; no LoRA targets are the default; a serving worker has no update', () => {
+    const empty = trainingWorkerSettings({ c: train({ lora: { rank: 8, targets: ' , ' } }) });
+    expect(empty.backend === 'torch' && empty.training?.lora?.targets).toEqual(['all-linear']);
+    expect(() => trainingWorkerSettings({ c: train({ model: undefined }) })).toThrow(
+      expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/^no model: pass --model/) }),
     );
+    expect(() => trainingWorkerSettings({ c: train({ model: '' }) })).toThrow(/no model/);
     expect(servingSettings('/m', { name: 'teacher' })).toMatchObject({ name: 'teacher', training: null, seed: 0 });
+    // What the schema refuses is a usage error naming the setting, never a stack trace.
+    expect(() => servingSettings('/m', { threads: 0 })).toThrow(
+      expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/^the worker's settings: threads: /) }),
+    );
   });
 });

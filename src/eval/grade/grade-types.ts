@@ -149,8 +149,11 @@ export interface GradingAt {
 }
 
 export interface Grader {
-  /** Refuses options that do not apply to this grader, before anything runs. */
-  check(o: GraderOptions): void;
+  /**
+   * Refuses options that do not apply to this grader, and makes what needs no session (an image it mounts into),
+   * before anything else runs; `notice` says what it does meanwhile.
+   */
+  check(o: GraderOptions, notice: (line: string) => void): void;
   /** The grader made ready for `work`; what it opened is closed after, however `work` ends. */
   open<T>(o: GraderOptions, at: GradingAt, work: (grader: ReadyGrader) => Promise<T>): Promise<T>;
 }

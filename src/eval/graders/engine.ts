@@ -8,22 +8,22 @@ import { engineSite } from '../grade/image-site.js';
  * workspace mounted (built first if it is alight's and missing); without, each instance's own image.
  */
 export const engineGrader = (runtime: Runtime): Grader => ({
-  check(o) {
+  check(o, notice) {
     if (o.image && !o.reposDir) throw imageWithoutRepos();
+    if (o.reposDir) ensureMountImage(runtime, o, notice);
   },
-  async open(o, at, work) {
+  async open(o, _at, work) {
     if (!o.reposDir) return work({ kind: 'image', open: engineSite(runtime) });
-    return work({ kind: 'mounted', reposDir: o.reposDir, runtime, image: mountImage(runtime, o, at.notice) });
+    return work({ kind: 'mounted', reposDir: o.reposDir, runtime, image: o.image ?? defaultImage });
   },
 });
 
 /** The image --repos workspaces are mounted into: --image, which must exist, or alight's own, built if missing. */
-function mountImage(runtime: Runtime, o: GraderOptions, notice: (line: string) => void): string {
+function ensureMountImage(runtime: Runtime, o: GraderOptions, notice: (line: string) => void): void {
   const image = o.image ?? defaultImage;
-  if (imageExists(image, runtime)) return image;
+  if (imageExists(image, runtime)) return;
   if (o.image) throw new AlightError(`${runtime} has no image ${image}`, ExitCode.input);
   buildImage(runtime, image, undefined, notice);
-  return image;
 }
 
 export const imageWithoutRepos = (): AlightError =>

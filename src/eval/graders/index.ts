@@ -19,17 +19,22 @@ export type GraderName = keyof typeof graders;
 export const graderNames = Object.keys(graders) as GraderName[];
 
 /**
- * The grader a command uses, checked: the one named, else local with --repos, else the agents' runtime (`fallback`,
- * eval swebench's --runtime).
+ * The grader a command uses, checked and its image ready: the one named, else local with --repos, else the agents'
+ * runtime (`fallback`, eval swebench's --runtime).
  */
-export function chooseGrader(name: GraderName | undefined, o: GraderOptions, fallback?: GraderName): GraderName {
+export function chooseGrader(
+  name: GraderName | undefined,
+  o: GraderOptions,
+  notice: (line: string) => void,
+  fallback?: GraderName,
+): GraderName {
   const chosen = name ?? (o.reposDir ? 'local' : fallback);
   if (!chosen)
     throw new AlightError(
       "pass --repos <dir> (workspaces made here) or --grader podman|docker|k8s|swebench (each instance's image)",
       ExitCode.usage,
     );
-  graders[chosen].check(o);
+  graders[chosen].check(o, notice);
   return chosen;
 }
 

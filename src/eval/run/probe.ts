@@ -1,7 +1,7 @@
 import type { Store } from '../../store/store.js';
 import type { EvalResult } from './swebench-run.js';
 
-/** What `alight data probe` measured: how many tasks passed how many of their k attempts. */
+/** What `alight data probe` measured: how many tasks were solved how often in k attempts ("2/3": 2 of 3). */
 export interface ProbeSummary {
   run: string;
   k: number;
