@@ -8,6 +8,7 @@
  *   npm run bench:learn     # BENCH_LEARN_STEPS (50), BENCH_LEARN_LR (5e-6), BENCH_LEARN_EVERY (25)
  *                           # BENCH_LEARN_TOP_P (0.9), BENCH_LEARN_TEMPERATURE (1), BENCH_LEARN_BATCH × BENCH_LEARN_GROUP (8 × 8)
  *                           # BENCH_LEARN_SAMPLES (4), BENCH_LEARN_SEED (0), BENCH_LEARN_SIDES (alight,trl)
+ *                           # BENCH_LEARN_RUNNER (local): alight's --runner, local or pool
  *                           # alight-lora, a third side: BENCH_LEARN_LORA_RANK (16), BENCH_LEARN_LORA_LR (10 × lr)
  *
  * Both sides take ~3 h here (bench/BENCHMARKS.md); BENCH_LEARN_SIDES=alight or =trl runs one, with the same base,
@@ -16,7 +17,7 @@
  * Writes bench/learn/results/ (summary.json, curve.svg, each evaluation) and prints the table for BENCHMARKS.md.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { runEntry } from '../commands/index.js';
@@ -112,18 +113,22 @@ const sameBase = (e: Evaluation) => JSON.stringify([e.resolved_ids, e.sampled_pe
 const shared = (s: Record<string, unknown>) => JSON.stringify({ ...s, seed: undefined, runner: undefined });
 
 /**
- * The base's evaluation: an earlier invocation's when it scored the same model files on the same tasks with the same
- * evaluation settings (its draws are seeded per task and sample, not by the training seed), else scored now (~10 min).
+ * The base's evaluation: an earlier invocation's on this machine (any clone: kept under the cache) when it scored the
+ * same model files on the same tasks with the same evaluation settings (its draws are seeded per task and sample, not
+ * by the training seed), else scored now (~10 min). Either way it is results/eval-base.json too.
  */
 async function baseEvaluation(python: string, model: string): Promise<Evaluation> {
   const hash = createHash('sha256').update(readFileSync(tasks('heldout')));
   for (const file of readdirSync(model).sort()) hash.update(`${file}:${statSync(join(model, file)).mtimeMs}`);
   const { samples, topP, temperature, maxTokens } = settings;
   const key = hash.update(JSON.stringify({ samples, topP, temperature, maxTokens })).digest('hex');
-  const [file, keyFile] = [join(learnResults, 'eval-base.json'), join(learnResults, 'eval-base.key')];
-  if (existsSync(file) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key)
-    return JSON.parse(readFileSync(file, 'utf8'));
+  const [kept, keyFile] = [join(work, 'eval-base.json'), join(work, 'eval-base.key')];
+  if (existsSync(kept) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key) {
+    copyFileSync(kept, join(learnResults, 'eval-base.json'));
+    return JSON.parse(readFileSync(kept, 'utf8'));
+  }
   const base = await evaluate(python, model, 'base', true);
+  copyFileSync(join(learnResults, 'eval-base.json'), kept);
   writeFileSync(keyFile, key);
   return base;
 }
@@ -143,11 +148,12 @@ function earlierSides(base: Evaluation): Side[] {
 }
 
 /**
- * Each side's row under results/seeds/, one file per side, runner and seed, and the medians over the seeds kept with
- * this invocation's other settings: one seed's gain per CPU-hour is noise here (bench/BENCHMARKS.md).
+ * Each side's row, one file per side, runner and seed, kept under the cache (so that clones on this machine add up),
+ * and the medians over the seeds kept with this invocation's other settings: one seed's gain per CPU-hour is noise
+ * here (bench/BENCHMARKS.md).
  */
 function keepSeeds(rows: Row[]): void {
-  const dir = join(learnResults, 'seeds');
+  const dir = join(work, 'seeds');
   mkdirSync(dir, { recursive: true });
   for (const row of rows) {
     const runner = row.side === 'TRL' ? 'trl' : settings.runner;
