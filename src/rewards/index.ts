@@ -1,19 +1,18 @@
 // Where a rollout's rewards come from, in one place. Each source is a name here and (if it scores after the
 // rollouts) a file beside this one; training, record and eval judge score through `scoreRollouts`, and every reward
-// row is written by `putReward`, so that a row's source is always one of these names.
+// row is written through `row` (by `putReward` or `scoreRollouts`), so that a row's source is always a registry name.
 import type { RewardConfig } from '../config/reward.js';
 import type { Store } from '../store/store.js';
 import { judgeScorer } from './judge.js';
 import type { RewardScorer, RewardSource, ScorerContext } from './types.js';
 
 export const rewardSources = {
-  harness: { describe: "the harness's own, POSTed to /r/{token}/reward while the rollout runs", verifiable: true },
-  'reward-cmd': { describe: 'the reward command, run after the harness ends (--reward-cmd)', verifiable: true },
-  judge: {
-    describe: 'reward.judge: a model scores the recorded trajectories against a rubric, a group at a time',
-    verifiable: false,
-    scorer: judgeScorer,
-  },
+  // The harness's own, POSTed to /r/{token}/reward while the rollout runs.
+  harness: { verifiable: true },
+  // The reward command, run after the harness ends (--reward-cmd).
+  'reward-cmd': { verifiable: true },
+  // reward.judge: a model scores the recorded trajectories against a rubric, a group at a time.
+  judge: { verifiable: false, scorer: judgeScorer },
 } satisfies Record<string, RewardSource>;
 
 /** A reward row's source: a source's name, or `combined`, the weighted sum of the others (reward.weights). */
@@ -21,10 +20,10 @@ export type RewardSourceName = keyof typeof rewardSources | 'combined';
 
 /**
  * The writer of reward rows by a source's name; `scoreRollouts` writes its scorers' (their names are its registry's,
- * which a test may extend) through the same `row`. The ordering
- * rule: a rollout's reward is its latest row (the store's summaries read it so), and rows come in the order the sources
- * can write them: the harness while it runs, the reward command after it, the scorers after the group in
- * `rewardSources`' order (`scoreRollouts`), `combined` last, so that the latest is the most derived.
+ * which a test may extend) through the same `row`. The ordering rule: a rollout's reward is its latest row (the
+ * store's summaries read it so), and rows come in the order the sources can write them: the harness while it runs,
+ * the reward command after it, the scorers after the group in `rewardSources`' order (`scoreRollouts`), `combined`
+ * last, so that the latest is the most derived.
  */
 export function putReward(store: Store, id: string, source: RewardSourceName, value: number, reason: string | null) {
   row(store, id, source, value, reason);

@@ -38,7 +38,6 @@ export interface ScorerContext {
  * ask for it (the scorer is null otherwise); one without writes its rows while the rollout runs.
  */
 export interface RewardSource {
-  describe: string;
   verifiable: boolean;
   scorer?: (ctx: ScorerContext) => RewardScorer | null;
 }

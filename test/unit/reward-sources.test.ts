@@ -8,8 +8,8 @@ import { tempDir } from '../helpers/gateway.js';
 
 // A new source is one file and one registry line: here the file is `toy` (a length penalty, as a process reward
 // model or a test-based check would be) and the line is `{ ...rewardSources, toy }`.
+// A toy: minus a tenth of the rollout id's length; it cannot score rollout c.
 const toy: RewardSource = {
-  describe: 'a toy: minus a tenth of the task id length; it cannot score rollout c',
   verifiable: false,
   scorer: ({ reward }) =>
     reward.judge === undefined
