@@ -60,7 +60,10 @@ const folderBytes = (dir: string): number => readdirSync(dir).reduce((sum, f) =>
 
 async function measure(name: string, flags: string[]): Promise<Measured> {
   const dir = tempDir(`alight-bench-lora-${name}-`);
-  writeFileSync(join(dir, 'alight.config.yaml'), 'train:\n  dropZeroVariance: true\n  maxResponseTokens: 48\n');
+  writeFileSync(
+    join(dir, 'alight.config.yaml'),
+    'train:\n  batch:\n    dropZeroVariance: true\n    maxResponseTokens: 48\n',
+  );
   const worker = peakMemory(/alight_worker/);
   const vllm = peakMemory(/^VLLM|vllm\.entrypoints/);
   const args = ['train', '--model', model, '--tasks', join(root, 'examples/arithmetic/train.jsonl')];

@@ -137,13 +137,16 @@ export const jsonOption = (what = 'JSON output'): Flag<boolean | undefined> => n
 export const runOption = (description = 'run name (default: generated)'): Flag<string | undefined> =>
   new Option('--run <name>', description);
 /** `-n, --rollouts <n>`: rollouts per task (an eval's attempts per instance, its k). */
-export const rolloutsOption = (path?: 'record.n' | 'train.n', description?: string): Flag<number | undefined> =>
+export const rolloutsOption = (
+  path?: 'record.n' | 'train.rollouts.n',
+  description?: string,
+): Flag<number | undefined> =>
   path
     ? configOption('-n, --rollouts <n>', path, description, 'n')
     : new NamedOption('-n, --rollouts <n>', description ?? 'rollouts per task', 'n').argParser(int);
 /** `--concurrency <n>`: harness processes (or grades) at once. */
 export const concurrencyOption = (
-  path?: 'record.concurrency' | 'train.concurrency',
+  path?: 'record.concurrency' | 'train.rollouts.concurrency',
   description?: string,
 ): Flag<number | undefined> =>
   path

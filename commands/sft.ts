@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { TrainConfig } from '../src/config/schema.js';
+import type { TrainConfig } from '../src/config/train-schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { cudaGpus, hasFlashAttention, verlPython } from '../src/setup/verl-env.js';
 import { refuseLoraUnsupported } from '../src/train/rules.js';

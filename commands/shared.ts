@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { loadConfig, resolveDb, withOverrides } from '../src/config/load.js';
 import type { JudgeConfig } from '../src/config/reward.js';
 import { storedTrain } from '../src/config/run-settings.js';
-import type { Config, K8sConfig, TrainConfig } from '../src/config/schema.js';
+import type { Config, K8sConfig } from '../src/config/schema.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import type { GraderOptions, GradingAt } from '../src/eval/grade/grade-types.js';
 import { chooseGrader, type GraderName } from '../src/eval/graders/index.js';
@@ -27,7 +27,8 @@ export async function withStore<T>(
   opts: StoreFlags,
   work: (store: Store, config: Config) => Promise<T> | T,
 ): Promise<T> {
-  const { config } = loadConfig(opts.config);
+  const { config, path: file, moved } = loadConfig(opts.config);
+  if (moved.length) notice(`${file} spells train keys the old, flat way; read as ${moved.join(', ')}: move them there`);
   const path = resolveDb(opts.db, config);
   const store = Store.open(path);
   try {
@@ -186,18 +187,12 @@ export const flagOf = (attribute: string): string => `--${attribute.replace(/[A-
 export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFlags): Config {
   const stored = flags.resume ? storedTrain(store, flags.resume) : undefined;
   const base: Config = stored ? { ...fileConfig, train: stored } : fileConfig;
-  // Each flag lands on the key its option declares (--device on train.vllmDevice); the runner's, the judge's and the
+  // Each flag lands on the key its option declares (--device on train.vllm.device); the runner's, the judge's and the
   // gateway's through the helpers record shares, which refuse what does not apply.
-  const { lora, distill, ...train } = (configValues(trainFlags(), flags).train ?? {}) as Partial<TrainConfig>;
   const given: Config = withRunner(
     withOverrides(base, {
       reward: rewardWithFlags(base, flags),
-      train: {
-        ...train,
-        backend: backendFor(flags),
-        lora: { ...base.train.lora, ...lora },
-        distill: { ...base.train.distill, ...distill },
-      },
+      train: { ...configValues(trainFlags(), flags).train, backend: backendFor(flags) },
     }),
     flags,
     { port: flags.port },
@@ -214,7 +209,7 @@ export function resolvedConfig(store: Store, fileConfig: Config, flags: TrainFla
       ...given.train,
       model,
       tasks: absolute(given.train.tasks),
-      valTasks: absolute(given.train.valTasks),
+      schedule: { ...given.train.schedule, valTasks: absolute(given.train.schedule.valTasks) },
       lora: { ...given.train.lora, from: absolute(given.train.lora.from) },
       distill: { ...given.train.distill, teacher: teacherPath(given.train.distill.teacher) },
     },

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config, TrainConfig } from '../src/config/schema.js';
+import type { Config } from '../src/config/schema.js';
+import type { TrainConfig } from '../src/config/train-schema.js';
 import { keptAsTasks } from '../src/data/pipeline.js';
 import { AlightError, ExitCode } from '../src/errors.js';
 import { readTasks, type Task } from '../src/runner/tasks.js';
@@ -33,7 +34,7 @@ export async function trainCommand(cmd: string, args: string[], flags: TrainFlag
         args,
         resume: Boolean(flags.resume),
         tasks,
-        valTasks: config.train.valTasks ? readTasks(config.train.valTasks) : null,
+        valTasks: config.train.schedule.valTasks ? readTasks(config.train.schedule.valTasks) : null,
         adminKey: process.env.ALIGHT_ADMIN_KEY || newSecret(),
         signal,
         onEvent,
@@ -83,7 +84,7 @@ function refuseTorchIgnored(train: TrainConfig, flags: TrainFlags): void {
   const ignored = [
     flags.verl?.length && '--verl',
     flags.oldLogprobs && '--old-logprobs',
-    flags.gpuMemoryUtilization !== undefined && !train.serveVllm && '--gpu-memory-utilization',
+    flags.gpuMemoryUtilization !== undefined && !train.vllm.serve && '--gpu-memory-utilization',
   ].filter((f): f is string => Boolean(f));
   if (ignored.length)
     throw new AlightError(

@@ -114,7 +114,7 @@ const filters = { failed: 'failed', 'zero-variance': 'zero-variance groups', bre
 
 async function runPage(name, offset, filter) {
   const run = await get(`/api/runs/${encodeURIComponent(name)}`);
-  follow = run.mode === 'train' && run.steps.length < (run.config?.train?.steps ?? 0);
+  follow = run.mode === 'train' && run.steps.length < (run.config?.train?.schedule?.steps ?? 0);
   const evaluation = await get(`/api/runs/${encodeURIComponent(name)}/eval`).catch(() => null);
   const page =
     run.mode === 'sft'

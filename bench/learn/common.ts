@@ -29,7 +29,7 @@ export const settings = {
   // The training samples' temperature; both sides score logprobs at temperature 1.
   temperature: env('BENCH_LEARN_TEMPERATURE', 1),
   topP: env('BENCH_LEARN_TOP_P', 0.9),
-  // Replies cut at maxTokens leave the loss (alight's train.dropOverlong, TRL's mask_truncated_completions).
+  // Replies cut at maxTokens leave the loss (alight's train.batch.dropOverlong, TRL's mask_truncated_completions).
   dropOverlong: process.env.BENCH_LEARN_OVERLONG !== '0',
   // Where alight's harnesses run (--runner): a process each (local) or episodes of warm hosts (pool).
   runner: process.env.BENCH_LEARN_RUNNER ?? 'local',
@@ -102,8 +102,9 @@ export function benchConfig(dir: string, maxResponseTokens = settings.maxTokens)
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, 'alight.config.yaml'),
-    `train:\n  dropZeroVariance: true\n  threads: ${settings.threads}\n  microBatchRows: 16\n` +
-      `  maxResponseTokens: ${maxResponseTokens}\n  dropOverlong: ${settings.dropOverlong}\n`,
+    `train:\n  worker:\n    threads: ${settings.threads}\n  optimiser:\n    microBatchRows: 16\n` +
+      `  batch:\n    dropZeroVariance: true\n    maxResponseTokens: ${maxResponseTokens}\n` +
+      `    dropOverlong: ${settings.dropOverlong}\n`,
   );
 }
 

@@ -176,7 +176,7 @@ def main() -> None:
         # (maxResponseTokens = max_completion_length): the same objectives under TRL's names.
         loss_type="grpo" if args.objective == "grpo" else "dr_grpo",
         scale_rewards="group" if args.objective == "grpo" else "none",
-        # alight's train.dropOverlong: advantages still count the cut completions, the loss does not.
+        # alight's train.batch.dropOverlong: advantages still count the cut completions, the loss does not.
         mask_truncated_completions=args.mask_truncated,
         shuffle_dataset=False,
         disable_dropout=True,

@@ -49,15 +49,15 @@ export type RecordFlags = FlagsOf<ReturnType<typeof recordFlags>>;
 const backendFlags = () => ({
   backend: configOption('--backend <backend>', 'train.backend'),
   model: configOption('--model <folder>', 'train.model'),
-  serveVllm: configOption('--serve-vllm', 'train.serveVllm'),
-  device: configOption('--device <device>', 'train.vllmDevice'),
-  gpus: configOption('--gpus <n>', 'train.gpus'),
-  nodes: configOption('--nodes <m>', 'train.nodes'),
-  rayAddress: configOption('--ray-address <addr>', 'train.rayAddress'),
-  tensorParallel: configOption('--tensor-parallel <tp>', 'train.tensorParallel'),
-  gpuMemoryUtilization: configOption('--gpu-memory-utilization <f>', 'train.gpuMemoryUtilization'),
-  oldLogprobs: configOption('--old-logprobs <source>', 'train.oldLogprobs'),
-  verl: configOption('--verl <key=value>', 'train.verl'),
+  serveVllm: configOption('--serve-vllm', 'train.vllm.serve'),
+  device: configOption('--device <device>', 'train.vllm.device'),
+  gpus: configOption('--gpus <n>', 'train.verl.gpus'),
+  nodes: configOption('--nodes <m>', 'train.verl.nodes'),
+  rayAddress: configOption('--ray-address <addr>', 'train.verl.rayAddress'),
+  tensorParallel: configOption('--tensor-parallel <tp>', 'train.verl.tensorParallel'),
+  gpuMemoryUtilization: configOption('--gpu-memory-utilization <f>', 'train.vllm.gpuMemoryUtilization'),
+  oldLogprobs: configOption('--old-logprobs <source>', 'train.verl.oldLogprobs'),
+  verl: configOption('--verl <key=value>', 'train.verl.overrides'),
   dryRun: flag<boolean>(
     new Option('--dry-run', 'print the resolved settings (verl: the composed verl config) and start nothing'),
   ),
@@ -83,32 +83,32 @@ const distillFlags = () => ({
 const loopFlags = () => ({
   tasks: configOption('--tasks <file.jsonl>', 'train.tasks'),
   fromDb: configOption('--from-db', 'train.fromDb'),
-  n: rolloutsOption('train.n'),
-  batchSize: configOption('--batch-size <b>', 'train.batchSize'),
-  steps: configOption('--steps <s>', 'train.steps'),
-  concurrency: concurrencyOption('train.concurrency'),
-  lr: configOption('--lr <rate>', 'train.lr'),
-  advantage: configOption('--advantage <estimator>', 'train.advantage'),
-  lossNorm: configOption('--loss-norm <norm>', 'train.lossNorm'),
-  klCoef: configOption('--kl-coef <c>', 'train.klCoef'),
-  maxResponseTokens: configOption('--max-response-tokens <n>', 'train.maxResponseTokens'),
-  rewardCmd: configOption('--reward-cmd <cmd>', 'train.rewardCmd'),
+  n: rolloutsOption('train.rollouts.n'),
+  batchSize: configOption('--batch-size <b>', 'train.batch.size'),
+  steps: configOption('--steps <s>', 'train.schedule.steps'),
+  concurrency: concurrencyOption('train.rollouts.concurrency'),
+  lr: configOption('--lr <rate>', 'train.optimiser.lr'),
+  advantage: configOption('--advantage <estimator>', 'train.batch.advantage'),
+  lossNorm: configOption('--loss-norm <norm>', 'train.batch.lossNorm'),
+  klCoef: configOption('--kl-coef <c>', 'train.optimiser.klCoef'),
+  maxResponseTokens: configOption('--max-response-tokens <n>', 'train.batch.maxResponseTokens'),
+  rewardCmd: configOption('--reward-cmd <cmd>', 'train.rollouts.rewardCmd'),
   ...judgeFlags(),
-  valTasks: configOption('--val-tasks <file.jsonl>', 'train.valTasks'),
-  valEvery: configOption('--val-every <n>', 'train.valEvery'),
-  saveEvery: configOption('--save-every <n>', 'train.saveEvery'),
+  valTasks: configOption('--val-tasks <file.jsonl>', 'train.schedule.valTasks'),
+  valEvery: configOption('--val-every <n>', 'train.schedule.valEvery'),
+  saveEvery: configOption('--save-every <n>', 'train.schedule.saveEvery'),
   seed: configOption('--seed <seed>', 'train.seed'),
-  asyncGroups: configOption('--async-groups <g>', 'train.asyncGroups'),
-  maxStaleness: configOption('--max-staleness <v>', 'train.maxStaleness'),
-  isCorrection: configOption('--is-correction <kind>', 'train.isCorrection'),
-  isCap: configOption('--is-cap <c>', 'train.isCap'),
-  timeout: configOption('--timeout <seconds>', 'train.timeoutS'),
-  reportTo: configOption('--report-to <tracker>', 'train.reportTo'),
+  asyncGroups: configOption('--async-groups <g>', 'train.rollouts.asyncGroups'),
+  maxStaleness: configOption('--max-staleness <v>', 'train.rollouts.maxStaleness'),
+  isCorrection: configOption('--is-correction <kind>', 'train.optimiser.isCorrection'),
+  isCap: configOption('--is-cap <c>', 'train.optimiser.isCap'),
+  timeout: configOption('--timeout <seconds>', 'train.rollouts.timeoutS'),
+  reportTo: configOption('--report-to <tracker>', 'train.schedule.reportTo'),
 });
 
 /**
  * `alight train`'s flags, in --help order. Their type is TrainFlags, and the config key each declares is where
- * commands/train.ts puts its value (`--device` in train.vllmDevice): no list of names to keep beside them.
+ * commands/train.ts puts its value (`--device` in train.vllm.device): no list of names to keep beside them.
  */
 export const trainFlags = () => ({
   ...backendFlags(),
@@ -153,10 +153,10 @@ export const sftFlags = () => {
     dryRun: flag<boolean>(
       new Option('--dry-run', "with --backend verl: print verl's composed SFT config and start nothing"),
     ),
-    batchSize: configOption('--batch-size <b>', 'train.batchSize', 'examples per step (config train.batchSize)'),
+    batchSize: configOption('--batch-size <b>', 'train.batch.size', 'examples per step (config train.batch.size)'),
     lr,
     seed,
-    // Not train.saveEvery's flag: sft has a default of its own (see sftCommand).
+    // Not train.schedule.saveEvery's flag: sft has a default of its own (see sftCommand).
     saveEvery: flag<number>(
       new Option('--save-every <n>', 'checkpoint every N steps (default: after the last only)').argParser(int),
     ),

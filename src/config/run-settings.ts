@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { AlightError, ExitCode } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { formatIssues } from './load.js';
-import { configSchema, type TrainConfig } from './schema.js';
+import { groupedTrain } from './old-keys.js';
+import { type TrainConfig, trainSchema } from './train-schema.js';
 
 // What a run stored of its settings (store.ensureRun, setRunConfig), read back through the schema that checked them:
 // a key the run did not store takes the schema's default, not a reader's own. Each reader parses only its part; an
-// unknown key directly under train is left out, a value the schema no longer takes is an error naming it.
-const trainSchema = configSchema.shape.train.unwrap();
+// unknown key directly under train is left out, a value the schema no longer takes is an error naming it. A run stored
+// before train's keys were grouped is read with each key in its group.
 const parts = {
-  train: trainSchema.strip(),
+  train: z.preprocess((raw) => groupedTrain(raw).train, trainSchema.strip()),
   sft: z.object({ data: z.string(), val: z.string().nullish(), epochs: z.number() }),
 };
 

@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TrainConfig } from '../config/schema.js';
+import type { TrainConfig } from '../config/train-schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { Worker } from '../worker/client.js';
 import { servingSettings } from '../worker/settings.js';
@@ -38,7 +38,7 @@ export async function openTeacher(
   try {
     const init = await worker.call(
       'init',
-      servingSettings(spec, { name: 'teacher', seed: c.seed, threads: c.threads }),
+      servingSettings(spec, { name: 'teacher', seed: c.seed, threads: c.worker.threads }),
       o.timeoutMs,
     );
     return { engine: init.endpoints[0], stop: () => worker.stop() };

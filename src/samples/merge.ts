@@ -1,4 +1,4 @@
-import type { MergeLevel } from '../config/schema.js';
+import type { MergeLevel } from '../config/train-schema.js';
 import { commonPrefix } from '../store/codec.js';
 import type { AnswerSpan, Diagnosis } from './diagnose.js';
 

@@ -1,4 +1,4 @@
-import type { MergeLevel } from '../config/schema.js';
+import type { MergeLevel } from '../config/train-schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import type { CallPurpose } from '../store/calls.js';
 import type { RolloutSummary, Store } from '../store/store.js';
@@ -11,7 +11,7 @@ export interface MergeCounts {
   breaks: number;
   skipped_error_calls: number;
   skipped_calls_without_tokens: number;
-  /** Calls of purposes rows are not built from (a harness's side calls, unless `train.purposes` names them). */
+  /** Calls of purposes rows are not built from (a harness's side calls, unless `train.batch.purposes` names them). */
   side_calls: number;
   rollouts_without_rows: number;
 }

@@ -9,7 +9,7 @@ export type CallStatus = 'ok' | 'error';
  * What a model call is for. `main`: the agent's own turns, what training learns from by default. The others are calls
  * a harness makes for itself (Gemini CLI's model router, next-speaker and loop checks, its history compression; any
  * harness's call that says so in `x-alight-purpose`): recorded and exported like any call, trained on only when
- * `train.purposes` names them, as they are neither the task nor the policy's work on it.
+ * `train.batch.purposes` names them, as they are neither the task nor the policy's work on it.
  */
 export const callPurposes = ['main', 'router', 'next-speaker', 'loop-check', 'compression', 'side'] as const;
 export type CallPurpose = (typeof callPurposes)[number];

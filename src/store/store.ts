@@ -55,7 +55,7 @@ export interface RolloutFilter {
 }
 
 /**
- * Who counts in a group and with what reward, as training decides (train.failedRollouts, train.missingReward):
+ * Who counts in a group and with what reward, as training decides (train.rollouts.failed, train.batch.missingReward):
  * succeeded rollouts, failed ones at 0 when `failedAsZero`; a missing reward as 0, or the rollout left out.
  */
 export interface GroupRule {

@@ -23,7 +23,7 @@ export interface CallTrace {
   seq: number;
   protocol: string;
   stream: boolean;
-  /** What the call was for: `main` (the agent's turns), or one of a harness's own side calls (train.purposes). */
+  /** What the call was for: `main` (the agent's turns), or one of a harness's own side calls (train.batch.purposes). */
   purpose: CallPurpose;
   request: Record<string, unknown>;
   response: Record<string, unknown> | null;

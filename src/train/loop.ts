@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type Config, type TrainConfig, trainsLora } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
+import { type TrainConfig, trainsLora } from '../config/train-schema.js';
 import type { ScoringEngine } from '../distill/score.js';
 import { checkTeacher, openTeacher, type Teacher } from '../distill/teacher.js';
 import { AlightError, ExitCode } from '../errors.js';
@@ -79,20 +80,20 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     trackers = await runTrackers(c, { runDir, run }, log);
     launcher = await openLauncher(config, log);
     const first = await workers.start();
-    if (c.serveVllm) {
+    if (c.vllm.serve) {
       serving = await vllmServing({
         worker: first.worker,
         runDir,
         base: trainsLora(c) ? (c.model ?? null) : null,
-        device: c.vllmDevice,
-        gpuMemoryUtilization: c.gpuMemoryUtilization,
-        timeoutMs: c.workerTimeoutS * 1000,
+        device: c.vllm.device,
+        gpuMemoryUtilization: c.vllm.gpuMemoryUtilization,
+        timeoutMs: c.worker.timeoutS * 1000,
         signal,
       });
     }
     gateway = await startGateway(gatewayOptions(options, c, serving, launcher));
     const reporting = trackers && { trackers, since: Date.now() };
-    const served = servedCheckFor(c, gateway, serving);
+    const served = servedCheckFor(c.worker, gateway, serving);
     const scoring = openScoring({ store, run, reward: config.reward });
     const student = { ...serving.endpoints(first.endpoints)[0], apiKey: serving.apiKey };
     teacher = await distillTeacher(c, { python, logFile: join(runDir, 'teacher.log') }, student);
@@ -141,7 +142,7 @@ async function distillTeacher(
   o: { python: string; logFile: string },
   student: ScoringEngine,
 ): Promise<Teacher | null> {
-  const timeoutMs = c.workerTimeoutS * 1000;
+  const timeoutMs = c.worker.timeoutS * 1000;
   const teacher = await openTeacher(c, { ...o, timeoutMs });
   if (!teacher) return null;
   try {
@@ -167,7 +168,7 @@ function gatewayOptions(
     upstreamApiKey: serving.apiKey,
     upstream: { ...config.upstream, url: undefined, kind: 'vllm', retries: 0, apiKeyEnv: undefined },
     // Async harnesses keep calling through an update: their calls wait for it instead of being refused.
-    holdWhilePausedMs: c.asyncGroups > 0 ? c.workerTimeoutS * 1000 : 0,
+    holdWhilePausedMs: c.rollouts.asyncGroups > 0 ? c.worker.timeoutS * 1000 : 0,
     onCall: (call) => onEvent({ type: 'call', ...call }),
   };
 }
@@ -209,11 +210,11 @@ async function trainSteps(s: Session): Promise<void> {
     type: 'train-started',
     run,
     firstStep: step,
-    steps: c.steps,
+    steps: c.schedule.steps,
     gatewayUrl: s.gateway.url,
     workerLog: s.workerLog,
   });
-  while (step < c.steps) {
+  while (step < c.schedule.steps) {
     if (s.signal.aborted)
       throw new AlightError(`interrupted; continue with: alight train --resume ${run} …`, ExitCode.interrupted);
     try {
@@ -279,7 +280,7 @@ async function recover(s: Session, err: unknown, step: number): Promise<number> 
   const ended = s.workers.current.worker.ended;
   if (ended === null) throw err;
   const why = `the Python worker ${ended} during step ${step} (log: ${s.workerLog})`;
-  if (s.workers.restarts++ >= s.c.restarts)
+  if (s.workers.restarts++ >= s.c.worker.restarts)
     throw new AlightError(
       `${why}; continue from the last checkpoint with: alight train --resume ${s.run} -- <harness>`,
       ExitCode.failure,
@@ -295,9 +296,9 @@ async function recover(s: Session, err: unknown, step: number): Promise<number> 
  * The served-policy check on the engine the gateway routes to (the torch worker's server, alight's vLLM, or verl's first
  * vLLM server, scored by verl's actor).
  */
-function servedCheckFor(c: TrainConfig, gateway: Gateway, serving: Serving): ServedCheck {
+function servedCheckFor(worker: TrainConfig['worker'], gateway: Gateway, serving: Serving): ServedCheck {
   const engine = () => ({ ...gateway.endpoints.all()[0], apiKey: serving.apiKey });
-  return servedPolicyCheck(engine, c.servedTolerance, c.workerTimeoutS * 1000);
+  return servedPolicyCheck(engine, worker.servedTolerance, worker.timeoutS * 1000);
 }
 
 /**
@@ -306,7 +307,7 @@ function servedCheckFor(c: TrainConfig, gateway: Gateway, serving: Serving): Ser
  */
 async function restore({ store, run, workers, gateway, serving, served, c }: Session): Promise<number> {
   const { worker, endpoints } = workers.current;
-  const timeoutMs = c.workerTimeoutS * 1000;
+  const timeoutMs = c.worker.timeoutS * 1000;
   gateway.endpoints.replaceAll(serving.endpoints(endpoints).map((e) => ({ ...e, kind: 'vllm', version: 0 })));
   const saved = store
     .trainSteps(run)

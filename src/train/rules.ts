@@ -2,7 +2,7 @@
 // the run checks once the backend's plan is known. The schema (src/config/schema.ts) checks each key alone.
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type TrainConfig, trainsLora } from '../config/schema.js';
+import { type TrainConfig, trainsLora } from '../config/train-schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type VerlPlan, verlHost, verlPlan } from './verl-config.js';
 
@@ -12,25 +12,27 @@ import { type VerlPlan, verlHost, verlPlan } from './verl-config.js';
  */
 export function checkedTrainConfig(train: TrainConfig): { c: TrainConfig; plan: VerlPlan | null } {
   const plan = train.backend === 'verl' ? verlPlan(train, verlHost(train, null)) : null;
-  const c = plan ? { ...train, rowMultiple: train.rowMultiple ?? plan.worldSize } : train;
+  const c = plan
+    ? { ...train, batch: { ...train.batch, rowMultiple: train.batch.rowMultiple ?? plan.worldSize } }
+    : train;
   const refuse = (message: string): never => {
     throw new AlightError(message, ExitCode.usage);
   };
-  if (plan && c.rowMultiple! % plan.worldSize !== 0)
+  if (plan && c.batch.rowMultiple! % plan.worldSize !== 0)
     refuse(
-      `train.rowMultiple (${c.rowMultiple}) must be a multiple of the ${plan.worldSize} GPUs: each gets whole rows`,
+      `train.batch.rowMultiple (${c.batch.rowMultiple}) must be a multiple of the ${plan.worldSize} GPUs: each gets whole rows`,
     );
   if (!c.model) refuse('no model: pass --model <Hugging Face model folder> or set train.model in alight.config.yaml');
-  if (c.serveVllm && c.backend === 'verl')
+  if (c.vllm.serve && c.backend === 'verl')
     refuse('--serve-vllm is for the torch backend: verl serves the policy with vLLM already');
-  if (c.vllmDevice && !c.serveVllm && c.backend !== 'verl')
+  if (c.vllm.device && !c.vllm.serve && c.backend !== 'verl')
     refuse('--device chooses the vLLM of --serve-vllm (or where verl runs): pass both, or neither');
   if (!c.distill.taskReward && !(c.distill.teacher && c.distill.coef > 0))
     refuse('--task-reward off leaves nothing to learn from: pass a --teacher (and a --distill-coef above 0)');
-  if (c.asyncGroups > 0 && c.asyncGroups < c.batchSize)
+  if (c.rollouts.asyncGroups > 0 && c.rollouts.asyncGroups < c.batch.size)
     refuse(
-      `train.asyncGroups (${c.asyncGroups}) must be at least ` +
-        `train.batchSize (${c.batchSize}): a step trains on batchSize groups`,
+      `train.rollouts.asyncGroups (${c.rollouts.asyncGroups}) must be at least ` +
+        `train.batch.size (${c.batch.size}): a step trains on batch.size groups`,
     );
   return { c, plan };
 }
@@ -46,7 +48,7 @@ export function refuseLoraUnsupported(train: TrainConfig): void {
       `--lora-from ${lora.from}: no LoRA adapter there (adapter_config.json)`,
     ],
     [
-      (train.serveVllm || train.backend === 'verl') && adaptsOutput(lora.targets, adapterConfig),
+      (train.vllm.serve || train.backend === 'verl') && adaptsOutput(lora.targets, adapterConfig),
       'an adapter on lm_head is served by the torch worker alone: vLLM drops its delta from prompt logprobs ' +
         '(vLLM #51594), so the served policy would not be the trained one; leave lm_head out of --lora-targets',
     ],

@@ -52,7 +52,7 @@ export function servedVerdict(now: Probe, before: Probe | null, tolerance: numbe
       metrics,
       error:
         `synced but different: at version ${now.version} the engine's log-probs of the probe differ from the ` +
-        `trainer's by ${diff.toExponential(1)} on average (train.servedTolerance ${tolerance}): it serves ` +
+        `trainer's by ${diff.toExponential(1)} on average (train.worker.servedTolerance ${tolerance}): it serves ` +
         'another policy than the one trained',
     };
   return { metrics, error: null };

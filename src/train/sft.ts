@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tasksForStep } from '../algo/schedule.js';
-import type { TrainConfig } from '../config/schema.js';
+import type { TrainConfig } from '../config/train-schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { meanLossBatch } from '../samples/batch.js';
 import type { Row } from '../samples/merge.js';
@@ -52,7 +52,7 @@ export async function sft(o: SftOptions): Promise<SftResult> {
   const examples = readExamples(o.data);
   // Absolute: the worker runs in its own folder.
   const val = o.val && resolve(o.val);
-  const steps = o.epochs * Math.ceil(examples.length / c.batchSize);
+  const steps = o.epochs * Math.ceil(examples.length / c.batch.size);
   if (store.getRun(run)) throw new AlightError(`run ${run} exists: pass another --run`, ExitCode.usage);
   store.ensureRun(run, 'sft', {
     train: c,
@@ -74,13 +74,13 @@ export async function sft(o: SftOptions): Promise<SftResult> {
       started,
     );
     o.onEvent({ type: 'sft-started', run, steps, examples: examples.length, workerLog });
-    const timeoutMs = c.workerTimeoutS * 1000;
+    const timeoutMs = c.worker.timeoutS * 1000;
     const done: SftResult['steps'] = [];
     for (let step = 0; step < steps; step++) {
       if (o.signal.aborted) throw new AlightError(`interrupted at step ${step} of ${run}`, ExitCode.interrupted);
       const batch = writeStepBatch(
         join(runDir, 'batches', `step-${step}.safetensors`),
-        tasksForStep(examples, c.batchSize, step, c.seed),
+        tasksForStep(examples, c.batch.size, step, c.seed),
       );
       // RL's clip fraction and rollout KL mean nothing here: no rollout policy, no ratio.
       const {
@@ -89,8 +89,8 @@ export async function sft(o: SftOptions): Promise<SftResult> {
         ...metrics
       } = (await worker.call('train_step', { batch_path: batch, step }, timeoutMs)).metrics;
       const last = step === steps - 1;
-      const due = last || (c.saveEvery > 0 && (step + 1) % c.saveEvery === 0);
-      const metricsNow: StepMetrics = { ...metrics, epoch: Math.floor((step * c.batchSize) / examples.length) };
+      const due = last || (c.schedule.saveEvery > 0 && (step + 1) % c.schedule.saveEvery === 0);
+      const metricsNow: StepMetrics = { ...metrics, epoch: Math.floor((step * c.batch.size) / examples.length) };
       if (due && val) metricsNow.val_loss = (await worker.call('eval_loss', { batch_path: val }, timeoutMs)).loss;
       const checkpoint = due ? join(runDir, 'checkpoints', `step-${step}`) : null;
       if (checkpoint) await worker.call('save', { path: checkpoint }, timeoutMs);

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tasksForStep } from '../algo/schedule.js';
 import { mean, sampleStd } from '../algo/stats.js';
-import type { TrainConfig } from '../config/schema.js';
+import type { TrainConfig } from '../config/train-schema.js';
 import { type DistillMetrics, distilBatch, type ScoringEngine } from '../distill/score.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { type Scoring, scoreRollouts } from '../rewards/index.js';
@@ -77,18 +77,18 @@ export async function runStep(
   const scored = ids.filter((id) => !judged.failed.has(id));
   const out = join(ctx.runDir, 'batches', `step-${step}.safetensors`);
   const distilled: Partial<DistillMetrics> = {};
-  const distil = ctx.teacher && distiller(ctx.teacher, c, timer, (m) => Object.assign(distilled, m));
+  const distil = ctx.teacher && distiller(ctx.teacher, c.distill, timer, (m) => Object.assign(distilled, m));
   const prepared = await prepareBatch(ctx.store, scored, c, out, step, distil ?? undefined);
 
   timer.start('update');
   const batchPath = prepared.built.out;
   const update = batchPath
-    ? await worker.call('train_step', { batch_path: batchPath, step }, c.workerTimeoutS * 1000)
+    ? await worker.call('train_step', { batch_path: batchPath, step }, c.worker.timeoutS * 1000)
     : { metrics: { update_skipped: 1 } }; // every group scored alike: the weights stay, the version still moves on
 
   timer.start('sync');
   const version = step + 1;
-  await ctx.serving.publish(worker, version, c.workerTimeoutS * 1000);
+  await ctx.serving.publish(worker, version, c.worker.timeoutS * 1000);
   for (const e of gateway.endpoints.all()) gateway.endpoints.upsert({ ...e, version });
   // Before any harness call reaches the new weights: the engine alone, so its answer is the probe's own.
   timer.start('check');
@@ -96,8 +96,10 @@ export async function runStep(
   gateway.resume();
   ctx.pool?.fill();
 
-  const valReward = ctx.valTasks && due(c.valEvery, step) ? await validate(ctx, ctx.valTasks, step, timer) : null;
-  const checkpoint = due(c.saveEvery, step) || step + 1 === c.steps ? await save(ctx, step, timer) : null;
+  const valReward =
+    ctx.valTasks && due(c.schedule.valEvery, step) ? await validate(ctx, ctx.valTasks, step, timer) : null;
+  const checkpoint =
+    due(c.schedule.saveEvery, step) || step + 1 === c.schedule.steps ? await save(ctx, step, timer) : null;
   const timings = timer.end();
   return {
     checkpoint,
@@ -125,8 +127,8 @@ function stepRollouts(ctx: StepContext, step: number): Promise<string[]> {
   return runRollouts(
     ctx,
     rolloutBatch(ctx, join(ctx.runDir, 'rollouts', `step-${step}`)),
-    tasksForStep(ctx.tasks, c.batchSize, step, c.seed).flatMap((t) =>
-      groupJobs(ctx.args, t, c.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`),
+    tasksForStep(ctx.tasks, c.batch.size, step, c.seed).flatMap((t) =>
+      groupJobs(ctx.args, t, c.rollouts.n, `${ctx.run}/step${step}${ctx.attempt}/${t.id}`),
     ),
   );
 }
@@ -147,7 +149,7 @@ async function validate(ctx: StepContext, valTasks: Task[], step: number, timer:
 async function save(ctx: StepContext, step: number, timer: PhaseTimer): Promise<string> {
   timer.start('save');
   const path = join(ctx.runDir, 'checkpoints', `step-${step}`);
-  return (await ctx.worker.call('save', { path }, ctx.config.workerTimeoutS * 1000)).path;
+  return (await ctx.worker.call('save', { path }, ctx.config.worker.timeoutS * 1000)).path;
 }
 
 /** The step's rewards and its batch's counts, as metrics. */
@@ -202,7 +204,7 @@ export async function prepareBatch(
 ) {
   const rollouts = store.rolloutSummaries({ ids });
   const rewards = rollouts.map((r) => r.reward ?? 0);
-  const trained = trainable(rollouts, c.failedRollouts);
+  const trained = trainable(rollouts, c.rollouts.failed);
   if (trained.length === 0) {
     const first = rollouts.find((r) => r.error)?.error ?? 'unknown';
     throw new AlightError(
@@ -212,7 +214,7 @@ export async function prepareBatch(
     );
   }
   mkdirSync(join(out, '..'), { recursive: true });
-  const { rollouts: kept, options } = distil ? forDistillation(trained, c) : { rollouts: trained, options: c };
+  const { rollouts: kept, options } = distil ? forDistillation(trained, c) : { rollouts: trained, options: c.batch };
   const built = await buildStepBatch(store, kept, { ...options, out }, `step ${step}`, distil);
   return { rollouts, rewards, built };
 }
@@ -222,15 +224,19 @@ export async function prepareBatch(
  * the task reward off every reward counts as 0, so the advantages are the teacher's alone.
  */
 function forDistillation(trained: RolloutSummary[], c: TrainConfig) {
-  const options = { ...c, dropZeroVariance: c.dropZeroVariance && c.distill.coef === 0 };
+  const options = { ...c.batch, dropZeroVariance: c.batch.dropZeroVariance && c.distill.coef === 0 };
   return { rollouts: c.distill.taskReward ? trained : trained.map((r) => ({ ...r, reward: 0 })), options };
 }
 
 /** The step's scoring by the teacher, timed as its own phase; its metrics go to `done`. */
-function distiller(teacher: ScoringEngine, c: TrainConfig, timer: PhaseTimer, done: (m: DistillMetrics) => void) {
+function distiller(
+  teacher: ScoringEngine,
+  { coef, concurrency, timeoutS }: TrainConfig['distill'],
+  timer: PhaseTimer,
+  done: (m: DistillMetrics) => void,
+) {
   return async (tensors: BatchTensors): Promise<void> => {
     timer.start('teacher');
-    const { coef, concurrency, timeoutS } = c.distill;
     done(await distilBatch(tensors, teacher, { coef, concurrency, timeoutMs: timeoutS * 1000 }));
   };
 }
@@ -240,18 +246,18 @@ export function groupPool(ctx: StepContext, fromStep: number, signal: AbortSigna
   const c = ctx.config;
   const pool = new GroupPool({
     tasks: ctx.tasks,
-    n: c.n,
+    n: c.rollouts.n,
     seed: c.seed,
-    inFlight: c.asyncGroups,
-    start: fromStep * c.batchSize,
-    // Groups run side by side: one limit of train.concurrency harnesses across them.
+    inFlight: c.rollouts.asyncGroups,
+    start: fromStep * c.batch.size,
+    // Groups run side by side: one limit of train.rollouts.concurrency harnesses across them.
     session: { ...ctx, signal },
     batch: {
       ...rolloutBatch(ctx, join(ctx.runDir, 'rollouts', 'async')),
-      concurrency: c.n,
-      slots: new Slots(c.concurrency),
+      concurrency: c.rollouts.n,
+      slots: new Slots(c.rollouts.concurrency),
     },
-    jobs: (task, groupId) => groupJobs(ctx.args, task, c.n, groupId),
+    jobs: (task, groupId) => groupJobs(ctx.args, task, c.rollouts.n, groupId),
     groupId: (position, task) => `${ctx.run}/g${position}${ctx.attempt}/${task.id}`,
   });
   pool.fill();
@@ -268,20 +274,20 @@ async function freshGroups(ctx: StepContext, pool: GroupPool, step: number) {
   const kept: DoneGroup[] = [];
   const staleness: number[] = [];
   let dropped = 0;
-  while (kept.length < c.batchSize) {
-    const groups = await pool.take(c.batchSize - kept.length, ctx.signal);
+  while (kept.length < c.batch.size) {
+    const groups = await pool.take(c.batch.size - kept.length, ctx.signal);
     const versions = new Map(
       ctx.store.rolloutSummaries({ ids: groups.flatMap((g) => g.ids) }).map((r) => [r.id, r.min_version]),
     );
     for (const g of groups) {
       const s = step - Math.min(step, ...g.ids.map((id) => versions.get(id) ?? step));
-      if (s > c.maxStaleness) dropped++;
+      if (s > c.rollouts.maxStaleness) dropped++;
       else {
         kept.push(g);
         staleness.push(s);
       }
     }
-    if (kept.length < c.batchSize) pool.fill();
+    if (kept.length < c.batch.size) pool.fill();
   }
   return {
     ids: kept.flatMap((g) => g.ids),
@@ -296,9 +302,9 @@ function rolloutBatch(ctx: StepContext, logDir: string): RolloutBatch {
   return {
     mode: 'train',
     command: ctx.command,
-    timeoutMs: ctx.config.timeoutS * 1000,
-    rewardCmd: ctx.config.rewardCmd,
-    concurrency: ctx.config.concurrency,
+    timeoutMs: ctx.config.rollouts.timeoutS * 1000,
+    rewardCmd: ctx.config.rollouts.rewardCmd,
+    concurrency: ctx.config.rollouts.concurrency,
     logDir,
     groupDeadlineMs: ctx.scoring.groupDeadlineMs,
   };
@@ -308,7 +314,7 @@ function rolloutBatch(ctx: StepContext, logDir: string): RolloutBatch {
  * The rollouts the batch is built from: succeeded ones, and failed ones at reward 0 when the config says so, but never
  * one the infrastructure failed (an image that did not pull says nothing of the policy).
  */
-function trainable(rollouts: RolloutSummary[], failed: TrainConfig['failedRollouts']): RolloutSummary[] {
+function trainable(rollouts: RolloutSummary[], failed: TrainConfig['rollouts']['failed']): RolloutSummary[] {
   return rollouts.flatMap((r) =>
     r.state === 'succeeded' ? [r] : failed === 'zero' && !isInfraFailure(r.error) ? [{ ...r, reward: 0 }] : [],
   );

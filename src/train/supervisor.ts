@@ -54,7 +54,7 @@ export class WorkerSupervisor {
    * with the worker that serves them.
    */
   poolFor(ctx: StepContext, step: number): GroupPool | undefined {
-    if (this.o.c.asyncGroups > 0 && !this.pool) {
+    if (this.o.c.rollouts.asyncGroups > 0 && !this.pool) {
       const stop = abortedByRunOrWorker(this.o.signal, this.current.worker);
       this.pool = { pool: groupPool(ctx, step, stop.signal), stop };
     }

@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { learningRate, type TrainConfig, type trackerKinds } from '../config/schema.js';
+import { learningRate, type TrainConfig, type trackerKinds } from '../config/train-schema.js';
 import { start } from '../process/launch.js';
 import { asLines, type SetupListener } from '../setup/events.js';
 import { ensureRequirements, PYTHON_DIR } from '../setup/python-env.js';
@@ -34,8 +34,9 @@ export function ensureTrackersEnv(listener: SetupListener): Promise<string> {
 }
 
 /**
- * A training run's trackers (`train.reportTo`), none when it names none: told the settings as run (the learning rate
- * the update uses, not the undefined of "the default") and `extra`, their problems and set-up going to `log`.
+ * A training run's trackers (`train.schedule.reportTo`), none when it names none: told the settings as run (the
+ * learning rate the update uses, not the undefined of "the default") and `extra`, one dotted key per setting
+ * (`optimiser.lr`, as MLflow's flat params need), their problems and set-up going to `log`.
  */
 export async function runTrackers(
   c: TrainConfig,
@@ -43,14 +44,25 @@ export async function runTrackers(
   log: (message: string) => void,
   extra: Record<string, unknown> = {},
 ): Promise<Trackers | null> {
-  if (!c.reportTo.length) return null;
+  if (!c.schedule.reportTo.length) return null;
   return openTrackers({
-    kinds: c.reportTo,
+    kinds: c.schedule.reportTo,
     ...run,
-    settings: { ...c, lr: learningRate(c), ...extra },
+    settings: { ...dotted({ ...c, optimiser: { ...c.optimiser, lr: learningRate(c) } }), ...extra },
     onProblem: log,
     listener: asLines(log),
   });
+}
+
+/** Nested settings as one level of dotted keys; a list is one value. */
+function dotted(settings: object, prefix = ''): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(settings).flatMap(([key, value]) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.entries(dotted(value, `${prefix}${key}.`))
+        : [[`${prefix}${key}`, value]],
+    ),
+  );
 }
 
 /**

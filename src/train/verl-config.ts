@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
+import { learningRate, type TrainConfig, trainsLora } from '../config/train-schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { probe } from '../process/launch.js';
 import { PYTHON_DIR } from '../setup/python-env.js';
@@ -52,7 +52,7 @@ export interface VerlHost {
  * machines driven from a CPU-only one takes `--device cuda`). `python`: the verl virtualenv's, when made.
  */
 export function verlHost(c: TrainConfig, python: string | null): VerlHost {
-  const cpu = vllmDevice(c.vllmDevice) === 'cpu';
+  const cpu = vllmDevice(c.vllm.device) === 'cpu';
   return { cpu, gpuMemoryGb: cpu ? undefined : gpuMemoryGb(), flashAttention: !python || hasFlashAttention(python) };
 }
 
@@ -70,16 +70,16 @@ export interface VerlPlan {
  * preset's parallelism and batch sizes, the optimiser and clip settings, alight's loss (`alight`, summed with the
  * batch's weights) and no verl-side advantage estimation or reward. Refuses a cluster too small for the preset or the
  * model (FSDP keeps ~16 bytes a parameter sharded over every GPU; vLLM 2 bytes a parameter over its tensor-parallel
- * group), before anything starts. `train.verl` overrides come last.
+ * group), before anything starts. `train.verl.overrides` come last.
  */
 export function verlPlan(c: TrainConfig, host: VerlHost = {}): VerlPlan {
   const { gpuMemoryGb = 80, flashAttention = true, cpu = false } = host;
-  const preset = presetFor(c.gpus, c.nodes);
+  const preset = presetFor(c.verl.gpus, c.verl.nodes);
   const p = verlPresets[preset];
-  const tensorParallel = c.tensorParallel ?? Math.min(p.tensorParallel, c.gpus);
-  const worldSize = c.gpus * c.nodes;
-  checkCluster(c, tensorParallel);
-  const util = c.gpuMemoryUtilization ?? (cpu ? cpuServingMemory : p.gpuMemoryUtilization);
+  const tensorParallel = c.verl.tensorParallel ?? Math.min(p.tensorParallel, c.verl.gpus);
+  const worldSize = c.verl.gpus * c.verl.nodes;
+  checkCluster(c.verl, tensorParallel);
+  const util = c.vllm.gpuMemoryUtilization ?? (cpu ? cpuServingMemory : p.gpuMemoryUtilization);
   // The RAM is the CPU's limit, and the machine's to manage: no GPU arithmetic there.
   const params = c.model && !cpu ? modelParameters(c.model) : null;
   const problem = params === null ? null : memoryProblem(params, { worldSize, tensorParallel, util, gpuMemoryGb });
@@ -97,17 +97,17 @@ export function verlPlan(c: TrainConfig, host: VerlHost = {}): VerlPlan {
 }
 
 /** Refuses several nodes without a Ray cluster, and a tensor-parallel size that does not divide a node's GPUs. */
-function checkCluster(c: TrainConfig, tensorParallel: number): void {
-  if (c.nodes > 1 && !c.rayAddress) {
+function checkCluster(verl: TrainConfig['verl'], tensorParallel: number): void {
+  if (verl.nodes > 1 && !verl.rayAddress) {
     throw new AlightError(
-      `--nodes ${c.nodes} needs a Ray cluster: run \`ray start --head\` on the first node and ` +
+      `--nodes ${verl.nodes} needs a Ray cluster: run \`ray start --head\` on the first node and ` +
         `\`ray start --address <head>:6379\` on the others, then pass --ray-address <head>:6379`,
       ExitCode.usage,
     );
   }
-  if (c.gpus % tensorParallel !== 0) {
+  if (verl.gpus % tensorParallel !== 0) {
     throw new AlightError(
-      `tensor parallel size ${tensorParallel} does not divide --gpus ${c.gpus} (vLLM's groups must fill a node's GPUs)`,
+      `tensor parallel size ${tensorParallel} does not divide --gpus ${verl.gpus} (vLLM's groups must fill a node's GPUs)`,
       ExitCode.usage,
     );
   }
@@ -136,7 +136,7 @@ function memoryProblem(
   return null;
 }
 
-/** The Hydra overrides, `train.verl` last. */
+/** The Hydra overrides, `train.verl.overrides` last. */
 function overridesFor(
   c: TrainConfig,
   p: (typeof verlPresets)[VerlPreset],
@@ -144,7 +144,7 @@ function overridesFor(
 ): string[] {
   const { tensorParallel, util, flashAttention, cpu } = o;
   const micro = p.microBatch;
-  const tokenBudget = (c.maxPromptTokens ?? 8192) + c.maxResponseTokens;
+  const tokenBudget = (c.batch.maxPromptTokens ?? 8192) + c.batch.maxResponseTokens;
   return [
     `actor_rollout_ref.model.path=${c.model}`,
     // verl's model config asks for flash-attn's attention, and its padding removal patches flash-attn in: without it
@@ -155,8 +155,8 @@ function overridesFor(
           'actor_rollout_ref.model.use_remove_padding=false',
           '+actor_rollout_ref.model.override_config.attn_implementation=sdpa',
         ]),
-    `trainer.n_gpus_per_node=${c.gpus}`,
-    `trainer.nnodes=${c.nodes}`,
+    `trainer.n_gpus_per_node=${c.verl.gpus}`,
+    `trainer.nnodes=${c.verl.nodes}`,
     `trainer.device=${cpu ? 'cpu' : 'cuda'}`,
     // verl's own agent and reward loops (8 Ray workers each by default) stay idle: alight's harnesses and rewards
     // replace them. One of each, as verl builds them regardless.
@@ -164,12 +164,12 @@ function overridesFor(
     'reward.num_workers=1',
     'trainer.logger=[console]',
     'trainer.use_v1=false',
-    `data.train_batch_size=${c.batchSize}`,
-    `data.max_prompt_length=${c.maxPromptTokens ?? 8192}`,
-    `data.max_response_length=${c.maxResponseTokens}`,
+    `data.train_batch_size=${c.batch.size}`,
+    `data.max_prompt_length=${c.batch.maxPromptTokens ?? 8192}`,
+    `data.max_response_length=${c.batch.maxResponseTokens}`,
     'actor_rollout_ref.rollout.name=vllm',
     'actor_rollout_ref.rollout.mode=async',
-    `actor_rollout_ref.rollout.n=${c.n}`,
+    `actor_rollout_ref.rollout.n=${c.rollouts.n}`,
     // Harnesses send chat messages: the servers need their tokenizer and chat template.
     'actor_rollout_ref.rollout.skip_tokenizer_init=false',
     'actor_rollout_ref.rollout.calculate_log_probs=true',
@@ -178,7 +178,7 @@ function overridesFor(
     'actor_rollout_ref.rollout.free_cache_engine=true',
     `actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=${p.logprobMicroBatch}`,
     `actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=${p.logprobMicroBatch}`,
-    `actor_rollout_ref.actor.ppo_mini_batch_size=${c.batchSize}`,
+    `actor_rollout_ref.actor.ppo_mini_batch_size=${c.batch.size}`,
     `actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=${micro}`,
     // Rows per GPU vary step to step (drops, multi-row rollouts): micro-batches by tokens, not by a fixed row count
     // that would have to divide them. The budget holds at least one longest row.
@@ -186,18 +186,18 @@ function overridesFor(
     `actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${Math.max(16384, tokenBudget)}`,
     // Checkpoints carry a Hugging Face model folder too (<checkpoint>/huggingface), for vLLM or eval to load.
     'actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]',
-    `actor_rollout_ref.actor.ppo_epochs=${c.ppoEpochs}`,
+    `actor_rollout_ref.actor.ppo_epochs=${c.optimiser.ppoEpochs}`,
     `actor_rollout_ref.actor.optim.lr=${learningRate(c)}`,
-    `actor_rollout_ref.actor.optim.weight_decay=${c.weightDecay}`,
+    `actor_rollout_ref.actor.optim.weight_decay=${c.optimiser.weightDecay}`,
     // The engine's optimiser clips by optim.clip_grad; actor.grad_clip is the legacy workers' key, not read here.
-    `actor_rollout_ref.actor.optim.clip_grad=${c.maxGradNorm}`,
-    `actor_rollout_ref.actor.clip_ratio_low=${c.clipLow}`,
-    `actor_rollout_ref.actor.clip_ratio_high=${c.clipHigh}`,
+    `actor_rollout_ref.actor.optim.clip_grad=${c.optimiser.maxGradNorm}`,
+    `actor_rollout_ref.actor.clip_ratio_low=${c.optimiser.clipLow}`,
+    `actor_rollout_ref.actor.clip_ratio_high=${c.optimiser.clipHigh}`,
     'actor_rollout_ref.actor.policy_loss.loss_mode=alight',
     'actor_rollout_ref.actor.loss_agg_mode=token-sum',
     'actor_rollout_ref.actor.entropy_coeff=0',
-    `actor_rollout_ref.actor.use_kl_loss=${c.klCoef > 0}`,
-    `actor_rollout_ref.actor.kl_loss_coef=${c.klCoef}`,
+    `actor_rollout_ref.actor.use_kl_loss=${c.optimiser.klCoef > 0}`,
+    `actor_rollout_ref.actor.kl_loss_coef=${c.optimiser.klCoef}`,
     `actor_rollout_ref.actor.data_loader_seed=${c.seed}`,
     // Advantages and rewards are alight's; `grpo` only keeps verl from building a critic.
     'algorithm.adv_estimator=grpo',
@@ -205,7 +205,7 @@ function overridesFor(
     'algorithm.rollout_correction.rollout_is=null',
     ...loraOverrides(c),
     ...(cpu ? rlCpuOverrides() : []),
-    ...c.verl,
+    ...c.verl.overrides,
   ];
 }
 

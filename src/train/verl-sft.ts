@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
+import { learningRate, type TrainConfig, trainsLora } from '../config/train-schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { start } from '../process/launch.js';
 import { asLines } from '../setup/events.js';
@@ -32,7 +32,7 @@ export interface VerlSftInputs {
  * rows. `train.verl` overrides come last.
  */
 export function verlSftOverrides(c: TrainConfig, o: VerlSftInputs): string[] {
-  if (c.nodes > 1)
+  if (c.verl.nodes > 1)
     throw new AlightError(
       'alight sft --backend verl runs on one node (torchrun --standalone): drop --nodes',
       ExitCode.usage,
@@ -50,28 +50,28 @@ export function verlSftOverrides(c: TrainConfig, o: VerlSftInputs): string[] {
     'data.pad_mode=no_padding',
     `data.max_length=${o.maxLength}`,
     `data.max_token_len_per_gpu=${Math.max(8192, o.maxLength)}`,
-    `data.train_batch_size=${c.batchSize}`,
-    `data.micro_batch_size_per_gpu=${c.microBatchRows}`,
+    `data.train_batch_size=${c.batch.size}`,
+    `data.micro_batch_size_per_gpu=${c.optimiser.microBatchRows}`,
     'data.num_workers=0',
     `model.path=${c.model}`,
     ...lora,
     `optim.lr=${learningRate(c)}`,
-    `optim.weight_decay=${c.weightDecay}`,
-    `optim.clip_grad=${c.maxGradNorm}`,
+    `optim.weight_decay=${c.optimiser.weightDecay}`,
+    `optim.clip_grad=${c.optimiser.maxGradNorm}`,
     `trainer.total_epochs=${o.epochs}`,
     `trainer.default_local_dir=${join(o.runDir, 'verl')}`,
     'trainer.project_name=alight',
     `trainer.experiment_name=${o.run}`,
-    `trainer.logger=[${['console', ...c.reportTo].join(',')}]`,
+    `trainer.logger=[${['console', ...c.schedule.reportTo].join(',')}]`,
     `trainer.seed=${c.seed}`,
-    `trainer.save_freq=${c.saveEvery > 0 ? c.saveEvery : -1}`,
-    `trainer.test_freq=${c.saveEvery > 0 ? c.saveEvery : -1}`,
-    `trainer.n_gpus_per_node=${o.cpu ? 1 : c.gpus}`,
+    `trainer.save_freq=${c.schedule.saveEvery > 0 ? c.schedule.saveEvery : -1}`,
+    `trainer.test_freq=${c.schedule.saveEvery > 0 ? c.schedule.saveEvery : -1}`,
+    `trainer.n_gpus_per_node=${o.cpu ? 1 : c.verl.gpus}`,
     'trainer.resume_mode=disable',
     'checkpoint.save_contents=[model,optimizer,extra,hf_model]',
     ...(o.cpu || !o.flashAttention ? sdpaOverrides : []),
     ...(o.cpu ? sftCpuOverrides : []),
-    ...c.verl,
+    ...c.verl.overrides,
   ];
 }
 
@@ -166,10 +166,10 @@ export async function sftOnVerl(o: SftOptions): Promise<SftResult> {
   if (cpu) log("no GPU here: verl's SFT trainer runs on the CPU (alight_worker/verl/cpu.py), for small checks only");
   const logFile = join(runDir, 'verl-sft.log');
   const steps = new Map<number, StepMetrics>();
-  const perEpoch = Math.max(1, Math.floor(rows.length / c.batchSize));
+  const perEpoch = Math.max(1, Math.floor(rows.length / c.batch.size));
   o.onEvent({ type: 'sft-started', run, steps: perEpoch * o.epochs, examples: examples.length, workerLog: logFile });
   await runVerlSft(python, overrides, {
-    gpus: c.gpus,
+    gpus: c.verl.gpus,
     cpu,
     logFile,
     signal: o.signal,

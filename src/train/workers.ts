@@ -1,6 +1,6 @@
 // The Python workers of a training run, RL's or SFT's: what each is told at init (from the run's settings, through
 // src/worker/settings.ts), and the supervisor that starts, replaces and stops them.
-import { learningRate, type TrainConfig, trainsLora } from '../config/schema.js';
+import { learningRate, type TrainConfig, trainsLora } from '../config/train-schema.js';
 import { AlightError, ExitCode } from '../errors.js';
 import { Worker } from '../worker/client.js';
 import { checkedSettings, type TorchTraining, type WorkerSettings } from '../worker/settings.js';
@@ -26,16 +26,16 @@ function torchTraining(c: TrainConfig, sft: boolean): TorchTraining {
   const { lora } = c;
   return {
     objective: sft ? 'sft' : 'rl',
-    kl_coef: sft ? 0 : c.klCoef,
-    is_correction: sft ? 'none' : c.isCorrection,
-    is_cap: c.isCap,
+    kl_coef: sft ? 0 : c.optimiser.klCoef,
+    is_correction: sft ? 'none' : c.optimiser.isCorrection,
+    is_cap: c.optimiser.isCap,
     lr: learningRate(c),
-    weight_decay: c.weightDecay,
-    max_grad_norm: c.maxGradNorm,
-    clip_low: c.clipLow,
-    clip_high: c.clipHigh,
-    ppo_epochs: c.ppoEpochs,
-    micro_batch_rows: c.microBatchRows,
+    weight_decay: c.optimiser.weightDecay,
+    max_grad_norm: c.optimiser.maxGradNorm,
+    clip_low: c.optimiser.clipLow,
+    clip_high: c.optimiser.clipHigh,
+    ppo_epochs: c.optimiser.ppoEpochs,
+    micro_batch_rows: c.optimiser.microBatchRows,
     lora: trainsLora(c)
       ? {
           rank: lora.rank,
@@ -65,12 +65,12 @@ export function trainingWorkerSettings(o: Pick<WorkerStart, 'c' | 'overrides' | 
       backend: 'verl',
       model: c.model,
       seed: c.seed,
-      kl_coef: c.klCoef,
-      is_correction: c.isCorrection,
-      is_cap: c.isCap,
-      gpus: c.gpus,
-      ray_address: c.rayAddress ?? null,
-      old_logprobs: c.oldLogprobs,
+      kl_coef: c.optimiser.klCoef,
+      is_correction: c.optimiser.isCorrection,
+      is_cap: c.optimiser.isCap,
+      gpus: c.verl.gpus,
+      ray_address: c.verl.rayAddress ?? null,
+      old_logprobs: c.verl.oldLogprobs,
       overrides: o.overrides ?? [],
     });
   return checkedSettings({
@@ -78,10 +78,10 @@ export function trainingWorkerSettings(o: Pick<WorkerStart, 'c' | 'overrides' | 
     model: c.model,
     name: null,
     seed: c.seed,
-    threads: c.threads ?? null,
+    threads: c.worker.threads ?? null,
     // No more calls than harnesses can wait at once: a batch that has them all runs without waiting out the worker's
     // gather window for one that cannot come (0.5 s a batch: most of a small step's time).
-    max_batch: Math.min(c.concurrency, c.n * c.batchSize),
+    max_batch: Math.min(c.rollouts.concurrency, c.rollouts.n * c.batch.size),
     training: torchTraining(c, sft),
   });
 }
@@ -95,6 +95,6 @@ export async function startWorker(o: WorkerStart, started: Worker[]): Promise<St
   const worker = Worker.start({ python: o.python, logFile: o.logFile, env: o.env });
   started.push(worker);
   if (o.signal.aborted) worker.kill('SIGTERM');
-  const init = await worker.call('init', settings, o.c.workerTimeoutS * 1000);
+  const init = await worker.call('init', settings, o.c.worker.timeoutS * 1000);
   return { worker, endpoints: init.endpoints };
 }

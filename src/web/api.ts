@@ -1,3 +1,4 @@
+import { groupedTrain } from '../config/old-keys.js';
 import { type Params, Router } from '../http.js';
 import type { Detokenize } from '../samples/diagnose.js';
 import type { StoredCall } from '../store/calls.js';
@@ -86,7 +87,10 @@ function run(store: Store, name: string, after: number): ApiAnswer {
   const row = store.getRun(name);
   if (!row) return missing(`run ${name}`);
   const steps = store.trainSteps(name).filter((s) => s.step > after);
-  return ok({ ...row, config: row.config ? JSON.parse(row.config) : null, steps });
+  // As stored, in today's spelling: a run stored before train's keys were grouped shows them in their groups.
+  const config = row.config ? (JSON.parse(row.config) as Record<string, unknown>) : null;
+  if (config?.train) config.train = groupedTrain(config.train).train;
+  return ok({ ...row, config, steps });
 }
 
 /** A page of a run's rollouts, filtered, each with its advantage in its group and its merge breaks. */

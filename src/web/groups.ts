@@ -1,6 +1,6 @@
 import { type AdvantageEstimator, groupAdvantages } from '../algo/advantages.js';
 import { runTrainSettings } from '../config/run-settings.js';
-import type { MergeLevel } from '../config/schema.js';
+import type { MergeLevel } from '../config/train-schema.js';
 import type { CallPurpose } from '../store/calls.js';
 import type { GroupRule, Store } from '../store/store.js';
 
@@ -15,10 +15,10 @@ export interface RunRules {
 export function rulesOf(store: Store, run: string): RunRules {
   const train = runTrainSettings(store, run);
   return {
-    estimator: train.advantage,
-    level: train.level,
-    purposes: train.purposes,
-    group: { failedAsZero: train.failedRollouts === 'zero', dropMissing: train.missingReward === 'drop' },
+    estimator: train.batch.advantage,
+    level: train.batch.level,
+    purposes: train.batch.purposes,
+    group: { failedAsZero: train.rollouts.failed === 'zero', dropMissing: train.batch.missingReward === 'drop' },
   };
 }
 

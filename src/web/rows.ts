@@ -27,7 +27,7 @@ export function rolloutRows(store: Store, id: string, detokenize: Detokenize | n
   const [r] = store.rolloutSummaries({ ids: [id] });
   if (!r) return null;
   const decode = detokenize ?? undefined;
-  // Merged as the run's steps merged them (train.level), so rows line up with its batch files.
+  // Merged as the run's steps merged them (train.batch.level), so rows line up with its batch files.
   const rules = rulesOf(store, r.run);
   const merged = mergeCalls(
     ofPurposes(store.calls.tokenCalls(id), rules.purposes),

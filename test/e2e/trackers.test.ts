@@ -82,10 +82,10 @@ describe('alight train --report-to', () => {
       name: 'tracked',
       samples: ['samples/step-000000.json', 'samples/step-000001.json'],
     });
-    expect(got.mlflow.params).toEqual(expect.arrayContaining(['lr', 'n', 'batchSize']));
+    expect(got.mlflow.params).toEqual(expect.arrayContaining(['optimiser.lr', 'rollouts.n', 'batch.size']));
     expect(close(got.wandb.reward_mean)).toEqual(want);
     expect(got.wandb.samples).toEqual([0, 1]);
-    expect(got.wandb.config).toEqual(expect.arrayContaining(['lr', 'n']));
+    expect(got.wandb.config).toEqual(expect.arrayContaining(['optimiser.lr', 'rollouts.n']));
   }, 600_000);
 
   it('writes each step of an SFT run, its loss and validation loss, to all three as a training run', async () => {
@@ -135,7 +135,7 @@ describe('alight train --report-to', () => {
     for (const tracker of ['tensorboard', 'mlflow', 'wandb'])
       for (const name of ['loss', 'val_loss', 'loss_tokens'])
         expect(close(got[tracker][name]), `${tracker} ${name}`).toEqual(metric(name));
-    expect(got.mlflow.params).toEqual(expect.arrayContaining(['lr', 'objective', 'epochs']));
+    expect(got.mlflow.params).toEqual(expect.arrayContaining(['optimiser.lr', 'objective', 'epochs']));
   }, 600_000);
 
   it('reports a tracker that fails and trains on without it', async () => {

@@ -24,7 +24,10 @@ describe('alight train on a real pretrained model', () => {
     const tasks = readFileSync(join(example, 'train.jsonl'), 'utf8').split('\n').slice(0, 4).join('\n');
     writeFileSync(join(dir, 'tasks.jsonl'), tasks);
     // dropOverlong: replies cut at the harness's max_tokens leave the loss (DAPO's overlong filtering).
-    writeFileSync(join(dir, 'alight.config.yaml'), 'train:\n  threads: 2\n  dropOverlong: true\n');
+    writeFileSync(
+      join(dir, 'alight.config.yaml'),
+      'train:\n  worker:\n    threads: 2\n  batch:\n    dropOverlong: true\n',
+    );
     const args = ['train', '--model', model, '--tasks', 'tasks.jsonl', '-n', '4', '--batch-size', '2', '--steps', '2'];
     args.push(
       '--concurrency',

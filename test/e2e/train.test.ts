@@ -78,7 +78,7 @@ describe('alight train', () => {
       { id: 'count', prompt: 'Count to three.' },
       { id: 'year', prompt: 'What year is it?' },
     ]);
-    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  dropZeroVariance: true\n');
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  batch:\n    dropZeroVariance: true\n');
     const res = await alight(
       [...common(p, 2), '--reward-cmd', 'echo 0', '--run', 'flat', '--json', '--', process.execPath, HARNESS],
       { cwd: p.dir, timeoutMs: 300_000 },
@@ -251,12 +251,12 @@ describe('alight train', () => {
     expect(second).toMatchObject({ rollouts: 8, rollouts_failed: 0, rows: 8 });
   }, 300_000);
 
-  it('replaces a worker killed mid-step (train.restarts): the run goes on from the last checkpoint and ends', async () => {
+  it('replaces a worker killed mid-step (train.worker.restarts): the run goes on from the last checkpoint and ends', async () => {
     const p = project([
       { id: 'count', prompt: 'Count to three.' },
       { id: 'year', prompt: 'What year is it?' },
     ]);
-    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 1\n');
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  worker:\n    restarts: 1\n');
     const running = alight(
       [...common(p, 4), '--save-every', '1', '--run', 'restart', '--', process.execPath, HARNESS],
       {
@@ -283,7 +283,7 @@ describe('alight train', () => {
       { id: 'name', prompt: 'Your name?' },
     ]);
     // no automatic restart: the run must fail
-    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 0\n');
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  worker:\n    restarts: 0\n');
     const args = [...common(p, 6), '--save-every', '2', '--run', 'crash'];
     const running = alight([...args, '--', process.execPath, HARNESS], { cwd: p.dir, timeoutMs: 300_000 });
     // Once step 2 is done (checkpoint after step 1), kill the worker while step 3 runs.

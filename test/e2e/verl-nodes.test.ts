@@ -116,7 +116,7 @@ describe('alight train --backend verl on two Ray nodes', () => {
       { id: 'count', prompt: 'Count to three.' },
       { id: 'year', prompt: 'What year is it?' },
     ]);
-    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  restarts: 1\n');
+    writeFileSync(join(p.dir, 'alight.config.yaml'), 'train:\n  worker:\n    restarts: 1\n');
     const args = [
       ...trainArgs(model, p, 4),
       ...['--backend', 'verl', '--gpus', '1', '--nodes', '2', '--ray-address', `127.0.0.1:${HEAD}`],

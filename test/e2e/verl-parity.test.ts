@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { configSchema, type TrainConfig } from '../../src/config/schema.js';
+import { configSchema } from '../../src/config/schema.js';
+import type { TrainConfig } from '../../src/config/train-schema.js';
 import { buildBatch } from '../../src/samples/batch.js';
 import { readSafetensors, writeSafetensors } from '../../src/samples/safetensors.js';
 import { envPython } from '../../src/setup/python-env.js';
@@ -30,10 +31,10 @@ describe('one batch, two trainers', () => {
     const batch = writeBatch(join(dir, 'batch.safetensors'));
     // A clip that bites (the norm is 0.059 here) and weight decay, so that both settings are compared; a KL penalty,
     // so that verl's reference worker is built and scores the batch (its KL is 0 at the first step on both).
-    const settings = { model, lr: 0.01, seed: 0, maxGradNorm: 0.05, weightDecay: 0.1, klCoef: 0.05 };
+    const settings = { model, seed: 0, optimiser: { lr: 0.01, maxGradNorm: 0.05, weightDecay: 0.1, klCoef: 0.05 } };
     const torch = await updateOnce(configSchema.parse({ train: settings }).train, envPython(), batch, dir);
     // The torch worker's ratio is to the engine's log-probs (its own server samples what it trains): verl's too here.
-    const verl1 = { ...settings, backend: 'verl', gpus: 1, oldLogprobs: 'rollout' };
+    const verl1 = { ...settings, backend: 'verl', verl: { gpus: 1, oldLogprobs: 'rollout' } };
     const verlTrain = configSchema.parse({ train: verl1 }).train;
     const plan = verlPlan(verlTrain, verlHost(verlTrain, verlPython()));
     const verl = await updateOnce(verlTrain, verlPython()!, batch, dir, plan);
@@ -124,7 +125,7 @@ function writeBatch(file: string): string {
     [row(prompt, [[[60, 61, 62, 63, 64, 65, 66, 2], 1]])],
   ].map((rows, i) => ({ rolloutId: `r${i}`, groupId: 'g', reward: [1, 0, 0.5, 0][i], rows }));
   const c = configSchema.parse({}).train;
-  const built = buildBatch(rollouts, { ...c, maxResponseTokens: 64 });
+  const built = buildBatch(rollouts, { ...c.batch, maxResponseTokens: 64 });
   writeSafetensors(file, built.tensors, { alight: JSON.stringify({ version: 1 }) });
   return file;
 }

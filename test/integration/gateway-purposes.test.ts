@@ -16,7 +16,7 @@ const nextSpeaker = {
 };
 
 // A harness's own calls (here the shapes Gemini CLI's next-speaker check and a self-labelled summary take) are
-// recorded with what they are for, and rows are built from the agent's turns unless train.purposes names others.
+// recorded with what they are for, and rows are built from the agent's turns unless train.batch.purposes names others.
 describe('call purposes', () => {
   it('labels side calls, by their request or the harness header, and builds rows from the main calls', async () => {
     rig = await startRig({ reply: (i) => `answer ${i}` });

@@ -20,14 +20,14 @@ describe('the command table', () => {
     expect(n.parseArg!('4', undefined)).toBe(4);
     expect(() => n.parseArg!('4.5', undefined)).toThrow(AlightError);
     expect(configOption('--kind <k>', 'upstream.kind').argChoices).toEqual(['vllm', 'openai-compatible']);
-    expect(configOption('--lr <r>', 'train.lr').parseArg!('3e-6', undefined)).toBe(3e-6);
+    expect(configOption('--lr <r>', 'train.optimiser.lr').parseArg!('3e-6', undefined)).toBe(3e-6);
     expect(() => fromSchema('train.nope')).toThrow(/no config key train.nope/);
   });
 
   it('gives a flag of a command that reads no config the schema default, unless told another', () => {
-    expect(schemaOption('--advantage <a>', 'train.advantage').defaultValue).toBe('grpo');
-    expect(schemaOption('--max-response-tokens <n>', 'train.maxResponseTokens', 32768).defaultValue).toBe(32768);
-    expect(schemaOption('--drop-zero-variance', 'train.dropZeroVariance').defaultValue).toBeUndefined();
+    expect(schemaOption('--advantage <a>', 'train.batch.advantage').defaultValue).toBe('grpo');
+    expect(schemaOption('--max-response-tokens <n>', 'train.batch.maxResponseTokens', 32768).defaultValue).toBe(32768);
+    expect(schemaOption('--drop-zero-variance', 'train.batch.dropZeroVariance').defaultValue).toBeUndefined();
     // Its type follows: set where the schema (or the command) gives a default, a switch or an optional key absent.
     expectTypeOf<BuildFlags['advantage']>().toEqualTypeOf<'grpo' | 'drgrpo' | 'rloo'>();
     expectTypeOf<BuildFlags['maxResponseTokens']>().toEqualTypeOf<number>();
@@ -67,14 +67,16 @@ describe('a command declared once', () => {
     expectTypeOf<SftFlags['epochs']>().toEqualTypeOf<number>();
     const flags: TrainFlags = { loraRank: 8, device: 'cpu', lr: 1e-4, timeout: 30, run: 'r', port: 0, dryRun: true };
     expect(configValues(trainFlags(), { ...flags, judge: 'http://127.0.0.1:9/v1' })).toEqual({
-      train: { lora: { rank: 8 }, vllmDevice: 'cpu', lr: 1e-4, timeoutS: 30 },
+      train: { lora: { rank: 8 }, vllm: { device: 'cpu' }, optimiser: { lr: 1e-4 }, rollouts: { timeoutS: 30 } },
       reward: { judge: { url: 'http://127.0.0.1:9/v1' } },
       gateway: { port: 0 },
     });
   });
 
   it("refuses a declaration whose key is not commander's name for the flag, or an always-set flag that is not", () => {
-    expect(() => declaredOptions({ lr: configOption('--rate <r>', 'train.lr') })).toThrow(/stored as rate, not lr/);
+    expect(() => declaredOptions({ lr: configOption('--rate <r>', 'train.optimiser.lr') })).toThrow(
+      /stored as rate, not lr/,
+    );
     expect(() => alwaysSet(new Option('--epochs <n>'))).toThrow(/neither mandatory nor defaulted/);
   });
 

@@ -13,7 +13,7 @@ describe('the configuration reference', () => {
   it('lists every setting the schema accepts, each with its description, type and default', () => {
     const keys = configKeys();
     const byKey = new Map(keys.map((k) => [k.key, k]));
-    expect(byKey.get('train.purposes')).toMatchObject({ type: expect.stringMatching(/^list of main .*router/) });
+    expect(byKey.get('train.batch.purposes')).toMatchObject({ type: expect.stringMatching(/^list of main .*router/) });
     expect(byKey.get('train.lora.rank')).toMatchObject({ type: 'integer', default: 0 });
     expect(byKey.get('k8s.resources')).toMatchObject({ type: 'object', default: undefined });
     // The defaults listed are the ones a config gets (a section that is absent until set, reward.judge, aside).

@@ -91,7 +91,28 @@ describe('config', () => {
     expect(merged.record).toMatchObject({ n: 8, concurrency: 4 });
     // The SWE template's config is valid too, and asks for the verl backend on 8 GPUs.
     const swe = loadConfig(join(import.meta.dirname, '../../templates/swe/alight.config.yaml')).config;
-    expect(swe.train).toMatchObject({ backend: 'verl', gpus: 8, fromDb: true, isCorrection: 'token' });
+    expect(swe.train).toMatchObject({
+      backend: 'verl',
+      verl: { gpus: 8 },
+      fromDb: true,
+      optimiser: { isCorrection: 'token' },
+    });
+  });
+
+  it("reads a file of train's old, flat keys in their groups, and says where each went", () => {
+    const path = join(tempDir(), 'alight.config.yaml');
+    writeFileSync(path, 'train:\n  lr: 2.0e-6\n  batchSize: 2\n  optimiser:\n    clipHigh: 0.3\n  verl: [a=1]\n');
+    const { config, moved } = loadConfig(path);
+    expect(config.train).toMatchObject({ optimiser: { lr: 2e-6, clipHigh: 0.3 }, batch: { size: 2 } });
+    expect(config.train.verl.overrides).toEqual(['a=1']);
+    expect(moved).toEqual([
+      'train.lr → train.optimiser.lr',
+      'train.batchSize → train.batch.size',
+      'train.verl → train.verl.overrides',
+    ]);
+    // A flag sets its one key of a group; the group's others stay as the file set them.
+    const flagged = withOverrides(config, { train: { optimiser: { lr: 1e-5 } } as never });
+    expect(flagged.train.optimiser).toMatchObject({ lr: 1e-5, clipHigh: 0.3 });
   });
 
   it('names every bad key', () => {

@@ -64,21 +64,22 @@ describe('store', () => {
 
   it("reads a run's stored settings through the config schema: its defaults for what was not stored", () => {
     const store = Store.open(join(tempDir(), 's.db'));
-    store.ensureRun('old', 'train', { train: { model: '/m', lr: 2e-6, gone: 1 } });
-    expect(runTrainSettings(store, 'old')).toMatchObject({
-      model: '/m',
-      lr: 2e-6,
-      advantage: 'grpo',
-      level: 'trajectory',
-    });
-    expect(runTrainSettings(store, 'old')).not.toHaveProperty('gone');
+    store.ensureRun('new', 'train', { train: { model: '/m', optimiser: { lr: 2e-6 }, gone: 1 } });
+    const grouped = { model: '/m', optimiser: { lr: 2e-6, clipHigh: 0.28 }, batch: { level: 'trajectory' } };
+    expect(runTrainSettings(store, 'new')).toMatchObject(grouped);
+    expect(runTrainSettings(store, 'new')).not.toHaveProperty('gone');
+    // A run stored before train's keys were grouped reads the same, each flat key in its group.
+    store.ensureRun('old', 'train', { train: { model: '/m', lr: 2e-6, verl: ['a=1'], gpus: 2 } });
+    expect(runTrainSettings(store, 'old')).toMatchObject({ ...grouped, verl: { gpus: 2, overrides: ['a=1'] } });
     store.ensureRun('recorded', 'record', undefined);
     expect(storedTrain(store, 'recorded')).toBeUndefined();
-    expect(runTrainSettings(store, 'recorded').purposes).toEqual(['main']);
+    expect(runTrainSettings(store, 'recorded').batch.purposes).toEqual(['main']);
     store.ensureRun('sft', 'sft', { sft: { data: '/d', epochs: 2, backend: 'verl' } });
     expect(storedSft(store, 'sft')).toEqual({ data: '/d', epochs: 2 });
     store.ensureRun('bad', 'train', { train: { lr: 'fast' } });
-    expect(() => storedTrain(store, 'bad')).toThrow(/run bad's stored train settings do not read:\n {2}lr: /);
+    expect(() => storedTrain(store, 'bad')).toThrow(
+      /run bad's stored train settings do not read:\n {2}optimiser\.lr: /,
+    );
     store.close();
   });
 

@@ -40,9 +40,17 @@ const qwen32b = { hidden: 5120, layers: 64, ffn: 27648, heads: 40, kv: 8, vocab:
 
 describe('alight settings as verl overrides', () => {
   it('picks the preset by scale: one GPU, one node, several nodes', () => {
-    expect(verlPlan(train({ gpus: 1 }))).toMatchObject({ preset: 'one-gpu', tensorParallel: 1, worldSize: 1 });
-    expect(verlPlan(train({ gpus: 8 }))).toMatchObject({ preset: 'one-node', tensorParallel: 2, worldSize: 8 });
-    expect(verlPlan(train({ gpus: 8, nodes: 4, rayAddress: 'head:6379' }))).toMatchObject({
+    expect(verlPlan(train({ verl: { gpus: 1 } }))).toMatchObject({
+      preset: 'one-gpu',
+      tensorParallel: 1,
+      worldSize: 1,
+    });
+    expect(verlPlan(train({ verl: { gpus: 8 } }))).toMatchObject({
+      preset: 'one-node',
+      tensorParallel: 2,
+      worldSize: 8,
+    });
+    expect(verlPlan(train({ verl: { gpus: 8, nodes: 4, rayAddress: 'head:6379' } }))).toMatchObject({
       preset: 'multi-node',
       tensorParallel: 4,
       worldSize: 32,
@@ -52,14 +60,11 @@ describe('alight settings as verl overrides', () => {
   it("maps the training settings and alight's loss, and puts the user's overrides last", () => {
     const { overrides } = verlPlan(
       train({
-        gpus: 8,
         model: 'Qwen/Qwen2.5-7B-Instruct',
-        n: 16,
-        batchSize: 32,
-        lr: 2e-6,
-        klCoef: 0.01,
-        clipHigh: 0.3,
-        verl: ['actor_rollout_ref.rollout.gpu_memory_utilization=0.7'],
+        verl: { gpus: 8, overrides: ['actor_rollout_ref.rollout.gpu_memory_utilization=0.7'] },
+        rollouts: { n: 16 },
+        batch: { size: 32 },
+        optimiser: { lr: 2e-6, klCoef: 0.01, clipHigh: 0.3 },
       }),
     );
     expect([
@@ -80,21 +85,27 @@ describe('alight settings as verl overrides', () => {
     'refuses a cluster that cannot hold the preset: tensor ' +
       'parallelism that does not divide the GPUs, nodes without Ray',
     () => {
-      expect(() => verlPlan(train({ gpus: 6, tensorParallel: 4 }))).toThrow(
+      expect(() => verlPlan(train({ verl: { gpus: 6, tensorParallel: 4 } }))).toThrow(
         /tensor parallel size 4 does not divide --gpus 6/,
       );
-      expect(() => verlPlan(train({ gpus: 8, nodes: 2 }))).toThrow(/--nodes 2 needs a Ray cluster: .*--ray-address/);
+      expect(() => verlPlan(train({ verl: { gpus: 8, nodes: 2 } }))).toThrow(
+        /--nodes 2 needs a Ray cluster: .*--ray-address/,
+      );
     },
   );
 
   it('checks the model fits: a 7B model on one node, not a 32B model (its actor state) nor a 7B on one GPU', () => {
     expect(modelParameters(modelDir(qwen7b))! / 1e9).toBeCloseTo(7.6, 0);
-    expect(verlPlan(train({ gpus: 8, model: modelDir(qwen7b) })).preset).toBe('one-node');
-    expect(() => verlPlan(train({ gpus: 8, model: modelDir(qwen32b) }))).toThrow(
+    expect(verlPlan(train({ model: modelDir(qwen7b), verl: { gpus: 8 } })).preset).toBe('one-node');
+    expect(() => verlPlan(train({ model: modelDir(qwen32b), verl: { gpus: 8 } }))).toThrow(
       /~32\.\dB parameters\) does not fit preset one-node on 80 GB GPUs: the actor's state needs ~66 GB a GPU over 8 GPU\(s\)/,
     );
-    expect(() => verlPlan(train({ gpus: 1, model: modelDir(qwen7b) }))).toThrow(/does not fit preset one-gpu/);
-    expect(verlPlan(train({ gpus: 8, nodes: 2, rayAddress: 'h:6379', model: modelDir(qwen32b) })).worldSize).toBe(16);
+    expect(() => verlPlan(train({ model: modelDir(qwen7b), verl: { gpus: 1 } }))).toThrow(
+      /does not fit preset one-gpu/,
+    );
+    expect(
+      verlPlan(train({ model: modelDir(qwen32b), verl: { gpus: 8, nodes: 2, rayAddress: 'h:6379' } })).worldSize,
+    ).toBe(16);
   });
   it("maps train.lora onto verl's LoRA keys, with LoRA's learning rate unless one is given", () => {
     const full = verlPlan(train({})).overrides;
@@ -111,7 +122,7 @@ describe('alight settings as verl overrides', () => {
     expect(value(adapter, 'actor_rollout_ref.model.lora.merge')).toBe('true');
     const both = verlPlan(train({ lora: { rank: 8, targets: 'all-linear,q_proj' } })).overrides;
     expect(value(both, 'actor_rollout_ref.model.target_modules')).toBe('all-linear');
-    const given = verlPlan(train({ lr: 3e-5, lora: { rank: 8 } })).overrides;
+    const given = verlPlan(train({ lora: { rank: 8 }, optimiser: { lr: 3e-5 } })).overrides;
     expect(value(given, 'actor_rollout_ref.actor.optim.lr')).toBe('0.00003');
     expect(value(given, 'actor_rollout_ref.model.target_modules')).toBe('all-linear');
   });
@@ -120,7 +131,9 @@ describe('alight settings as verl overrides', () => {
     "on the CPU: verl's device, float32 throughout, no sleep mode, a tenth of the RAM for vLLM, no GPU memory " +
       "check, and the environment that selects alight's platform; the user's overrides still last",
     () => {
-      const plan = verlPlan(train({ gpus: 2, model: modelDir(qwen32b), verl: ['trainer.device=cpu'] }), { cpu: true });
+      const plan = verlPlan(train({ model: modelDir(qwen32b), verl: { gpus: 2, overrides: ['trainer.device=cpu'] } }), {
+        cpu: true,
+      });
       expect(value(plan.overrides, 'trainer.device')).toBe('cpu');
       expect(value(plan.overrides, 'actor_rollout_ref.actor.fsdp_config.dtype')).toBe('float32');
       expect(value(plan.overrides, '+actor_rollout_ref.ref.fsdp_config.mixed_precision')).toMatch(/param_dtype:fp32/);
@@ -130,7 +143,7 @@ describe('alight settings as verl overrides', () => {
       expect(value(plan.overrides, 'actor_rollout_ref.actor.optim.clip_grad')).toBe('1');
       expect(plan.env).toMatchObject({ VERL_PLATFORM: 'cpu', VERL_USE_EXTERNAL_MODULES: 'alight_worker.verl.cpu' });
       expect(plan.overrides.at(-1)).toBe('trainer.device=cpu');
-      expect(verlPlan(train({ gpus: 2 })).env).toEqual({});
+      expect(verlPlan(train({ verl: { gpus: 2 } })).env).toEqual({});
     },
   );
 });

@@ -13,7 +13,9 @@ describe("the worker's settings", () => {
   });
 
   it("carry a run's settings whole: RL's update, SFT's, LoRA's adapter and verl's", () => {
-    const rl = trainingWorkerSettings({ c: train({ lr: 3e-6, klCoef: 0.1, concurrency: 4 }) });
+    const rl = trainingWorkerSettings({
+      c: train({ optimiser: { lr: 3e-6, klCoef: 0.1 }, rollouts: { concurrency: 4 } }),
+    });
     expect(rl).toMatchObject({ backend: 'torch', model: '/m', seed: 0, max_batch: 4, threads: null });
     expect(rl.backend === 'torch' && rl.training).toMatchObject({
       objective: 'rl',
@@ -21,7 +23,10 @@ describe("the worker's settings", () => {
       kl_coef: 0.1,
       lora: null,
     });
-    const sft = trainingWorkerSettings({ c: train({ klCoef: 0.1, isCorrection: 'token' }), objective: 'sft' });
+    const sft = trainingWorkerSettings({
+      c: train({ optimiser: { klCoef: 0.1, isCorrection: 'token' } }),
+      objective: 'sft',
+    });
     expect(sft.backend === 'torch' && sft.training).toMatchObject({
       objective: 'sft',
       kl_coef: 0,
@@ -35,7 +40,7 @@ describe("the worker's settings", () => {
       targets: ['q_proj', 'v_proj'],
       from: null,
     });
-    const verl = trainingWorkerSettings({ c: train({ backend: 'verl', gpus: 2 }), overrides: ['a=1'] });
+    const verl = trainingWorkerSettings({ c: train({ backend: 'verl', verl: { gpus: 2 } }), overrides: ['a=1'] });
     expect(verl).toEqual({
       backend: 'verl',
       model: '/m',
