@@ -1,7 +1,7 @@
 // What bench:learn and bench:rft share: the model, the tasks, the evaluation and its settings, and running a step.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,9 +96,12 @@ export const harnessEnv = () => ({
 
 /**
  * The project folder's alight.config.yaml: what the flags do not reach. Drop groups that carry no signal, all of a
- * step's harnesses at once (the worker batches their calls), the worker's torch threads.
+ * step's harnesses at once (the worker batches their calls), the worker's torch threads. Earlier runs' weights in the
+ * folder go first: their numbers are kept elsewhere, and three seeds' checkpoints (~3 GB a run) filled this machine's
+ * disk.
  */
 export function benchConfig(dir: string, maxResponseTokens = settings.maxTokens): void {
+  dropEarlierWeights(dir);
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, 'alight.config.yaml'),
@@ -106,6 +109,15 @@ export function benchConfig(dir: string, maxResponseTokens = settings.maxTokens)
       `  batch:\n    dropZeroVariance: true\n    maxResponseTokens: ${maxResponseTokens}\n` +
       `    dropOverlong: ${settings.dropOverlong}\n`,
   );
+}
+
+/** The checkpoints of the runs in a bench project folder, and the adapters merged from them. */
+function dropEarlierWeights(dir: string): void {
+  const runs = join(dir, '.alight', 'runs');
+  for (const run of existsSync(runs) ? readdirSync(runs) : [])
+    rmSync(join(runs, run, 'checkpoints'), { recursive: true, force: true });
+  for (const entry of existsSync(dir) ? readdirSync(dir) : [])
+    if (entry.startsWith('merged-')) rmSync(join(dir, entry), { recursive: true, force: true });
 }
 
 /**
