@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { z } from 'zod';
 import { AlightError, ExitCode } from '../errors.js';
+import { isRecord } from '../records.js';
 import { groupedTrain } from './old-keys.js';
 import { type Config, configSchema } from './schema.js';
 
@@ -47,13 +48,11 @@ export function withOverrides(
   return validateConfig(merged(config, overrides), 'the command-line flags');
 }
 
-const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function merged(base: unknown, over: object): Record<string, unknown> {
-  const out: Record<string, unknown> = isPlain(base) ? { ...base } : {};
+  const out: Record<string, unknown> = isRecord(base) ? { ...base } : {};
   for (const [key, value] of Object.entries(over)) {
     if (value === undefined) continue;
-    out[key] = isPlain(value) ? merged(out[key], value) : value;
+    out[key] = isRecord(value) ? merged(out[key], value) : value;
   }
   return out;
 }

@@ -52,14 +52,14 @@ const moves: Record<string, string> = {
   verl: 'verl.overrides',
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord } from '../records.js';
 
 /**
  * `train` with its flat keys moved into their groups, and the moves made (`train.lr → train.optimiser.lr`). A grouped
  * key given too wins over its flat spelling. `verl` moves only as the list of overrides it was; the group is an object.
  */
 export function groupedTrain(train: unknown): { train: unknown; moved: string[] } {
-  if (!isObject(train)) return { train, moved: [] };
+  if (!isRecord(train)) return { train, moved: [] };
   const flat = Object.entries(train).filter(
     ([key, value]) => key in moves && value !== undefined && (key !== 'verl' || Array.isArray(value)),
   );
@@ -68,7 +68,7 @@ export function groupedTrain(train: unknown): { train: unknown; moved: string[] 
   );
   for (const [key, value] of flat) {
     const [group, name] = moves[key]!.split('.') as [string, string];
-    out[group] = { [name]: value, ...(isObject(out[group]) ? out[group] : {}) };
+    out[group] = { [name]: value, ...(isRecord(out[group]) ? out[group] : {}) };
   }
   return { train: out, moved: flat.map(([key]) => `train.${key} → train.${moves[key]}`) };
 }

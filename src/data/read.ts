@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { AlightError, ExitCode } from '../errors.js';
 import { maxJsonDepth, nestedDeeperThan } from '../json-text.js';
 import { fileMagic } from '../magic.js';
+import { isRecord } from '../records.js';
 import { type FileRow, parquetRows } from './parquet.js';
 
 // V8's longest string is ~512 MiB of UTF-16 code units: a JSON document must be parsed from one string.
@@ -115,7 +116,7 @@ async function* jsonRows(path: string): AsyncGenerator<FileRow> {
   } catch (err) {
     throw new AlightError(`${path} is not valid JSON: ${(err as Error).message}`, ExitCode.input);
   }
-  const rows = Array.isArray(doc) ? doc : isObject(doc) ? dictRows(doc) : null;
+  const rows = Array.isArray(doc) ? doc : isRecord(doc) ? dictRows(doc) : null;
   if (!rows) throw new AlightError(`${path}: expected a JSON list of rows or a dict of them`, ExitCode.input);
   for (let i = 0; i < rows.length; i++) yield { line: i + 1, row: rows[i] };
 }
@@ -123,16 +124,12 @@ async function* jsonRows(path: string): AsyncGenerator<FileRow> {
 /** `{id: row, …}`, or pandas' `to_json()` default `{column: {index: value}}`, as a list of rows. */
 function dictRows(doc: Record<string, unknown>): unknown[] {
   const values = Object.values(doc);
-  const columnar = 'instance_id' in doc && isObject(doc.instance_id);
+  const columnar = 'instance_id' in doc && isRecord(doc.instance_id);
   if (!columnar) return values;
   const index = Object.keys(doc.instance_id as object);
   return index.map((i) =>
     Object.fromEntries(Object.entries(doc).map(([col, cells]) => [col, (cells as Record<string, unknown>)[i]])),
   );
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

@@ -1,9 +1,9 @@
 import { HttpError } from '../http.js';
+import { isRecord } from '../records.js';
 import type { Endpoint } from './endpoints.js';
 import { anthropicToChat, invalidMessages } from './protocols/anthropic-request.js';
 import { geminiToChat, invalidGemini } from './protocols/gemini-request.js';
 import type { RolloutMemory } from './protocols/index.js';
-import { isObj } from './protocols/translate.js';
 import { readWhole, type UpstreamClient } from './upstream.js';
 
 type Obj = Record<string, unknown>;
@@ -47,7 +47,7 @@ export async function countGeminiTokens(
   memory: RolloutMemory,
   signal: AbortSignal,
 ): Promise<Obj> {
-  const request = isObj(body.generateContentRequest) ? body.generateContentRequest : body;
+  const request = isRecord(body.generateContentRequest) ? body.generateContentRequest : body;
   const invalid = invalidGemini(request);
   if (invalid) throw new HttpError(400, invalid);
   const counted = await countChat(upstream, endpoint, geminiToChat(request, memory, false), signal);

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http.js';
+import { isRecord } from '../records.js';
 import { type CallPurpose, callPurposes } from '../store/calls.js';
-import { isObj, textOf } from './protocols/translate.js';
+import { textOf } from './protocols/translate.js';
 
 const purposeHeader = 'x-alight-purpose';
 
@@ -10,14 +11,14 @@ type Obj = Record<string, unknown>;
 /** The properties of the JSON the request constrains its answer to (chat's `response_format`), or none. */
 function answerFields(chat: Obj): string[] {
   const format = chat.response_format;
-  const schema = isObj(format) && isObj(format.json_schema) ? format.json_schema.schema : undefined;
-  return isObj(schema) && isObj(schema.properties) ? Object.keys(schema.properties) : [];
+  const schema = isRecord(format) && isRecord(format.json_schema) ? format.json_schema.schema : undefined;
+  return isRecord(schema) && isRecord(schema.properties) ? Object.keys(schema.properties) : [];
 }
 
 function lastUserText(chat: Obj): string {
   const messages = Array.isArray(chat.messages) ? chat.messages : [];
   const last = messages[messages.length - 1];
-  return isObj(last) && last.role === 'user' ? textOf(last.content) : '';
+  return isRecord(last) && last.role === 'user' ? textOf(last.content) : '';
 }
 
 /**

@@ -6,6 +6,8 @@
  */
 type Obj = Record<string, unknown>;
 
+import { isRecord } from '../records.js';
+
 export interface ToolCall {
   id: string;
   name: string;
@@ -45,15 +47,13 @@ interface Reading {
   redacted: Redactions;
 }
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Text of a content field: a string, or the text of its parts (anything else counted and left out). */
 function text(content: unknown, r: Reading): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
     .map((part) => {
-      if (isObj(part) && typeof part.text === 'string') return part.text;
+      if (isRecord(part) && typeof part.text === 'string') return part.text;
       r.redacted.non_text++;
       return '';
     })
@@ -62,7 +62,7 @@ function text(content: unknown, r: Reading): string {
 
 /** Arguments as an object, whichever way the protocol carried them. */
 function args(value: unknown): Obj {
-  if (isObj(value)) return value;
+  if (isRecord(value)) return value;
   if (typeof value === 'string') {
     let parsed: unknown;
     try {
@@ -70,7 +70,7 @@ function args(value: unknown): Obj {
     } catch {
       throw new Unrenderable(`tool-call arguments are not JSON: ${value.slice(0, 60)}`);
     }
-    if (isObj(parsed)) return parsed;
+    if (isRecord(parsed)) return parsed;
   }
   throw new Unrenderable('tool-call arguments are not a JSON object');
 }
@@ -107,14 +107,14 @@ function chatMessage(m: Obj, r: Reading): Message {
 const chat = {
   request: (body: Obj, r: Reading): Conversation => ({
     messages: (Array.isArray(body.messages) ? body.messages : []).map((m: Obj) => chatMessage(m, r)),
-    tools: (Array.isArray(body.tools) ? body.tools : []).filter(isObj).map((t) => {
+    tools: (Array.isArray(body.tools) ? body.tools : []).filter(isRecord).map((t) => {
       const fn = (t.function ?? {}) as Obj;
       return tool(fn.name, fn.description, fn.parameters);
     }),
   }),
   answer: (body: Obj, r: Reading): Message[] => {
     const choice = Array.isArray(body.choices) ? (body.choices[0] as Obj | undefined) : undefined;
-    return isObj(choice?.message) ? [chatMessage({ ...choice.message, role: 'assistant' }, r)] : [];
+    return isRecord(choice?.message) ? [chatMessage({ ...choice.message, role: 'assistant' }, r)] : [];
   },
 };
 
@@ -124,7 +124,7 @@ function tool(name: unknown, description: unknown, parameters: unknown): Tool {
     function: {
       name: String(name ?? ''),
       ...(typeof description === 'string' && { description }),
-      parameters: isObj(parameters) ? parameters : { type: 'object', properties: {} },
+      parameters: isRecord(parameters) ? parameters : { type: 'object', properties: {} },
     },
   };
 }
@@ -162,7 +162,7 @@ const anthropic = {
     ],
     // Server tools (web search and the like) have no schema the student could call: only client tools.
     tools: (Array.isArray(body.tools) ? body.tools : [])
-      .filter((t: Obj) => isObj(t) && t.input_schema)
+      .filter((t: Obj) => isRecord(t) && t.input_schema)
       .map((t: Obj) => tool(t.name, t.description, t.input_schema)),
   }),
   answer: (body: Obj, r: Reading): Message[] => anthropicMessage({ ...body, role: 'assistant' }, r),
@@ -181,7 +181,7 @@ function responsesItems(items: unknown[], r: Reading): Message[] {
     open ??= { content: '', thought: '', calls: [] };
     return open;
   };
-  for (const item of items.filter(isObj)) {
+  for (const item of items.filter(isRecord)) {
     const type = item.type ?? 'message';
     if (type === 'reasoning') {
       if (item.encrypted_content) r.redacted.encrypted_reasoning++;
@@ -215,7 +215,7 @@ const responses = {
         : responsesItems(Array.isArray(body.input) ? body.input : [], r)),
     ],
     tools: (Array.isArray(body.tools) ? body.tools : [])
-      .filter((t: Obj) => isObj(t) && t.type === 'function')
+      .filter((t: Obj) => isRecord(t) && t.type === 'function')
       .map((t: Obj) => tool(t.name, t.description, t.parameters)),
   }),
   answer: (body: Obj, r: Reading): Message[] => responsesItems(Array.isArray(body.output) ? body.output : [], r),

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { learningRate, type TrainConfig, type trackerKinds } from '../config/train-schema.js';
 import { start } from '../process/launch.js';
+import { isRecord } from '../records.js';
 import { asLines, type SetupListener } from '../setup/events.js';
 import { ensureRequirements, PYTHON_DIR } from '../setup/python-env.js';
 import type { StoredCall } from '../store/calls.js';
@@ -58,9 +59,7 @@ export async function runTrackers(
 function dotted(settings: object, prefix = ''): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(settings).flatMap(([key, value]) =>
-      typeof value === 'object' && value !== null && !Array.isArray(value)
-        ? Object.entries(dotted(value, `${prefix}${key}.`))
-        : [[`${prefix}${key}`, value]],
+      isRecord(value) ? Object.entries(dotted(value, `${prefix}${key}.`)) : [[`${prefix}${key}`, value]],
     ),
   );
 }

@@ -1,4 +1,5 @@
-import { chatToolCall, copyFields, isObj, pushAssistant, textOf } from './translate.js';
+import { isRecord } from '../../records.js';
+import { chatToolCall, copyFields, pushAssistant, textOf } from './translate.js';
 import type { RolloutMemory } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -7,7 +8,7 @@ type Obj = Record<string, unknown>;
 export function invalidMessages(body: Obj): string | null {
   if (!Array.isArray(body.messages)) return '`messages`: must be an array of messages';
   const bad = body.messages.findIndex(
-    (m) => !isObj(m) || typeof m.role !== 'string' || (typeof m.content !== 'string' && !Array.isArray(m.content)),
+    (m) => !isRecord(m) || typeof m.role !== 'string' || (typeof m.content !== 'string' && !Array.isArray(m.content)),
   );
   if (bad !== -1) return `\`messages.${bad}\`: needs a \`role\` and a \`content\` string or array of blocks`;
   if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
@@ -62,7 +63,7 @@ function assistantTurn(content: Obj[], messages: Obj[], memory: RolloutMemory): 
 function systemText(system: unknown): string {
   return Array.isArray(system)
     ? system
-        .filter(isObj)
+        .filter(isRecord)
         .map((b) => String(b.text ?? ''))
         .join('\n\n')
     : String(system ?? '');
@@ -75,7 +76,7 @@ export function anthropicMessages(body: Obj, memory: RolloutMemory): Obj[] {
   if (system) messages.push({ role: 'system', content: system });
   for (const m of body.messages as Obj[]) {
     const blocks =
-      typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as unknown[]).filter(isObj);
+      typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as unknown[]).filter(isRecord);
     if (m.role === 'assistant') assistantTurn(blocks, messages, memory);
     else if (m.role === 'system') messages.push({ role: 'system', content: systemText(blocks) });
     else userTurn(blocks, messages);
@@ -87,8 +88,8 @@ export function anthropicMessages(body: Obj, memory: RolloutMemory): Obj[] {
 function chatTools(tools: unknown[], memory: RolloutMemory): Obj[] {
   const out: Obj[] = [];
   const dropped: string[] = [];
-  for (const t of tools.filter(isObj)) {
-    if (isObj(t.input_schema) && t.defer_loading !== true) {
+  for (const t of tools.filter(isRecord)) {
+    if (isRecord(t.input_schema) && t.defer_loading !== true) {
       out.push({
         type: 'function',
         function: {
@@ -122,11 +123,12 @@ export function anthropicToChat(body: Obj, memory: RolloutMemory): Obj {
   });
   const tools = Array.isArray(body.tools) ? chatTools(body.tools, memory) : [];
   if (tools.length) chat.tools = tools;
-  if (tools.length && isObj(body.tool_choice)) {
+  if (tools.length && isRecord(body.tool_choice)) {
     chat.tool_choice = toolChoice(body.tool_choice);
     if (body.tool_choice.disable_parallel_tool_use === true) chat.parallel_tool_calls = false;
   }
   // Thinking switched off maps to the chat templates' switch (Qwen3's); any other setting keeps the template's default.
-  if (isObj(body.thinking) && body.thinking.type === 'disabled') chat.chat_template_kwargs = { enable_thinking: false };
+  if (isRecord(body.thinking) && body.thinking.type === 'disabled')
+    chat.chat_template_kwargs = { enable_thinking: false };
   return chat;
 }

@@ -1,4 +1,5 @@
-import { chatToolCall, copyFields, isObj, pushAssistant, textOf } from './translate.js';
+import { isRecord } from '../../records.js';
+import { chatToolCall, copyFields, pushAssistant, textOf } from './translate.js';
 import type { RolloutMemory } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -6,18 +7,18 @@ type Obj = Record<string, unknown>;
 /** A reason a Gemini generateContent body is malformed, or null. */
 export function invalidGemini(body: Obj): string | null {
   if (!Array.isArray(body.contents)) return '`contents`: must be an array of Content';
-  const bad = body.contents.findIndex((c) => !isObj(c) || !Array.isArray(c.parts));
+  const bad = body.contents.findIndex((c) => !isRecord(c) || !Array.isArray(c.parts));
   if (bad !== -1) return `\`contents[${bad}]\`: needs \`parts\`, an array of Part`;
   if (body.tools !== undefined && !Array.isArray(body.tools)) return '`tools`: must be an array of Tool';
   const config = body.generationConfig;
-  if (config !== undefined && !isObj(config)) return '`generationConfig`: must be an object';
-  if (isObj(config) && typeof config.candidateCount === 'number' && config.candidateCount > 1)
+  if (config !== undefined && !isRecord(config)) return '`generationConfig`: must be an object';
+  if (isRecord(config) && typeof config.candidateCount === 'number' && config.candidateCount > 1)
     return '`generationConfig.candidateCount`: one candidate only (each call records one answer)';
   return null;
 }
 
 const partsOf = (content: unknown): Obj[] =>
-  (isObj(content) && Array.isArray(content.parts) ? content.parts : []).filter(isObj);
+  (isRecord(content) && Array.isArray(content.parts) ? content.parts : []).filter(isRecord);
 
 /**
  * Ids for the function calls of a history: the one a part carries, else a synthetic one, unique per position (so that
@@ -51,7 +52,7 @@ class CallIds {
 function modelTurn(parts: Obj[], messages: Obj[], ids: CallIds, at: number, memory: RolloutMemory): void {
   pushAssistant(messages, {});
   parts.forEach((part, k) => {
-    if (isObj(part.functionCall))
+    if (isRecord(part.functionCall))
       pushAssistant(messages, {
         toolCall: chatToolCall(
           ids.call(part, `${at}_${k}`),
@@ -69,7 +70,7 @@ function modelTurn(parts: Obj[], messages: Obj[], ids: CallIds, at: number, memo
 function userTurn(parts: Obj[], messages: Obj[], ids: CallIds): void {
   const texts: string[] = [];
   for (const part of parts) {
-    if (isObj(part.functionResponse)) {
+    if (isRecord(part.functionResponse)) {
       const response = part.functionResponse.response;
       messages.push({
         role: 'tool',
@@ -99,7 +100,7 @@ export function geminiMessages(body: Obj, memory: RolloutMemory): Obj[] {
 /** Gemini's OpenAPI schema (types in capitals: OBJECT, STRING) as JSON Schema. */
 export function jsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(jsonSchema);
-  if (!isObj(schema)) return schema;
+  if (!isRecord(schema)) return schema;
   return Object.fromEntries(
     Object.entries(schema).map(([k, v]) => [
       k,
@@ -112,8 +113,8 @@ export function jsonSchema(schema: unknown): unknown {
 function chatTools(tools: unknown[], memory: RolloutMemory): Obj[] {
   const out: Obj[] = [];
   const dropped: string[] = [];
-  for (const tool of tools.filter(isObj)) {
-    const declarations = Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations.filter(isObj) : [];
+  for (const tool of tools.filter(isRecord)) {
+    const declarations = Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations.filter(isRecord) : [];
     for (const d of declarations)
       out.push({
         type: 'function',
@@ -130,7 +131,7 @@ function chatTools(tools: unknown[], memory: RolloutMemory): Obj[] {
 }
 
 function toolChoice(config: unknown): unknown {
-  const calling = isObj(config) && isObj(config.functionCallingConfig) ? config.functionCallingConfig : {};
+  const calling = isRecord(config) && isRecord(config.functionCallingConfig) ? config.functionCallingConfig : {};
   const names = Array.isArray(calling.allowedFunctionNames) ? calling.allowedFunctionNames : [];
   if (calling.mode === 'NONE') return 'none';
   if (calling.mode === 'ANY')
@@ -153,7 +154,7 @@ function generation(config: Obj, chat: Obj): void {
   const schema = config.responseJsonSchema ?? (config.responseSchema && jsonSchema(config.responseSchema));
   if (schema) chat.response_format = { type: 'json_schema', json_schema: { name: 'response', schema } };
   else if (config.responseMimeType === 'application/json') chat.response_format = { type: 'json_object' };
-  const thinking = isObj(config.thinkingConfig) ? config.thinkingConfig : {};
+  const thinking = isRecord(config.thinkingConfig) ? config.thinkingConfig : {};
   if (thinking.thinkingBudget === 0) chat.chat_template_kwargs = { enable_thinking: false };
 }
 
@@ -163,7 +164,7 @@ function generation(config: Obj, chat: Obj): void {
  */
 export function geminiToChat(body: Obj, memory: RolloutMemory, stream: boolean): Obj {
   const chat: Obj = { model: 'gemini', messages: geminiMessages(body, memory), stream };
-  if (isObj(body.generationConfig)) generation(body.generationConfig, chat);
+  if (isRecord(body.generationConfig)) generation(body.generationConfig, chat);
   const tools = Array.isArray(body.tools) ? chatTools(body.tools, memory) : [];
   if (tools.length) {
     chat.tools = tools;

@@ -1,5 +1,5 @@
+import { isRecord } from '../../records.js';
 import type { ScannedAnswer } from './token-fields.js';
-import { isObj } from './translate.js';
 import type { Extracted, HarnessView, Protocol, StreamAssembler } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -30,8 +30,8 @@ class MessageAssembler implements StreamAssembler {
   push({ body: e }: ScannedAnswer): void {
     const content = this.message.content as Obj[];
     const delta = (e.delta ?? {}) as Obj;
-    if (e.type === 'message_start' && isObj(e.message)) this.message = { ...e.message, content: [] };
-    else if (e.type === 'content_block_start' && isObj(e.content_block))
+    if (e.type === 'message_start' && isRecord(e.message)) this.message = { ...e.message, content: [] };
+    else if (e.type === 'content_block_start' && isRecord(e.content_block))
       content[Number(e.index)] = { ...e.content_block, ...(e.content_block.type === 'tool_use' && { input: '' }) };
     else if (e.type === 'content_block_delta') {
       const block = content[Number(e.index)] ?? {};
@@ -62,7 +62,7 @@ class ResponseAssembler implements StreamAssembler {
   private done = false;
 
   push({ body: e }: ScannedAnswer): void {
-    if (isObj(e.response)) this.response = e.response;
+    if (isRecord(e.response)) this.response = e.response;
     if (e.type === 'response.completed' || e.type === 'response.incomplete') this.done = true;
   }
 

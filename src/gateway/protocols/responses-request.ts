@@ -1,5 +1,6 @@
 import { HttpError } from '../../http.js';
-import { chatToolCall, copyFields, isObj, pushAssistant, textOf } from './translate.js';
+import { isRecord } from '../../records.js';
+import { chatToolCall, copyFields, pushAssistant, textOf } from './translate.js';
 import type { RolloutMemory } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -8,7 +9,7 @@ type Obj = Record<string, unknown>;
 export function invalidResponses(body: Obj): string | null {
   if (typeof body.input !== 'string' && !Array.isArray(body.input))
     return '`input`: must be a string or an array of input items';
-  if (Array.isArray(body.input) && body.input.some((i) => !isObj(i))) return '`input`: every item must be an object';
+  if (Array.isArray(body.input) && body.input.some((i) => !isRecord(i))) return '`input`: every item must be an object';
   if (body.tools !== undefined && !Array.isArray(body.tools)) return '`tools`: must be an array';
   if (body.instructions !== undefined && body.instructions !== null && typeof body.instructions !== 'string')
     return '`instructions`: must be a string';
@@ -39,10 +40,10 @@ export function fullInput(body: Obj, memory: RolloutMemory): Obj[] {
 /** Chat content for a message item: text parts joined, images kept as parts. */
 function messageContent(content: unknown): unknown {
   if (!Array.isArray(content)) return typeof content === 'string' ? content : '';
-  const images = content.filter((p) => isObj(p) && p.type === 'input_image' && typeof p.image_url === 'string');
+  const images = content.filter((p) => isRecord(p) && p.type === 'input_image' && typeof p.image_url === 'string');
   if (images.length === 0) return textOf(content);
   return content
-    .filter(isObj)
+    .filter(isRecord)
     .map((p) =>
       p.type === 'input_image'
         ? { type: 'image_url', image_url: { url: p.image_url } }
@@ -78,7 +79,7 @@ function addItem(item: Obj, messages: Obj[], memory: RolloutMemory, skipped: str
 function chatTools(tools: unknown[], memory: RolloutMemory): Obj[] {
   const out: Obj[] = [];
   const dropped: string[] = [];
-  for (const t of tools.filter(isObj)) {
+  for (const t of tools.filter(isRecord)) {
     if (t.type === 'function' && typeof t.name === 'string') {
       out.push({
         type: 'function',
@@ -95,7 +96,8 @@ function chatTools(tools: unknown[], memory: RolloutMemory): Obj[] {
 }
 
 function toolChoice(choice: unknown): unknown {
-  if (isObj(choice)) return choice.type === 'function' ? { type: 'function', function: { name: choice.name } } : 'auto';
+  if (isRecord(choice))
+    return choice.type === 'function' ? { type: 'function', function: { name: choice.name } } : 'auto';
   return choice;
 }
 
@@ -120,7 +122,7 @@ export function responsesToChat(body: Obj, memory: RolloutMemory): Obj {
     chat.tools = tools;
     if (body.tool_choice !== undefined) chat.tool_choice = toolChoice(body.tool_choice);
   } else delete chat.parallel_tool_calls;
-  const format = isObj(body.text) && isObj(body.text.format) ? body.text.format : null;
+  const format = isRecord(body.text) && isRecord(body.text.format) ? body.text.format : null;
   if (format?.type === 'json_schema') {
     chat.response_format = {
       type: 'json_schema',

@@ -1,3 +1,4 @@
+import { isRecord } from '../../records.js';
 import { parseBareNumbers } from './python-json.js';
 import { ScanMiss, scanTokenFields } from './token-scan.js';
 import {
@@ -100,7 +101,8 @@ export function tokenFieldsOf(answer: Obj): { body: Obj; tokens: TokenFields } {
 /** The answer without its token fields. */
 function stripped(answer: Obj): Obj {
   const body = strip(answer, stored.top);
-  if (Array.isArray(answer.choices)) body.choices = answer.choices.map((c) => (isObj(c) ? strip(c, stored.choice) : c));
+  if (Array.isArray(answer.choices))
+    body.choices = answer.choices.map((c) => (isRecord(c) ? strip(c, stored.choice) : c));
   return body;
 }
 
@@ -108,11 +110,10 @@ function tokensOf(answer: Obj): TokenFields {
   const t = noTokens();
   t.promptIds = tokenIds(answer.prompt_token_ids, t);
   // Loops and direct fields, not map and spread: a stream reads ~200 small events per answer.
-  if (Array.isArray(answer.choices)) for (const c of answer.choices) t.choices.push(choiceTokens(isObj(c) ? c : {}, t));
+  if (Array.isArray(answer.choices))
+    for (const c of answer.choices) t.choices.push(choiceTokens(isRecord(c) ? c : {}, t));
   return t;
 }
-
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function choiceTokens(c: Obj, t: TokenFields): ChoiceTokens {
   const { content, tokenLogprobs } = logprobsOf(c.logprobs as Obj | null | undefined, t);

@@ -1,17 +1,16 @@
 import type { UpstreamKind } from '../../config/schema.js';
+import { isRecord } from '../../records.js';
 import type { RolloutMemory } from './types.js';
 
 /** Shared by the protocols that the gateway translates into chat/completions for the upstream. */
 type Obj = Record<string, unknown>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The text of a content value: a string, or the text of its text parts in order (other parts are left out). */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .filter((p) => isObj(p) && typeof p.text === 'string')
+    .filter((p) => isRecord(p) && typeof p.text === 'string')
     .map((p) => (p as { text: string }).text)
     .join('');
 }
@@ -40,11 +39,11 @@ function ownArguments(id: string, args: string, memory: RolloutMemory): string {
 export function withOwnArguments(messages: unknown[], memory: RolloutMemory): unknown[] {
   let changed = false;
   const out = messages.map((m) => {
-    if (!isObj(m) || m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return m;
+    if (!isRecord(m) || m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return m;
     let callsChanged = false;
     const calls = m.tool_calls.map((c: unknown) => {
-      const fn = isObj(c) ? c.function : undefined;
-      if (!isObj(c) || typeof c.id !== 'string' || !isObj(fn) || typeof fn.arguments !== 'string') return c;
+      const fn = isRecord(c) ? c.function : undefined;
+      if (!isRecord(c) || typeof c.id !== 'string' || !isRecord(fn) || typeof fn.arguments !== 'string') return c;
       const own = ownArguments(c.id, fn.arguments, memory);
       if (own === fn.arguments) return c;
       callsChanged = true;
@@ -165,7 +164,7 @@ export function chatAnswer(chat: Obj): ChatAnswer {
 export function argumentsObject(text: string): Obj {
   try {
     const value: unknown = JSON.parse(text || '{}');
-    if (isObj(value)) return value;
+    if (isRecord(value)) return value;
   } catch {
     /* below */
   }
