@@ -55,7 +55,7 @@ def test_truncated_is_weights_are_capped_ratios_to_the_rollout_policy():
     assert capped == 1
 
 
-def actor_config(**overrides):
+def actor_config(**groups):
     from omegaconf import OmegaConf
     from verl.utils.config import omega_conf_to_dataclass
 
@@ -68,7 +68,7 @@ def actor_config(**overrides):
       const c = configSchema.parse(
         {{ train: {{ backend: 'verl', model: '/models/x', ...JSON.parse(process.argv[1]) }} }}).train;
       console.log(JSON.stringify(verlPlan(c)));""",
-        json.dumps(overrides),
+        json.dumps(groups),
     )
     config = compose(plan["overrides"])
     OmegaConf.resolve(config)
@@ -80,7 +80,7 @@ def test_the_registered_alight_loss_is_the_weighted_ppo_clip_sum_as_the_torch_wo
 
     from alight_worker.policy_loss import ppo_clip_loss
 
-    _, actor = actor_config(clipLow=0.2, clipHigh=0.28)
+    _, actor = actor_config(optimiser={"clipLow": 0.2, "clipHigh": 0.28})
     torch.manual_seed(0)
     old = -torch.rand(3, 6)
     adv = torch.randn(3, 6)
@@ -125,7 +125,7 @@ def test_the_actor_loss_on_verls_micro_batch_adds_the_weighted_k3_kl_to_the_refe
 
     from alight_worker.verl.loss import alight_loss
 
-    _, actor = actor_config(klCoef=0.1)
+    _, actor = actor_config(optimiser={"klCoef": 0.1})
     dp = to_dataproto(packed, pad_token_id=0)
     resp = dp.batch["response_mask"].float()
     dp.batch["old_log_probs"] = dp.batch["rollout_log_probs"].clone()
@@ -162,7 +162,10 @@ def test_alights_settings_compose_into_verls_own_config_and_its_dataclasses_and_
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
 
-    config, actor = actor_config(n=8, batchSize=16, **scale)
+    cluster = {k: v for k, v in scale.items() if k != "klCoef"}
+    config, actor = actor_config(
+        rollouts={"n": 8}, batch={"size": 16}, verl=cluster, optimiser={"klCoef": scale.get("klCoef", 0)}
+    )
     rollout = config.actor_rollout_ref.rollout
     assert (config.trainer.n_gpus_per_node, config.trainer.nnodes) == (scale["gpus"], scale.get("nodes", 1))
     assert rollout.tensor_model_parallel_size == scale.get(
