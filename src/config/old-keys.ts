@@ -1,6 +1,8 @@
-// Until 0.x, `train:` was one flat list of keys; they are grouped now (train-schema.ts). A config file or a stored run
-// that spells a key the flat way is read as the grouped key, so that old files and old runs (`--resume`, `runs show`)
-// keep working; a file is told where each key went.
+import { isRecord } from '../records.js';
+
+// `train:` was one flat list of keys until 2026-12-06; they are grouped now (train-schema.ts). A config file or a
+// stored run that spells a key the flat way is read as the grouped key, so that old files and old runs (`--resume`,
+// `runs show`) keep working; a file is told where each key went.
 
 /** Each flat key and the grouped path it moved to, under `train`. */
 const moves: Record<string, string> = {
@@ -52,23 +54,23 @@ const moves: Record<string, string> = {
   verl: 'verl.overrides',
 };
 
-import { isRecord } from '../records.js';
-
 /**
  * `train` with its flat keys moved into their groups, and the moves made (`train.lr → train.optimiser.lr`). A grouped
  * key given too wins over its flat spelling. `verl` moves only as the list of overrides it was; the group is an object.
  */
 export function groupedTrain(train: unknown): { train: unknown; moved: string[] } {
   if (!isRecord(train)) return { train, moved: [] };
-  const flat = Object.entries(train).filter(
-    ([key, value]) => key in moves && value !== undefined && (key !== 'verl' || Array.isArray(value)),
-  );
-  const out: Record<string, unknown> = Object.fromEntries(
-    Object.entries(train).filter(([key]) => !flat.some(([f]) => f === key)),
-  );
-  for (const [key, value] of flat) {
+  // Own keys only: `constructor` or `toString` in a file is an unknown key for the schema to name, not a move.
+  const isFlat = (key: string, value: unknown) =>
+    Object.hasOwn(moves, key) && value !== undefined && (key !== 'verl' || Array.isArray(value));
+  const out: Record<string, unknown> = {};
+  const moved: string[] = [];
+  for (const [key, value] of Object.entries(train)) if (!isFlat(key, value)) out[key] = value;
+  for (const [key, value] of Object.entries(train)) {
+    if (!isFlat(key, value)) continue;
     const [group, name] = moves[key]!.split('.') as [string, string];
     out[group] = { [name]: value, ...(isRecord(out[group]) ? out[group] : {}) };
+    moved.push(`train.${key} → train.${moves[key]}`);
   }
-  return { train: out, moved: flat.map(([key]) => `train.${key} → train.${moves[key]}`) };
+  return { train: out, moved };
 }

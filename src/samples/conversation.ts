@@ -4,9 +4,9 @@
  * (never a JSON string to be encoded twice), reasoning kept only when asked, and what may not reach training text
  * (reasoning signatures, redacted thinking, encrypted reasoning) dropped and counted.
  */
-type Obj = Record<string, unknown>;
-
 import { isRecord } from '../records.js';
+
+type Obj = Record<string, unknown>;
 
 export interface ToolCall {
   id: string;

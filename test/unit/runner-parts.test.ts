@@ -110,6 +110,9 @@ describe('config', () => {
       'train.batchSize → train.batch.size',
       'train.verl → train.verl.overrides',
     ]);
+    // A key that only the object prototype has is no old spelling: the schema names it, as any unknown key.
+    writeFileSync(path, 'train:\n  constructor: 1\n');
+    expect(() => loadConfig(path)).toThrow(/train: Unrecognized key: "constructor"/);
     // A flag sets its one key of a group; the group's others stay as the file set them.
     const flagged = withOverrides(config, { train: { optimiser: { lr: 1e-5 } } as never });
     expect(flagged.train.optimiser).toMatchObject({ lr: 1e-5, clipHigh: 0.3 });
