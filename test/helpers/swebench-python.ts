@@ -13,10 +13,9 @@ export function swebenchPython(): string {
   const python = join(venv, 'bin', 'python');
   if (spawnSync(python, ['-c', 'import swebench.harness.run_evaluation'], { stdio: 'ignore' }).status !== 0) {
     execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+    const quiet = ['--quiet', '--disable-pip-version-check', '--no-warn-conflicts'];
     const pip = (args: string[]) =>
-      execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-warn-conflicts', ...args], {
-        stdio: 'inherit',
-      });
+      execFileSync(python, ['-m', 'pip', 'install', ...quiet, ...args], { stdio: 'inherit' });
     pip(['--no-deps', 'swebench==5.0.2']);
     pip(['docker', 'unidiff', 'datasets', 'python-dotenv', 'modal', 'tenacity']);
   }
