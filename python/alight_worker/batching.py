@@ -4,9 +4,10 @@ a step's rollouts affordable: one sequence at a time leaves the cores waiting on
 (bench/BENCHMARKS.md, "the torch worker's generation").
 
 A batch runs to completion; requests that arrive meanwhile form the next one (no joining mid-batch: merging KV caches
-of different lengths is not worth its code for single-turn steps). Each request keeps its own seeded sampler, so a
+of different lengths is not worth its code for single-turn steps). Each request keeps its own seeded generator, so a
 sample does not depend on which batch it landed in. Tokens reach their requester through a queue read by the
-requester's own thread: a client that stops reading blocks itself, not the batch."""
+requester's own thread: a client that stops reading blocks itself, not the batch. Tokens are chosen for the whole
+batch at once (sampling.py)."""
 
 import collections
 import queue
@@ -16,6 +17,7 @@ import time
 import torch
 
 from .log import log
+from .sampling import choose
 
 STOP = object()  # queued by `Batcher.close`: the loop ends after the batch before it
 
@@ -31,20 +33,6 @@ class Request:
         )
         self.events = queue.Queue()  # ("token", id, logprob) … then ("done", finish, version) or ("error", exc)
         self.cancelled = False  # the requester left: its row stops at the next token
-
-
-def pick(logits, request, generator):
-    """One token for one row: greedy at temperature 0, else sampled at the request's temperature and top-p (its logprob,
-    reported beside it, is the model's own at temperature 1, as vLLM reports and the update recomputes)."""
-    if request.temperature <= 0:
-        return int(torch.argmax(logits))
-    # Clamped as before batching: a tiny temperature would overflow the scaled logits into NaN probabilities.
-    probs = torch.softmax(logits / max(request.temperature, 1e-5), -1)
-    if request.top_p < 1.0:
-        sorted_p, order = torch.sort(probs, descending=True)
-        keep = torch.cumsum(sorted_p, 0) - sorted_p < request.top_p
-        probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_p[keep])
-    return int(torch.multinomial(probs, 1, generator=generator))
 
 
 class Batcher:
@@ -130,12 +118,13 @@ class Batcher:
             logits = out.logits[:, -1].float().cpu()
             logp = torch.log_softmax(logits, -1)
             logits[:, backend.suppress] = float("-inf")
+            tokens = choose(logits, [batch[i] for i in rows], [generators[i] for i in rows])
             step, alive = [], []
             for j, i in enumerate(rows):
                 request = batch[i]
                 if request.cancelled:
                     continue
-                token = pick(logits[j], request, generators[i])
+                token = tokens[j]
                 counts[i] += 1
                 request.events.put(("token", token, float(logp[j, token])))
                 stop = token in backend.stop_ids

@@ -46,15 +46,20 @@ class Ask:
 
 def asked(body, prompt, chat, model):
     """The request's sampling settings with the OpenAI API's defaults, and its answer's id, time and model."""
-    temperature = body.get("temperature")
-    top_p = body.get("top_p")
+    temperature = float(body["temperature"] if body.get("temperature") is not None else 1.0)
+    top_p = float(body["top_p"] if body.get("top_p") is not None else 1.0)
+    # vLLM's bounds: an empty nucleus has no token to draw, and a negative temperature no meaning.
+    if not 0.0 < top_p <= 1.0:
+        raise BadRequest(f"top_p must be in (0, 1], got {top_p}")
+    if temperature < 0.0:
+        raise BadRequest(f"temperature must be at least 0, got {temperature}")
     return Ask(
         body=body,
         prompt=prompt,
         chat=chat,
         max_tokens=int(body.get("max_completion_tokens") or body.get("max_tokens") or 256),
-        temperature=float(temperature if temperature is not None else 1.0),
-        top_p=float(top_p if top_p is not None else 1.0),
+        temperature=temperature,
+        top_p=top_p,
         seed=body.get("seed"),
         want_ids=bool(body.get("return_token_ids")),
         want_logprobs=bool(body.get("logprobs")) if chat else body.get("logprobs") is not None,
