@@ -114,7 +114,9 @@ describe('on-policy distillation: the teacher scores the student’s rows', () =
   it("adds λ·(the teacher's forward pass − the student's) on sampled tokens only; shifted by one it would not", async () => {
     const batch = batchOf(group);
     const m = await distilBatch(batch.tensors, other.engine, { coef: 0.5, concurrency: 4, timeoutMs: 60_000 });
-    expect(m.teacher_kl!).toBeGreaterThan(1e-3);
+    // The KL is estimated on the student's own samples (the mean log-ratio), so between two near-uniform random models
+    // it may fall on either side of 0: what tells it from the twin's (< 1e-4) is its size.
+    expect(Math.abs(m.teacher_kl!)).toBeGreaterThan(1e-3);
     const t = batch.tensors;
     for (let r = 0; r < group.length; r++) {
       const at = Number(t.row_offsets[r]);
@@ -142,7 +144,7 @@ describe('on-policy distillation: the teacher scores the student’s rows', () =
     const plain = batchOf(group);
     const scored = batchOf(group);
     const m = await distilBatch(scored.tensors, other.engine, { coef: 0, concurrency: 2, timeoutMs: 60_000 });
-    expect(m.teacher_kl!).toBeGreaterThan(1e-3);
+    expect(Math.abs(m.teacher_kl!)).toBeGreaterThan(1e-3);
     for (const [name, tensor] of Object.entries(plain.tensors))
       expect(Buffer.from(scored.tensors[name].buffer).equals(Buffer.from(tensor.buffer)), name).toBe(true);
   });
