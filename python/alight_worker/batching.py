@@ -116,6 +116,8 @@ class Batcher:
         rows, counts = list(range(len(batch))), [0] * len(batch)  # counts: tokens generated per request
         while True:
             logits = out.logits[:, -1].float().cpu()
+            # The logprob reported beside each token is the model's own (temperature 1, nothing masked), as vLLM reports
+            # and the update recomputes; the choice below reads the masked logits at the request's settings.
             logp = torch.log_softmax(logits, -1)
             logits[:, backend.suppress] = float("-inf")
             tokens = choose(logits, [batch[i] for i in rows], [generators[i] for i in rows])

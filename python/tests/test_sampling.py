@@ -37,11 +37,16 @@ def test_a_rows_token_is_the_same_alone_and_in_any_batch():
         assert min(together) >= 10
 
 
+def by_sort(probs, top_p):
+    """The nucleus by a full sort: its token ids, most probable first, and their probabilities."""
+    ranked, order = probs.double().sort(descending=True)
+    inside = (ranked.cumsum(0) - ranked) < top_p
+    return order[inside], ranked[inside]
+
+
 def reference(probs, top_p, u):
     """The nucleus by a full sort, and the inverse CDF read one token at a time: what `nucleus` must equal."""
-    ranked, order = probs.double().sort(descending=True)
-    kept = ranked[(ranked.cumsum(0) - ranked) < top_p] if top_p < 1 else probs.double()
-    ids = order[: len(kept)] if top_p < 1 else torch.arange(len(probs))
+    ids, kept = by_sort(probs, top_p) if top_p < 1 else (torch.arange(len(probs)), probs.double())
     threshold, mass = u * float(kept.sum()), 0.0
     for position, p in enumerate(kept.tolist()):
         mass += p
@@ -71,11 +76,9 @@ def test_the_nucleus_draw_equals_a_full_sort_and_an_inverse_cdf():
 @pytest.mark.parametrize("temperature,top_p", [(1.0, 0.8), (0.5, 1.0), (2.0, 0.6)])
 def test_draws_follow_the_nucleus_distribution(temperature, top_p):
     logits = torch.tensor([2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, float("-inf")])
-    probs = torch.softmax(logits / temperature, -1).double()
-    ranked, order = probs.sort(descending=True)
-    inside = order[(ranked.cumsum(0) - ranked) < top_p]
-    expected = torch.zeros_like(probs)
-    expected[inside] = probs[inside] / probs[inside].sum()
+    inside, kept = by_sort(torch.softmax(logits / temperature, -1), top_p)
+    expected = torch.zeros(len(logits), dtype=torch.float64)
+    expected[inside] = kept / kept.sum()
     n = 20000
     rows = logits.expand(n, -1)
     got = torch.bincount(torch.tensor(choose(rows, [ask(temperature, top_p)] * n, generators(range(n)))), minlength=8)
