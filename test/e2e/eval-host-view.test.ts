@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runtimes } from '../../src/eval/grade/container.js';
@@ -80,7 +80,10 @@ async function grade(flags: string[], row: Record<string, unknown> = {}) {
   );
   expect(res.code, res.stderr).toBe(0);
   const report = JSON.parse(readFileSync(join(out, id, 'report.json'), 'utf8'))[id];
-  const log = readFileSync(join(out, id, 'test_output.txt'), 'utf8');
+  // A grade that ends before its tests ran writes no log: say why (the report's error), not that the file is missing.
+  const logFile = join(out, id, 'test_output.txt');
+  expect(existsSync(logFile), `no test log (${report.status}: ${report.error})`).toBe(true);
+  const log = readFileSync(logFile, 'utf8');
   for (const secret of [markers.env, markers.key]) expect(log).not.toContain(secret);
   return { report, log, said: probeSaid(log) };
 }
