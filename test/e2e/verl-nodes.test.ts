@@ -24,14 +24,38 @@ const HEAD = 46_379;
 
 /**
  * `ray start` for a node of the test's cluster: its own ports from `base`, one logical GPU, 8 logical CPUs. `ray start`
- * gives its raylet 30 s to register with the head, which a loaded machine can miss; the raylet registers later all the
- * same, so a node whose raylet runs counts as started.
+ * gives its raylet 30 s to register with the GCS (a constant in Ray's node.py, not the setting its message names),
+ * which a loaded machine can miss, the head's own included (CI, 2026-12-07); `ray start` then exits 1 but leaves the
+ * node's processes running, and the raylet registers later all the same. So a node whose raylet runs counts as
+ * started, and `clusterUp` waits for every node to register before the run.
  */
 function startNode(base: number, head: boolean): void {
   try {
     rayStart(base, head);
   } catch (err) {
-    if (head || !raylet(base + 2)) throw err;
+    if (!raylet(base + 2)) throw err;
+  }
+}
+
+/** Waits (generously) until the head's GCS lists `count` alive nodes, as `ray status` prints them. */
+async function clusterUp(count: number): Promise<void> {
+  const active = () => {
+    try {
+      const out = execFileSync(ray, ['status', '--address', `127.0.0.1:${HEAD}`], {
+        env: { ...process.env, ...env, ...cluster.env },
+        encoding: 'utf8',
+        stdio: 'pipe',
+        timeout: 120_000,
+      });
+      return (/^Active:\n((?: \d+ node_\w+\n)*)/m.exec(out)?.[1] ?? '').split('\n').filter(Boolean).length;
+    } catch {
+      return 0;
+    }
+  };
+  const end = Date.now() + 600_000;
+  while (active() < count) {
+    if (Date.now() > end) throw new Error(`the Ray cluster did not reach ${count} alive nodes`);
+    await new Promise((r) => setTimeout(r, 2000));
   }
 }
 
@@ -94,10 +118,11 @@ const raylet = (port: number) => clusterProcesses(new RegExp(`raylet.*--node_man
 
 const nodes = [HEAD + 100, HEAD + 200, HEAD + 300];
 let model: string;
-beforeAll(() => {
+beforeAll(async () => {
   model = tinyModel(3);
   for (const base of nodes) startNode(base, base === nodes[0]);
-}, 600_000);
+  await clusterUp(nodes.length);
+}, 1_200_000);
 
 afterAll(async () => {
   for (const p of clusterProcesses(/./)) {
