@@ -20,6 +20,7 @@ import { HARNESS, project, stepCount, stepsOf, trainArgs, waitFor } from '../hel
 const ray = join(verlEnvDir(), 'bin', 'ray');
 const env = { RAY_AUTH_MODE: 'disabled' };
 const cluster = processMark();
+const rayEnv = { ...process.env, ...env, ...cluster.env };
 const HEAD = 46_379;
 
 /**
@@ -37,12 +38,12 @@ function startNode(base: number, head: boolean): void {
   }
 }
 
-/** Waits (generously) until the head's GCS lists `count` alive nodes, as `ray status` prints them. */
+/** Waits (generously: `waitFor`'s 10 min) until the head's GCS lists `count` alive nodes, as `ray status` prints them. */
 async function clusterUp(count: number): Promise<void> {
   const active = () => {
     try {
       const out = execFileSync(ray, ['status', '--address', `127.0.0.1:${HEAD}`], {
-        env: { ...process.env, ...env, ...cluster.env },
+        env: rayEnv,
         encoding: 'utf8',
         stdio: 'pipe',
         timeout: 120_000,
@@ -52,11 +53,7 @@ async function clusterUp(count: number): Promise<void> {
       return 0;
     }
   };
-  const end = Date.now() + 600_000;
-  while (active() < count) {
-    if (Date.now() > end) throw new Error(`the Ray cluster did not reach ${count} alive nodes`);
-    await new Promise((r) => setTimeout(r, 2000));
-  }
+  await waitFor(() => active() >= count);
 }
 
 function rayStart(base: number, head: boolean): void {
@@ -92,7 +89,7 @@ function rayStart(base: number, head: boolean): void {
       '--disable-usage-stats',
     ],
     // Generous: `ray start` waits for its node to register, slow on a loaded machine.
-    { env: { ...process.env, ...env, ...cluster.env }, stdio: 'pipe', timeout: 600_000 },
+    { env: rayEnv, stdio: 'pipe', timeout: 600_000 },
   );
 }
 
